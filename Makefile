@@ -1,0 +1,37 @@
+# The README's two commands: `make demo` and `make test`. Each sets everything up (system and
+# Python packages, build, install) and is fast when nothing changed.
+PYTHON ?= python3
+BUILD_DIR ?= build
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+.PHONY: all deps configure build install install-python demo test test-cpp test-python clean
+
+all: build
+
+deps:
+	@bash scripts/install_deps.sh
+
+configure: deps
+	@if [ ! -f $(BUILD_DIR)/CMakeCache.txt ]; then \
+	  cmake -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+	    -DPython3_EXECUTABLE="$$(command -v $(PYTHON))" -DRUNRUN_WERROR=ON; fi
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD_DIR) > /dev/null
+	@bash scripts/install_python.sh "$(PYTHON)" "$(BUILD_DIR)"
+
+demo: install
+	bash scripts/demo.sh
+
+test: install
+	bash scripts/run_tests.sh "$(BUILD_DIR)"
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,58 @@
+#pragma once
+// Why: every tunable of the runtime is declared exactly once, here: its environment variable,
+// its default and a one-line doc. core/config.cc reads them, the launcher maps its flags onto
+// them, and docs/configuration.md lists them (tests/unit checks the doc names every knob).
+// Thread-safety: constants.
+
+#include <array>
+#include <string_view>
+
+namespace runrun {
+
+struct Knob {
+  std::string_view env_name;
+  std::string_view default_value;
+  std::string_view doc;
+};
+
+namespace knobs {
+inline constexpr Knob kLogLevel{"RUNRUN_LOG_LEVEL", "warn",
+                                "log level: trace, debug, info, warn, error, critical, off"};
+inline constexpr Knob kBackend{"RUNRUN_BACKEND", "auto",
+                               "data backend: auto (mpi when built), mpi, gloo, local"};
+inline constexpr Knob kCycleTimeMs{
+    "RUNRUN_CYCLE_TIME_MS", "1",
+    "longest time (ms) the background thread waits to batch more tensors into a round when the "
+    "previous round agreed nothing; never a fixed sleep"};
+inline constexpr Knob kFusionThreshold{
+    "RUNRUN_FUSION_THRESHOLD", "67108864",
+    "bytes of the fusion buffer; tensors are fused up to this size, larger ones go unfused; 0 "
+    "disables fusion"};
+inline constexpr Knob kCacheCapacity{
+    "RUNRUN_CACHE_CAPACITY", "1024",
+    "entries of the response cache (steady-state fast path); 0 disables the cache"};
+inline constexpr Knob kTimeline{"RUNRUN_TIMELINE", "",
+                                "path of a Chrome-trace JSON timeline to write; empty: none"};
+inline constexpr Knob kStallCheckTime{
+    "RUNRUN_STALL_CHECK_TIME", "60",
+    "seconds after which a tensor submitted by some ranks but not others is reported; 0: off"};
+inline constexpr Knob kStallShutdownTime{
+    "RUNRUN_STALL_SHUTDOWN_TIME", "0",
+    "seconds after which such a stall fails the op on every rank; 0: never"};
+inline constexpr Knob kShutdownTimeout{
+    "RUNRUN_SHUTDOWN_TIMEOUT", "30",
+    "seconds shutdown waits for the other ranks to agree before it gives up on them"};
+inline constexpr Knob kCollectiveTimeout{
+    "RUNRUN_COLLECTIVE_TIMEOUT", "0",
+    "seconds a collective every rank agreed on may take before it fails as a lost peer; 0: no "
+    "limit"};
+}  // namespace knobs
+
+inline constexpr std::array kAllKnobs = {
+    knobs::kLogLevel,         knobs::kBackend,        knobs::kCycleTimeMs,
+    knobs::kFusionThreshold,  knobs::kCacheCapacity,  knobs::kTimeline,
+    knobs::kStallCheckTime,   knobs::kStallShutdownTime, knobs::kShutdownTimeout,
+    knobs::kCollectiveTimeout,
+};
+
+}  // namespace runrun

@@ -1,0 +1,28 @@
+#include "core/common/reduce_op.h"
+
+#include <string>
+
+#include "core/common/errors.h"
+
+namespace runrun {
+
+std::string_view reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kAverage: return "average";
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kMin: return "min";
+    case ReduceOp::kMax: return "max";
+    case ReduceOp::kProduct: return "product";
+  }
+  return "unknown";
+}
+
+ReduceOp reduce_op_from_int(int value) {
+  if (value < 0 || value > static_cast<int>(ReduceOp::kProduct)) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "unknown reduce op code " + std::to_string(value) +
+                                                 ": use average, sum, min, max or product");
+  }
+  return static_cast<ReduceOp>(value);
+}
+
+}  // namespace runrun

@@ -1,0 +1,200 @@
+/* runrun C API: the only surface language bindings use.
+ *
+ * Why: bindings (the pybind11 extension, future ones) talk to the core through plain C types and
+ * DLPack tensors, so one build serves every framework and no binding sees a C++ type.
+ *
+ * Threading contract: every function may be called from any thread, concurrently. Collectives
+ * are asynchronous: an enqueue function validates its arguments, queues the op and returns a
+ * handle at once; the runtime's background thread runs the op. Tensors passed in are borrowed:
+ * the caller keeps their memory alive and untouched until the handle completes.
+ *
+ * Tensors: DLPack DLTensor on the CPU (kDLCPU; kDLCUDA only in CUDA builds), contiguous
+ * (strides NULL or row-major), byte_offset honoured. dtypes: kDLUInt 8 (uint8), kDLInt 8/32/64,
+ * kDLFloat 16/32/64, kDLBfloat 16, and bool as DLPack >= 0.8 writes it (code 6, 8 bits).
+ *
+ * Errors: every function returns a runrun_status. On failure the message (what was wrong, on
+ * which rank, op and tensor, and what to do) is available from runrun_last_error() on the
+ * calling thread until its next runrun_* call, or from runrun_handle_error() for an op that
+ * failed after it was enqueued.
+ */
+#ifndef RUNRUN_C_API_H_
+#define RUNRUN_C_API_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Codes match runrun::ErrorCode. */
+typedef enum {
+  RUNRUN_OK = 0,
+  RUNRUN_INVALID_ARGUMENT = 1,
+  RUNRUN_MISMATCH = 2,
+  RUNRUN_PEER_FAILURE = 3,
+  RUNRUN_TIMEOUT = 4,
+  RUNRUN_SHUT_DOWN = 5,
+  RUNRUN_INTERNAL = 6,
+  RUNRUN_UNSUPPORTED = 7,
+  RUNRUN_IN_PROGRESS = 100 /* handle not complete yet (poll, or wait that timed out) */
+} runrun_status;
+
+/* Codes match runrun::ReduceOp. */
+typedef enum {
+  RUNRUN_OP_AVERAGE = 0,
+  RUNRUN_OP_SUM = 1,
+  RUNRUN_OP_MIN = 2,
+  RUNRUN_OP_MAX = 3,
+  RUNRUN_OP_PRODUCT = 4
+} runrun_reduce_op;
+
+typedef struct runrun_runtime runrun_runtime; /* one per process (or per rank in tests) */
+typedef struct runrun_handle runrun_handle;   /* one enqueued op; release when done */
+
+/* Message of the last failed call on this thread ("" if none). Valid until the next call. */
+const char* runrun_last_error(void);
+
+/* --- lifetime and queries ----------------------------------------------------------------- */
+
+/* Starts a runtime over `backend` ("auto", "mpi", "gloo"; NULL means RUNRUN_BACKEND or auto).
+ * Topology comes from the backend (MPI) or from the RUNRUN_* variables a launcher sets. */
+runrun_status runrun_init(const char* backend, runrun_runtime** out);
+
+/* Stops the background thread; every pending and later op fails with RUNRUN_SHUT_DOWN.
+ * Idempotent. Does not free: call runrun_destroy afterwards (it shuts down if needed). */
+runrun_status runrun_shutdown(runrun_runtime* rt);
+void runrun_destroy(runrun_runtime* rt);
+int runrun_is_running(const runrun_runtime* rt);
+
+typedef struct {
+  int rank, size, local_rank, local_size, cross_rank, cross_size;
+} runrun_topology;
+runrun_status runrun_get_topology(const runrun_runtime* rt, runrun_topology* out);
+
+/* Name of the data backend in use ("mpi", "gloo", "local"). Valid while rt lives. */
+const char* runrun_backend_name(const runrun_runtime* rt);
+
+/* What this build contains, 0 or 1 each; independent of any runtime. */
+typedef struct {
+  int mpi, gloo, nccl, cuda;
+} runrun_build_info;
+void runrun_get_build_info(runrun_build_info* out);
+const char* runrun_version(void);
+/* 1 when the MPI library gives MPI_THREAD_MULTIPLE (queried without a runtime). */
+int runrun_mpi_threads_supported(void);
+
+/* --- collectives ------------------------------------------------------------------------- *
+ * `name` identifies the op across ranks: every rank must enqueue an op of the same name, and a
+ * name may have one op in flight at a time. `output` may equal `input` (in place); shapes and
+ * dtypes must match, both contiguous. process_set 0 is the global set. */
+
+typedef struct {
+  runrun_reduce_op op;
+  double prescale_factor;  /* applied to the input before reducing; 1.0 for none */
+  double postscale_factor; /* applied to the result; 1.0 for none */
+  int32_t process_set;     /* 0: global */
+} runrun_allreduce_options;
+
+/* Defaults: average, factors 1.0, global set. */
+runrun_allreduce_options runrun_allreduce_default_options(void);
+
+runrun_status runrun_allreduce(runrun_runtime* rt, const char* name, const DLTensor* input,
+                               const DLTensor* output, const runrun_allreduce_options* options,
+                               runrun_handle** out);
+
+/* Allgather: the first dimension may differ per rank, the others must agree. The runtime
+ * allocates the output (sum of first dimensions x the rest); take it with
+ * runrun_handle_take_output once the handle completed. */
+runrun_status runrun_allgather(runrun_runtime* rt, const char* name, const DLTensor* input,
+                               int32_t process_set, runrun_handle** out);
+
+/* Broadcast root_rank's tensor into `output` on every rank (`output` may equal `input`). */
+runrun_status runrun_broadcast(runrun_runtime* rt, const char* name, const DLTensor* input,
+                               const DLTensor* output, int32_t root_rank, int32_t process_set,
+                               runrun_handle** out);
+
+runrun_status runrun_barrier(runrun_runtime* rt, int32_t process_set, runrun_handle** out);
+
+/* Alltoall: rank r sends splits[p] rows (first-dimension slices, consecutive) to each rank p of
+ * the set. splits == NULL means equal splits (the first dimension must divide by the set size).
+ * The runtime allocates the output (received rows concatenated in rank order); the rows
+ * received from each rank are available from runrun_handle_received_splits. */
+runrun_status runrun_alltoall(runrun_runtime* rt, const char* name, const DLTensor* input,
+                              const int64_t* splits, size_t num_splits, int32_t process_set,
+                              runrun_handle** out);
+
+/* Reducescatter (op: sum or average): reduces across ranks and gives rank r its slice of the
+ * first dimension; when it does not divide evenly the first (dim0 % size) ranks get one extra
+ * row. The runtime allocates the output. */
+runrun_status runrun_reducescatter(runrun_runtime* rt, const char* name, const DLTensor* input,
+                                   const runrun_allreduce_options* options, runrun_handle** out);
+
+/* Grouped ops: n tensors negotiated and executed as one unit; one handle completes when all
+ * are done. Outputs the runtime allocates are taken by index (runrun_handle_take_output_at). */
+runrun_status runrun_grouped_allreduce(runrun_runtime* rt, const char* const* names,
+                                       const DLTensor* const* inputs,
+                                       const DLTensor* const* outputs, size_t n,
+                                       const runrun_allreduce_options* options,
+                                       runrun_handle** out);
+runrun_status runrun_grouped_allgather(runrun_runtime* rt, const char* const* names,
+                                       const DLTensor* const* inputs, size_t n,
+                                       int32_t process_set, runrun_handle** out);
+runrun_status runrun_grouped_reducescatter(runrun_runtime* rt, const char* const* names,
+                                           const DLTensor* const* inputs, size_t n,
+                                           const runrun_allreduce_options* options,
+                                           runrun_handle** out);
+
+/* Join (uneven data): this rank has no more batches. Until every rank of the set joined,
+ * allreduces on the others proceed with this rank contributing zeros. The handle completes when
+ * every rank joined; runrun_handle_join_result then gives the last rank to join. */
+runrun_status runrun_join(runrun_runtime* rt, int32_t process_set, runrun_handle** out);
+
+/* --- process sets -------------------------------------------------------------------------- */
+
+/* Collective over all ranks (each passes the same sorted ranks): registers a set, returns its
+ * id (> 0) on every rank, members and non-members alike. */
+runrun_status runrun_add_process_set(runrun_runtime* rt, const int32_t* ranks, size_t n,
+                                     int32_t* id_out);
+/* Collective over all ranks. The global set (0) cannot be removed. */
+runrun_status runrun_remove_process_set(runrun_runtime* rt, int32_t id);
+/* Copies up to `capacity` ranks of the set into `ranks`, sets *n to the set's size. */
+runrun_status runrun_process_set_ranks(const runrun_runtime* rt, int32_t id, int32_t* ranks,
+                                       size_t capacity, size_t* n);
+/* This process's rank within set `id`, or -1 when it is not a member (or no such set). */
+int32_t runrun_process_set_rank(const runrun_runtime* rt, int32_t id);
+
+/* --- timeline ------------------------------------------------------------------------------ */
+
+/* Starts writing a Chrome-trace JSON to `path` (replaces RUNRUN_TIMELINE's file if running). */
+runrun_status runrun_start_timeline(runrun_runtime* rt, const char* path);
+/* Closes the timeline file as valid JSON. No-op when none is running. */
+runrun_status runrun_stop_timeline(runrun_runtime* rt);
+
+/* --- handles ------------------------------------------------------------------------------ */
+
+/* RUNRUN_IN_PROGRESS, RUNRUN_OK, or the op's error code. Never blocks. */
+runrun_status runrun_handle_poll(runrun_handle* h);
+/* Blocks until done or `timeout_seconds` passed (< 0: no limit); RUNRUN_IN_PROGRESS when it
+ * timed out. Blocks on a condition variable, never spins; bindings release the GIL around it. */
+runrun_status runrun_handle_wait(runrun_handle* h, double timeout_seconds);
+/* Error text of a failed op ("" otherwise). Valid while h lives. */
+const char* runrun_handle_error(runrun_handle* h);
+/* For ops that allocate their output (allgather): moves it out once; the caller owns it and
+ * calls its deleter. Fails with RUNRUN_INVALID_ARGUMENT when there is none (or taken). */
+runrun_status runrun_handle_take_output(runrun_handle* h, DLManagedTensor** out);
+/* Output `index` of a grouped op (take_output is index 0). */
+runrun_status runrun_handle_take_output_at(runrun_handle* h, size_t index, DLManagedTensor** out);
+/* Alltoall: rows received from each rank; valid while h lives. */
+runrun_status runrun_handle_received_splits(runrun_handle* h, const int64_t** splits,
+                                            size_t* count);
+/* Join: the last rank to join. */
+runrun_status runrun_handle_join_result(runrun_handle* h, int32_t* last_rank);
+void runrun_handle_release(runrun_handle* h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RUNRUN_C_API_H_ */

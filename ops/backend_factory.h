@@ -1,0 +1,31 @@
+#pragma once
+// Why: the core must not include any concrete backend header; it asks this factory for a
+// backend by name and gets the interface back. Which names exist depends on the build
+// (runrun/build_config.h).
+// Thread-safety: make_backend may be called from any thread; it returns an object owned by the
+// caller (see Backend's threading contract).
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/logging.h"
+#include "ops/backend.h"
+
+namespace runrun {
+
+struct BackendOptions {
+  std::string name = "auto";  // auto, mpi, gloo (local backends are made directly by tests)
+  Logger logger;              // may be null: backends then log nothing
+  // A collective every rank entered that takes longer fails with TimeoutError; 0 = no limit.
+  std::chrono::milliseconds collective_timeout{0};
+};
+
+// Throws UnsupportedError naming the backends this build has when `name` is not one of them.
+std::unique_ptr<Backend> make_backend(const BackendOptions& options);
+
+// Names of the backends compiled into this build, e.g. {"mpi", "local"}.
+std::vector<std::string> built_backends();
+
+}  // namespace runrun

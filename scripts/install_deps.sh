@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Why: `make demo` and `make test` must work on a fresh Debian 12 machine. This installs the
+# system packages (apt) and the Python packages (pip, for the python3 first on the PATH) that the
+# build and the tests need, and does nothing when they are already there.
+set -euo pipefail
+
+APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
+  libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
+  openssh-client procps)
+PIP_PACKAGES=("torch==2.13.0" "numpy" "pytest" "pybind11" "scikit-build-core")
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "install_deps: apt-get install ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON="${PYTHON:-python3}"
+need_pip=()
+"$PYTHON" -c "import torch; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || need_pip+=("torch==2.13.0")
+"$PYTHON" -c "import numpy" 2>/dev/null || need_pip+=(numpy)
+"$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
+"$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)
+"$PYTHON" -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-core)
+if ((${#need_pip[@]})); then
+  echo "install_deps: pip install ${need_pip[*]}"
+  "$PYTHON" -m pip install -q "${need_pip[@]}"
+fi
