@@ -1,0 +1,123 @@
+#include "csrc/handle.h"
+
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "csrc/dlpack_bridge.h"
+#include "csrc/errors.h"
+
+namespace py = pybind11;
+
+namespace runrun::python {
+namespace {
+
+// Longest time one blocking wait lasts before the GIL is taken back to look for signals.
+constexpr double kSignalCheckSeconds = 0.5;
+
+}  // namespace
+
+Handle::Handle(runrun_handle* handle, std::string op, std::string name,
+               std::vector<py::object> keep_alive)
+    : handle_(handle), op_(std::move(op)), name_(std::move(name)),
+      keep_alive_(std::move(keep_alive)) {}
+
+Handle::~Handle() {
+  if (handle_ == nullptr) return;
+  if (!done_) {
+    // The runtime may still read or write the borrowed tensors: wait before letting them go.
+    // Every op completes (at the latest with RUNRUN_SHUT_DOWN), so this cannot wait forever.
+    py::gil_scoped_release release;
+    runrun_handle_wait(handle_, -1.0);
+  }
+  runrun_handle_release(handle_);
+}
+
+runrun_handle* Handle::require_handle(const char* what) const {
+  if (handle_ == nullptr) {
+    std::string message = std::string(what) + " on a released handle of " + op_ + " '" + name_ + "'";
+    raise_status(RUNRUN_INVALID_ARGUMENT, message.c_str());
+  }
+  return handle_;
+}
+
+void Handle::raise_if_failed(runrun_status status) {
+  if (status == RUNRUN_OK || status == RUNRUN_IN_PROGRESS) return;
+  std::string message = runrun_handle_error(handle_);
+  if (message.empty()) {
+    message = op_ + " '" + name_ + "' failed with status " + std::to_string(status);
+  }
+  raise_status(status, message.c_str());
+}
+
+bool Handle::poll() {
+  runrun_status status = runrun_handle_poll(require_handle("poll"));
+  if (status == RUNRUN_IN_PROGRESS) return false;
+  done_ = true;
+  return true;
+}
+
+bool Handle::wait(double timeout_seconds) {
+  runrun_handle* handle = require_handle("wait");
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    double slice = kSignalCheckSeconds;
+    if (timeout_seconds >= 0) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      slice = std::max(0.0, std::min(slice, timeout_seconds - elapsed));
+    }
+    runrun_status status;
+    {
+      py::gil_scoped_release release;
+      status = runrun_handle_wait(handle, slice);
+    }
+    if (status != RUNRUN_IN_PROGRESS) {
+      done_ = true;
+      raise_if_failed(status);
+      return true;
+    }
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (timeout_seconds >= 0 && slice <= 0.0) return false;
+  }
+}
+
+py::capsule Handle::take_output(std::size_t index) {
+  runrun_handle* handle = require_handle("take_output");
+  DLManagedTensor* managed = nullptr;
+  check_status(runrun_handle_take_output_at(handle, index, &managed), "runrun_handle_take_output_at");
+  return to_capsule(managed);
+}
+
+std::vector<int64_t> Handle::received_splits() {
+  const int64_t* splits = nullptr;
+  std::size_t count = 0;
+  check_status(runrun_handle_received_splits(require_handle("received_splits"), &splits, &count),
+               "runrun_handle_received_splits");
+  return std::vector<int64_t>(splits, splits + count);
+}
+
+int32_t Handle::join_result() {
+  int32_t last_rank = -1;
+  check_status(runrun_handle_join_result(require_handle("join_result"), &last_rank),
+               "runrun_handle_join_result");
+  return last_rank;
+}
+
+void bind_handle(py::module_& m) {
+  py::class_<Handle>(m, "Handle",
+                     "One enqueued collective. Keeps its tensors alive until it completed.")
+      .def("poll", &Handle::poll, "True once the op finished; never blocks.")
+      .def("wait", &Handle::wait, py::arg("timeout") = -1.0,
+           "Blocks until done (GIL released); False on timeout; raises the op's error.")
+      .def("take_output", &Handle::take_output, py::arg("index") = 0,
+           "The output the runtime allocated, as a 'dltensor' capsule (once).")
+      .def("received_splits", &Handle::received_splits)
+      .def("join_result", &Handle::join_result)
+      .def_property_readonly("op", &Handle::op)
+      .def_property_readonly("name", &Handle::name);
+}
+
+}  // namespace runrun::python

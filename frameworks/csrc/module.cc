@@ -1,0 +1,29 @@
+// Why: entry point of runrun._core. Binds the C API's queries, the Runtime and the Handle.
+// Nothing here knows a framework: tensors are DLPack capsules.
+
+#include <runrun/c_api.h>
+#include <pybind11/pybind11.h>
+
+#include "csrc/handle.h"
+#include "csrc/runtime.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "runrun's C API for Python (DLPack tensors in and out).";
+  m.def("version", [] { return std::string(runrun_version()); });
+  m.def("build_info", [] {
+    runrun_build_info info{};
+    runrun_get_build_info(&info);
+    py::dict out;
+    out["mpi"] = info.mpi != 0;
+    out["gloo"] = info.gloo != 0;
+    out["nccl"] = info.nccl != 0;
+    out["cuda"] = info.cuda != 0;
+    return out;
+  });
+  m.def("mpi_threads_supported", [] { return runrun_mpi_threads_supported() != 0; });
+  m.attr("STATUS_IN_PROGRESS") = static_cast<int>(RUNRUN_IN_PROGRESS);
+  runrun::python::bind_handle(m);
+  runrun::python::bind_runtime(m);
+}
