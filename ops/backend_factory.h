@@ -16,7 +16,8 @@
 namespace runrun {
 
 struct BackendOptions {
-  std::string name = "auto";  // auto, mpi, gloo (local backends are made directly by tests)
+  std::string name = "auto";  // auto (mpi when built), mpi, gloo, local (one rank, this process;
+                              // multi-rank local backends are made directly by tests)
   Logger logger;              // may be null: backends then log nothing
   // A collective every rank entered that takes longer fails with TimeoutError; 0 = no limit.
   std::chrono::milliseconds collective_timeout{0};
@@ -25,7 +26,16 @@ struct BackendOptions {
 // Throws UnsupportedError naming the backends this build has when `name` is not one of them.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 
+// Whether MPI grants MPI_THREAD_MULTIPLE in this process (false without MPI in the build, or
+// before MPI is initialized). Initializes nothing.
+bool mpi_threads_supported();
+
 // Names of the backends compiled into this build, e.g. {"mpi", "local"}.
 std::vector<std::string> built_backends();
+
+// Whether MPI provides MPI_THREAD_MULTIPLE in this process. Initializes nothing: true only when
+// MPI is built, initialized (by runrun or the application) and granted that level; false when
+// MPI is not built or not (yet) initialized.
+bool mpi_threads_multiple();
 
 }  // namespace runrun

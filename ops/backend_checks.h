@@ -1,0 +1,40 @@
+#pragma once
+// Why: every backend validates the same collective arguments the same way, with the same
+// messages, before it touches the transport (a bad argument must fail on the calling rank
+// without leaving peers waiting in a half-entered collective wherever the check is the same on
+// every rank). Also the small size arithmetic the backends share.
+// Thread-safety: pure functions.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/common/data_type.h"
+#include "core/common/reduce_op.h"
+#include "ops/backend.h"
+
+namespace runrun::backend_checks {
+
+// Throws InvalidArgumentError unless `op` is a backend reduction (not kAverage).
+void check_reduce_op(const Backend& backend, const char* collective, ReduceOp op);
+
+// Throws InvalidArgumentError unless root is a rank of the group.
+void check_root(const Backend& backend, const char* collective, int root);
+
+// Throws InvalidArgumentError unless sizes.size() == group size.
+void check_per_rank(const Backend& backend, const char* collective, const char* what,
+                    size_t entries);
+
+// allgatherv: recv_bytes has one entry per rank and recv_bytes[rank] == send_bytes.
+void check_allgatherv(const Backend& backend, size_t send_bytes,
+                      const std::vector<size_t>& recv_bytes);
+
+size_t total(const std::vector<size_t>& sizes);
+
+// Whether [a, a+a_bytes) and [b, b+b_bytes) share a byte.
+bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes);
+
+// "[1, 2, 3]" for messages and signatures.
+std::string to_string(const std::vector<size_t>& sizes);
+
+}  // namespace runrun::backend_checks

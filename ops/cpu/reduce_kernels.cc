@@ -1,0 +1,224 @@
+#include "ops/cpu/reduce_kernels.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "core/common/errors.h"
+#include "ops/cpu/half.h"
+
+namespace runrun::cpu {
+namespace {
+
+// Arithmetic in the type's own width with wrap-around for integers (unsigned arithmetic has no
+// undefined overflow; the conversion back is modular in C++20).
+template <typename T>
+T add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+
+template <typename T>
+T multiply(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    // Promote to at least unsigned int so uint16-like promotions to int cannot overflow.
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+
+template <typename T, ReduceOp Op>
+T apply(T a, T b) {
+  if constexpr (Op == ReduceOp::kSum) return add(a, b);
+  if constexpr (Op == ReduceOp::kProduct) return multiply(a, b);
+  if constexpr (Op == ReduceOp::kMin) return b < a ? b : a;
+  if constexpr (Op == ReduceOp::kMax) return a < b ? b : a;
+}
+
+template <typename T, ReduceOp Op>
+void reduce_native(void* accumulator, const void* input, size_t count) {
+  T* __restrict acc = static_cast<T*>(accumulator);
+  const T* __restrict in = static_cast<const T*>(input);
+  for (size_t i = 0; i < count; ++i) acc[i] = apply<T, Op>(acc[i], in[i]);
+}
+
+// float16 (IsBf16 = false) or bfloat16 (true), reduced through float32.
+template <bool IsBf16, ReduceOp Op>
+void reduce_16bit(void* accumulator, const void* input, size_t count) {
+  uint16_t* __restrict acc = static_cast<uint16_t*>(accumulator);
+  const uint16_t* __restrict in = static_cast<const uint16_t*>(input);
+  for (size_t i = 0; i < count; ++i) {
+    if constexpr (IsBf16) {
+      acc[i] = float_to_bfloat16(apply<float, Op>(bfloat16_to_float(acc[i]), bfloat16_to_float(in[i])));
+    } else {
+      acc[i] = float_to_half(apply<float, Op>(half_to_float(acc[i]), half_to_float(in[i])));
+    }
+  }
+}
+
+// bool: `Or` for Sum/Max, and for Min/Product; any non-zero byte is true, results are 0 or 1.
+template <bool Or>
+void reduce_bool(void* accumulator, const void* input, size_t count) {
+  uint8_t* __restrict acc = static_cast<uint8_t*>(accumulator);
+  const uint8_t* __restrict in = static_cast<const uint8_t*>(input);
+  for (size_t i = 0; i < count; ++i) {
+    const bool a = acc[i] != 0;
+    const bool b = in[i] != 0;
+    acc[i] = static_cast<uint8_t>(Or ? (a | b) : (a & b));
+  }
+}
+
+using ReduceFn = void (*)(void*, const void*, size_t);
+
+template <ReduceOp Op>
+ReduceFn pick_for_op(DataType type) {
+  switch (type) {
+    case DataType::kUInt8: return &reduce_native<uint8_t, Op>;
+    case DataType::kInt8: return &reduce_native<int8_t, Op>;
+    case DataType::kInt32: return &reduce_native<int32_t, Op>;
+    case DataType::kInt64: return &reduce_native<int64_t, Op>;
+    case DataType::kFloat16: return &reduce_16bit<false, Op>;
+    case DataType::kBFloat16: return &reduce_16bit<true, Op>;
+    case DataType::kFloat32: return &reduce_native<float, Op>;
+    case DataType::kFloat64: return &reduce_native<double, Op>;
+    case DataType::kBool:
+      return Op == ReduceOp::kSum || Op == ReduceOp::kMax ? &reduce_bool<true> : &reduce_bool<false>;
+  }
+  throw InvalidArgumentError(RUNRUN_WHERE, "reduce_into: unknown data type code " +
+                                               std::to_string(static_cast<int>(type)));
+}
+
+ReduceFn pick(DataType type, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return pick_for_op<ReduceOp::kSum>(type);
+    case ReduceOp::kMin: return pick_for_op<ReduceOp::kMin>(type);
+    case ReduceOp::kMax: return pick_for_op<ReduceOp::kMax>(type);
+    case ReduceOp::kProduct: return pick_for_op<ReduceOp::kProduct>(type);
+    case ReduceOp::kAverage: break;
+  }
+  throw InvalidArgumentError(
+      RUNRUN_WHERE, "reduce_into: op " + std::string(reduce_op_name(op)) +
+                        " is not a kernel reduction: use kSum and then divide_buffer for an average");
+}
+
+// Nearest integer of value * factor, clamped to T's range; NaN becomes 0.
+template <typename T>
+T scale_integer(T value, double factor) {
+  const double product = std::round(static_cast<double>(value) * factor);
+  constexpr double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
+  // max() + 1 is a power of two and exactly representable; max() itself may not be (int64).
+  constexpr double above_max = static_cast<double>(std::numeric_limits<T>::max() / 2 + 1) * 2.0;
+  if (std::isnan(product)) return 0;
+  if (product < lowest) return std::numeric_limits<T>::lowest();
+  if (product >= above_max) return std::numeric_limits<T>::max();
+  return static_cast<T>(product);
+}
+
+template <typename T>
+void scale_integers(void* buffer, size_t count, double factor) {
+  T* __restrict data = static_cast<T*>(buffer);
+  for (size_t i = 0; i < count; ++i) data[i] = scale_integer(data[i], factor);
+}
+
+template <bool IsBf16>
+void scale_16bit(void* buffer, size_t count, float factor) {
+  uint16_t* __restrict data = static_cast<uint16_t*>(buffer);
+  for (size_t i = 0; i < count; ++i) {
+    if constexpr (IsBf16) {
+      data[i] = float_to_bfloat16(bfloat16_to_float(data[i]) * factor);
+    } else {
+      data[i] = float_to_half(half_to_float(data[i]) * factor);
+    }
+  }
+}
+
+template <typename T>
+void scale_native(void* buffer, size_t count, T factor) {
+  T* __restrict data = static_cast<T*>(buffer);
+  for (size_t i = 0; i < count; ++i) data[i] *= factor;
+}
+
+template <typename T>
+void divide_integers(void* buffer, size_t count, int64_t divisor) {
+  T* __restrict data = static_cast<T*>(buffer);
+  for (size_t i = 0; i < count; ++i) data[i] = static_cast<T>(static_cast<int64_t>(data[i]) / divisor);
+}
+
+template <bool IsBf16>
+void divide_16bit(void* buffer, size_t count, float divisor) {
+  uint16_t* __restrict data = static_cast<uint16_t*>(buffer);
+  for (size_t i = 0; i < count; ++i) {
+    if constexpr (IsBf16) {
+      data[i] = float_to_bfloat16(bfloat16_to_float(data[i]) / divisor);
+    } else {
+      data[i] = float_to_half(half_to_float(data[i]) / divisor);
+    }
+  }
+}
+
+template <typename T>
+void divide_native(void* buffer, size_t count, T divisor) {
+  T* __restrict data = static_cast<T*>(buffer);
+  for (size_t i = 0; i < count; ++i) data[i] /= divisor;
+}
+
+[[noreturn]] void throw_bool(const char* kernel) {
+  throw InvalidArgumentError(RUNRUN_WHERE, std::string(kernel) +
+                                               ": bool tensors cannot be scaled or averaged: use "
+                                               "a sum/min/max/product reduction or a numeric dtype");
+}
+
+[[noreturn]] void throw_unknown(const char* kernel, DataType type) {
+  throw InvalidArgumentError(RUNRUN_WHERE, std::string(kernel) + ": unknown data type code " +
+                                               std::to_string(static_cast<int>(type)));
+}
+
+}  // namespace
+
+void reduce_into(void* accumulator, const void* input, size_t count, DataType type, ReduceOp op) {
+  pick(type, op)(accumulator, input, count);
+}
+
+void scale_buffer(void* buffer, size_t count, DataType type, double factor) {
+  switch (type) {
+    case DataType::kUInt8: return scale_integers<uint8_t>(buffer, count, factor);
+    case DataType::kInt8: return scale_integers<int8_t>(buffer, count, factor);
+    case DataType::kInt32: return scale_integers<int32_t>(buffer, count, factor);
+    case DataType::kInt64: return scale_integers<int64_t>(buffer, count, factor);
+    case DataType::kFloat16: return scale_16bit<false>(buffer, count, static_cast<float>(factor));
+    case DataType::kBFloat16: return scale_16bit<true>(buffer, count, static_cast<float>(factor));
+    case DataType::kFloat32: return scale_native<float>(buffer, count, static_cast<float>(factor));
+    case DataType::kFloat64: return scale_native<double>(buffer, count, factor);
+    case DataType::kBool: throw_bool("scale_buffer");
+  }
+  throw_unknown("scale_buffer", type);
+}
+
+void divide_buffer(void* buffer, size_t count, DataType type, int64_t divisor) {
+  if (divisor <= 0) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "divide_buffer: divisor must be positive, got " +
+                                                 std::to_string(divisor));
+  }
+  const auto divisor_f = static_cast<float>(divisor);
+  switch (type) {
+    case DataType::kUInt8: return divide_integers<uint8_t>(buffer, count, divisor);
+    case DataType::kInt8: return divide_integers<int8_t>(buffer, count, divisor);
+    case DataType::kInt32: return divide_integers<int32_t>(buffer, count, divisor);
+    case DataType::kInt64: return divide_integers<int64_t>(buffer, count, divisor);
+    case DataType::kFloat16: return divide_16bit<false>(buffer, count, divisor_f);
+    case DataType::kBFloat16: return divide_16bit<true>(buffer, count, divisor_f);
+    case DataType::kFloat32: return divide_native<float>(buffer, count, divisor_f);
+    case DataType::kFloat64: return divide_native<double>(buffer, count, static_cast<double>(divisor));
+    case DataType::kBool: throw_bool("divide_buffer");
+  }
+  throw_unknown("divide_buffer", type);
+}
+
+}  // namespace runrun::cpu

@@ -1,0 +1,41 @@
+#pragma once
+// Why: every CPU-side reduction of the runtime (the local backend, MPI user-defined ops for
+// float16/bfloat16/bool, the average's division) runs through these three kernels, so each dtype
+// and op has exactly one definition of its arithmetic. The loops are written so GCC -O2/-O3
+// auto-vectorizes them (no aliasing, no branches in the loop body).
+// Thread-safety: pure functions over caller-owned buffers; concurrent calls on disjoint buffers
+// are safe.
+//
+// Semantics:
+// - Integers wrap on overflow (two's complement), as MPI's predefined ops do.
+// - float16/bfloat16 are converted to float32, reduced, and rounded back per element.
+// - Min/Max on floats compare with `<`; NaN handling follows MPI's predefined ops (unspecified
+//   which operand wins), so callers must not rely on it.
+// - bool (1 byte, any non-zero is true; results are 0 or 1): Sum and Max are logical or, Min and
+//   Product logical and.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/common/data_type.h"
+#include "core/common/reduce_op.h"
+
+namespace runrun::cpu {
+
+// accumulator[i] = op(accumulator[i], input[i]) for i < count. The buffers must not overlap
+// (or be identical). Throws InvalidArgumentError for ReduceOp::kAverage (the core turns an
+// average into a sum plus divide_buffer) and for an unknown dtype.
+void reduce_into(void* accumulator, const void* input, size_t count, DataType type, ReduceOp op);
+
+// buffer[i] *= factor. float16/bfloat16 via float32, float32 multiplies by (float)factor,
+// float64 by factor. Integers become the nearest integer of value * factor (halfway cases away
+// from zero, as std::llround), clamped to the type's range; a NaN product becomes 0.
+// Throws InvalidArgumentError for bool.
+void scale_buffer(void* buffer, size_t count, DataType type, double factor);
+
+// buffer[i] /= divisor, the exact average after a sum: integers use truncating integer
+// division, floats value / divisor (float16/bfloat16 via float32). Throws InvalidArgumentError
+// for bool and for divisor <= 0.
+void divide_buffer(void* buffer, size_t count, DataType type, int64_t divisor);
+
+}  // namespace runrun::cpu

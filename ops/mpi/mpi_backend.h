@@ -1,0 +1,78 @@
+#pragma once
+// Why: the Backend over Open MPI for real multi-process (and multi-host) jobs. It owns two
+// duplicates of its group's communicator (data collectives, control channel) so the two kinds
+// of traffic never match each other's messages; both use MPI_ERRORS_RETURN and every MPI call
+// is checked (RUNRUN_MPI_CHECK). Collectives are posted non-blocking and completed by an
+// MpiWaiter, which blocks politely, honours abort() and the collective timeout.
+// MPI's own lifetime is handled by mpi_lifetime.h (initialized on first use, finalized at exit,
+// never by a destructor), so runtimes can be created and destroyed repeatedly.
+//
+// Threading contract: as Backend: one driving thread; abort() from any thread. Different
+// MpiBackend objects (e.g. subgroups) may be driven by different threads (MPI_THREAD_MULTIPLE).
+
+#include <mpi.h>
+
+#include <chrono>
+#include <climits>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/common/logging.h"
+#include "ops/backend.h"
+#include "ops/mpi/mpi_control_channel.h"
+#include "ops/mpi/mpi_waiter.h"
+
+namespace runrun::mpi {
+
+struct MpiBackendOptions {
+  Logger logger;  // may be null
+  std::chrono::milliseconds collective_timeout{0};  // 0: no limit
+  // Largest element count passed to one MPI call; larger collectives are chunked (allreduce,
+  // broadcast, reducescatter) or moved in bigger blocks (allgatherv, alltoallv). Only tests
+  // lower it, to exercise those paths with small buffers.
+  size_t max_count_per_call = INT_MAX;
+};
+
+class MpiBackend final : public Backend {
+ public:
+  // A backend over MPI_COMM_WORLD; initializes MPI when nobody has. Collective over all
+  // processes of MPI_COMM_WORLD.
+  explicit MpiBackend(MpiBackendOptions options = {});
+  ~MpiBackend() override;
+  MpiBackend(const MpiBackend&) = delete;
+  MpiBackend& operator=(const MpiBackend&) = delete;
+
+  std::string_view name() const override { return "mpi"; }
+  const Topology& topology() const override { return topology_; }
+
+  void allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) override;
+  void allgatherv(const void* in, size_t send_bytes, void* out,
+                  const std::vector<size_t>& recv_bytes) override;
+  void broadcast(void* buffer, size_t bytes, int root) override;
+  void alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
+                 const std::vector<size_t>& recv_bytes) override;
+  void reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
+                     DataType type, ReduceOp op) override;
+  void barrier() override;
+  ControlChannel& control() override { return *control_; }
+  std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
+  void abort() override { waiter_->abort(); }
+
+ private:
+  // Takes ownership of `group` (a communicator of this backend's ranks): it becomes the data
+  // communicator, and a duplicate of it the control communicator.
+  MpiBackend(MPI_Comm group, MpiBackendOptions options);
+  void init_topology();
+  void reducescatter_rounds(const char* in, char* out, const std::vector<size_t>& counts,
+                            DataType type, ReduceOp op);
+
+  MpiBackendOptions options_;
+  MPI_Comm data_ = MPI_COMM_NULL;
+  MPI_Comm control_comm_ = MPI_COMM_NULL;
+  Topology topology_;
+  std::shared_ptr<MpiWaiter> waiter_;
+  std::unique_ptr<MpiControlChannel> control_;
+};
+
+}  // namespace runrun::mpi

@@ -1,0 +1,80 @@
+#include "ops/mpi/mpi_lifetime.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "core/common/errors.h"
+
+namespace runrun::mpi {
+namespace {
+
+std::mutex& lifetime_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+}  // namespace
+
+void ensure_initialized() {
+  std::lock_guard<std::mutex> lock(lifetime_mutex());
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    throw UnsupportedError(RUNRUN_WHERE,
+                           "the mpi backend cannot start: MPI was already finalized in this "
+                           "process and cannot be initialized again; do not call MPI_Finalize "
+                           "before runrun is done (runrun finalizes MPI itself at exit)");
+  }
+  if (initialized) return;
+  int provided = 0;
+  const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+  if (rc != MPI_SUCCESS) {
+    throw UnsupportedError(RUNRUN_WHERE, "MPI_Init_thread failed with code " + std::to_string(rc) +
+                                             ": start the program under mpirun, or choose another "
+                                             "backend (RUNRUN_BACKEND)");
+  }
+  if (std::atexit(&finalize_at_exit) != 0) {
+    throw InternalError(RUNRUN_WHERE, "could not register MPI_Finalize with atexit");
+  }
+}
+
+bool is_active() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+bool threads_multiple() {
+  if (!is_active()) return false;
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided == MPI_THREAD_MULTIPLE;
+}
+
+const char* thread_level_name() {
+  if (!is_active()) return "not initialized";
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  switch (provided) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "unknown";
+  }
+}
+
+}  // namespace runrun::mpi

@@ -1,0 +1,61 @@
+#include "ops/mpi/mpi_waiter.h"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "core/common/errors.h"
+#include "ops/mpi/mpi_check.h"
+
+namespace runrun::mpi {
+namespace {
+
+constexpr std::chrono::microseconds kSpinWindow{50};
+constexpr std::chrono::microseconds kFirstSleep{8};
+constexpr std::chrono::microseconds kLongestSleep{1000};
+
+}  // namespace
+
+MpiWaiter::MpiWaiter(int rank, std::chrono::milliseconds collective_timeout)
+    : rank_(rank), timeout_(collective_timeout) {}
+
+void MpiWaiter::check_usable(const char* op) const {
+  if (aborted_.load()) {
+    throw ShutDownError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank_) +
+                                          ": the mpi backend was aborted (runtime shutting down)");
+  }
+  if (!broken_.empty()) {
+    throw TimeoutError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank_) +
+                                         ": the mpi backend is unusable after an earlier failure: " +
+                                         broken_);
+  }
+}
+
+void MpiWaiter::fail_timeout(const char* op, std::chrono::steady_clock::duration waited) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited).count();
+  broken_ = std::string(op) + " on rank " + std::to_string(rank_) + " did not complete in " +
+            std::to_string(ms) + " ms (collective timeout " + std::to_string(timeout_.count()) +
+            " ms)";
+  throw TimeoutError(RUNRUN_WHERE, broken_ +
+                                       ": a peer is stuck or gone; check the other ranks, or raise "
+                                       "RUNRUN_COLLECTIVE_TIMEOUT if they are just slow");
+}
+
+void MpiWaiter::wait(MPI_Request& request, const char* op) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto sleep = kFirstSleep;
+  for (;;) {
+    int done = 0;
+    RUNRUN_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE), op, rank_);
+    if (done) return;
+    check_usable(op);
+    const auto waited = Clock::now() - start;
+    if (timeout_.count() > 0 && waited > timeout_) fail_timeout(op, waited);
+    if (waited < kSpinWindow) continue;
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min(sleep * 2, kLongestSleep);
+  }
+}
+
+}  // namespace runrun::mpi
