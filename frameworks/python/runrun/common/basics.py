@@ -1,0 +1,163 @@
+"""Runtime lifetime and queries: init, shutdown, rank/size/..., build queries, timeline.
+
+Why: one process holds one runtime (the C API allows more, for tests); this module owns it so
+every adapter (runrun.torch, later keras/jax) shares it. Thread-safety: init/shutdown take a lock;
+queries read immutable topology captured at init.
+"""
+
+import atexit
+import threading
+
+from runrun.common import loader
+from runrun.common.exceptions import InvalidArgumentError
+
+_lock = threading.Lock()
+_runtime = None
+_topology = None
+_backend = None
+_atexit_registered = False
+
+
+class NotInitializedError(ValueError):
+    """Raised by queries before init(), as Horovod does (a ValueError)."""
+
+
+def init(comm=None, process_sets=None, backend=None):
+    """Starts the runtime (idempotent). `process_sets`: ProcessSets to register at once
+    (collectively on every rank). `comm` is accepted for Horovod compatibility: only None or
+    a list of all ranks is supported. `backend`: "mpi", "gloo" or None (RUNRUN_BACKEND/auto)."""
+    global _runtime, _topology, _backend, _atexit_registered
+    from runrun.common import process_sets as ps
+
+    if comm is not None and not isinstance(comm, (list, tuple)):
+        raise InvalidArgumentError("init(comm=<MPI communicator>) is not supported by runrun; "
+                            "use init() and process sets (add_process_set) instead")
+    with _lock:
+        if _runtime is None:
+            runtime = loader.core().Runtime(backend)
+            _topology = runtime.topology()
+            _backend = runtime.backend_name()
+            _runtime = runtime
+            ps.on_init(_topology.size)
+            if not _atexit_registered:
+                atexit.register(shutdown)
+                _atexit_registered = True
+    for process_set in process_sets or []:
+        ps.add_process_set(process_set)
+
+
+def shutdown():
+    """Stops the runtime; pending ops fail with ShutDownError. Safe to call more than once."""
+    global _runtime, _topology, _backend
+    from runrun.common import process_sets as ps
+
+    with _lock:
+        runtime, _runtime = _runtime, None
+        _topology = None
+        _backend = None
+        ps.on_shutdown()
+    if runtime is not None:
+        runtime.shutdown()
+        del runtime
+
+
+def is_initialized():
+    return _runtime is not None
+
+
+def runtime():
+    """The running runrun._core.Runtime; raises NotInitializedError before init()."""
+    rt = _runtime
+    if rt is None:
+        raise NotInitializedError("runrun has not been initialized; call init() first")
+    return rt
+
+
+def _topo():
+    runtime()
+    return _topology
+
+
+def size():
+    return _topo().size
+
+
+def rank():
+    return _topo().rank
+
+
+def local_size():
+    return _topo().local_size
+
+
+def local_rank():
+    return _topo().local_rank
+
+
+def cross_size():
+    return _topo().cross_size
+
+
+def cross_rank():
+    return _topo().cross_rank
+
+
+def backend_name():
+    runtime()
+    return _backend
+
+
+def mpi_enabled():
+    """True when the running runtime moves data over MPI."""
+    return _runtime is not None and _backend == "mpi"
+
+
+def gloo_enabled():
+    return _runtime is not None and _backend == "gloo"
+
+
+def _built(what):
+    return bool(loader.core().build_info()[what])
+
+
+def mpi_built():
+    return _built("mpi")
+
+
+def gloo_built():
+    return _built("gloo")
+
+
+def nccl_built():
+    return _built("nccl")
+
+
+def cuda_built():
+    return _built("cuda")
+
+
+def ddl_built():
+    return False
+
+
+def ccl_built():
+    return False
+
+
+def rocm_built():
+    return False
+
+
+def mpi_threads_supported():
+    return bool(loader.core().mpi_threads_supported())
+
+
+def start_timeline(file_path, mark_cycles=False):
+    """Writes a Chrome-trace JSON of every op to `file_path` until stop_timeline().
+    `mark_cycles` is accepted for Horovod compatibility."""
+    del mark_cycles
+    runtime().start_timeline(str(file_path))
+
+
+def stop_timeline():
+    runtime().stop_timeline()

@@ -1,0 +1,58 @@
+"""The exceptions runrun raises. Every failure of the runtime is a HorovodInternalError
+(a RuntimeError), so code written for Horovod catches it unchanged; the subclasses say which
+kind of failure it was. The message is the core's, naming rank, op, tensor and what to do.
+
+The extension (runrun._core) maps C API status codes to these classes through
+exception_for_status; the codes match runrun_status in core/include/runrun/c_api.h.
+"""
+
+
+class HorovodInternalError(RuntimeError):
+    """A collective or the runtime failed (Horovod's name, kept for drop-in compatibility)."""
+
+
+RunrunError = HorovodInternalError
+
+
+class InvalidArgumentError(HorovodInternalError, ValueError):
+    """An argument was rejected at call time (dtype, device, layout, shape, unknown set...)."""
+
+
+class MismatchError(HorovodInternalError):
+    """Ranks submitted the same op name with different shapes, dtypes, ops or roots."""
+
+
+class PeerFailureError(HorovodInternalError):
+    """A peer process died or its transport failed; the job cannot continue."""
+
+
+class CollectiveTimeoutError(HorovodInternalError):
+    """An op did not complete within the configured bound (a stalled or hung peer)."""
+
+
+class ShutDownError(HorovodInternalError):
+    """The runtime was shut down (or never started) while the op was pending."""
+
+
+class UnsupportedError(HorovodInternalError, NotImplementedError):
+    """The op or option is not available in this build or backend."""
+
+
+class InternalError(HorovodInternalError):
+    """A bug in runrun: please report it with the message."""
+
+
+_BY_STATUS = {
+    1: InvalidArgumentError,
+    2: MismatchError,
+    3: PeerFailureError,
+    4: CollectiveTimeoutError,
+    5: ShutDownError,
+    6: InternalError,
+    7: UnsupportedError,
+}
+
+
+def exception_for_status(status):
+    """The exception class for a runrun_status code (HorovodInternalError for unknown ones)."""
+    return _BY_STATUS.get(int(status), HorovodInternalError)

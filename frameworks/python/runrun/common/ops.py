@@ -1,0 +1,39 @@
+"""Reduction ops with Horovod's names. The values are runrun_reduce_op codes of the C API."""
+
+import enum
+
+
+class ReduceOp(enum.IntEnum):
+    AVERAGE = 0
+    SUM = 1
+    MIN = 2
+    MAX = 3
+    PRODUCT = 4
+    # Accepted as a name so Horovod scripts import cleanly; using it raises UnsupportedError.
+    ADASUM = 100
+
+
+Average = ReduceOp.AVERAGE
+Sum = ReduceOp.SUM
+Min = ReduceOp.MIN
+Max = ReduceOp.MAX
+Product = ReduceOp.PRODUCT
+Adasum = ReduceOp.ADASUM
+
+
+def resolve_op(op, average=None, default=Average):
+    """Horovod's rule: `average` (deprecated) and `op` are exclusive; None means `default`."""
+    from runrun.common.exceptions import InvalidArgumentError, UnsupportedError
+
+    if op is not None and average is not None:
+        raise InvalidArgumentError("pass either op= or the deprecated average=, not both")
+    if op is None:
+        op = default if average is None else (Average if average else Sum)
+    try:
+        op = ReduceOp(op)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"unknown reduction op {op!r}; use Average, Sum, Min, Max or Product") from None
+    if op == ReduceOp.ADASUM:
+        raise UnsupportedError("op=Adasum is not implemented by runrun; use op=Average")
+    return op

@@ -1,0 +1,83 @@
+"""runrun.torch: a drop-in for horovod.torch (`import runrun.torch as hvd`).
+
+Importing this module imports torch; `import runrun` alone does not.
+"""
+
+from runrun.common.basics import (
+    ccl_built,
+    cross_rank,
+    cross_size,
+    cuda_built,
+    ddl_built,
+    gloo_built,
+    gloo_enabled,
+    init,
+    is_initialized,
+    local_rank,
+    local_size,
+    mpi_built,
+    mpi_enabled,
+    mpi_threads_supported,
+    nccl_built,
+    rank,
+    rocm_built,
+    shutdown,
+    size,
+    start_timeline,
+    stop_timeline,
+)
+from runrun.common.exceptions import (
+    CollectiveTimeoutError,
+    HorovodInternalError,
+    InvalidArgumentError,
+    MismatchError,
+    PeerFailureError,
+    ShutDownError,
+    UnsupportedError,
+)
+from runrun.common.ops import Adasum, Average, Max, Min, Product, ReduceOp, Sum
+from runrun.common.process_sets import (
+    ProcessSet,
+    add_process_set,
+    global_process_set,
+    remove_process_set,
+)
+from runrun.torch import callbacks
+from runrun.torch.autograd import (
+    allgather,
+    allreduce,
+    alltoall,
+    broadcast,
+    grouped_allgather,
+    grouped_allreduce,
+    grouped_reducescatter,
+    reducescatter,
+)
+from runrun.torch.collectives import (
+    allgather_async,
+    allreduce_,
+    allreduce_async,
+    allreduce_async_,
+    alltoall_async,
+    barrier,
+    broadcast_,
+    broadcast_async,
+    broadcast_async_,
+    grouped_allgather_async,
+    grouped_allreduce_,
+    grouped_allreduce_async,
+    grouped_allreduce_async_,
+    grouped_reducescatter_async,
+    join,
+    reducescatter_async,
+)
+from runrun.torch.compression import Compression
+from runrun.torch.functions import (
+    allgather_object,
+    broadcast_object,
+    broadcast_optimizer_state,
+    broadcast_parameters,
+)
+from runrun.torch.handles import poll, synchronize
+from runrun.torch.optimizer import DistributedOptimizer
+from runrun.torch.sync_batch_norm import SyncBatchNorm

@@ -1,0 +1,240 @@
+"""DistributedOptimizer: averages gradients across ranks while the backward pass runs.
+
+Why: the core of data-parallel training. A hook on every parameter fires an asynchronous
+in-place allreduce of its gradient as soon as autograd accumulated it (torch's
+register_post_accumulate_grad_hook), so communication overlaps the rest of the backward pass;
+step() waits for all of them, then applies the wrapped optimizer's update. Semantics follow
+horovod.torch.DistributedOptimizer, including backward_passes_per_step (local accumulation of
+that many backward passes before one allreduce), synchronize()/skip_synchronize(), and the
+zero_grad() guard. Thread-safety: as the wrapped optimizer (one training thread).
+"""
+
+import contextlib
+import warnings
+
+import torch
+
+from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.ops import Average, resolve_op
+from runrun.common.process_sets import global_process_set
+from runrun.torch import collectives as c
+from runrun.torch.compression import Compression
+
+
+class _DistributedOptimizer(torch.optim.Optimizer):
+    """Mixin placed before the wrapped optimizer's class (see DistributedOptimizer)."""
+
+    def _runrun_setup(self, named_parameters, compression, backward_passes_per_step, op,
+                      gradient_predivide_factor, groups, sparse_as_dense, process_set):
+        self._compression = compression
+        self.backward_passes_per_step = int(backward_passes_per_step)
+        if self.backward_passes_per_step < 1:
+            raise InvalidArgumentError(
+                f"backward_passes_per_step must be >= 1, got {backward_passes_per_step}")
+        self.op = resolve_op(op)
+        if gradient_predivide_factor != 1.0 and self.op != Average:
+            raise InvalidArgumentError(
+                "gradient_predivide_factor != 1.0 is only meaningful with op=Average")
+        self.gradient_predivide_factor = float(gradient_predivide_factor)
+        self.sparse_as_dense = sparse_as_dense
+        self.process_set = process_set
+        self._parameter_names = self._name_parameters(named_parameters)
+        self._groups = self._resolve_groups(groups)
+        self._requires_update = set()
+        self._handles = {}
+        self._allreduce_delay = {}
+        self._group_pending = {}
+        self._hook_handles = []
+        self._synchronized = False
+        self._should_synchronize = True
+        if process_set.included():
+            self._register_hooks()
+
+    def _all_params(self):
+        return [p for group in self.param_groups for p in group["params"]]
+
+    def _name_parameters(self, named_parameters):
+        params = self._all_params()
+        if named_parameters is None:
+            return {p: f"allreduce.noname.{i}" for i, p in enumerate(params)}
+        named = list(named_parameters)
+        if any(not isinstance(item, tuple) or len(item) != 2 for item in named):
+            raise InvalidArgumentError(
+                "named_parameters must be (name, parameter) pairs, e.g. model.named_parameters()")
+        names = [n for n, _ in named]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise InvalidArgumentError(
+                f"named_parameters contains duplicate names {duplicates}; names must be unique")
+        by_param = {p: f"allreduce.{n}" for n, p in named}
+        unnamed = [i for i, p in enumerate(params) if p not in by_param]
+        if unnamed:
+            raise InvalidArgumentError(
+                f"named_parameters does not cover the optimizer's parameters (indices "
+                f"{unnamed}); pass model.named_parameters() of the model the optimizer trains")
+        return by_param
+
+    def _resolve_groups(self, groups):
+        """Maps each parameter to a tuple of parameters reduced as one grouped allreduce."""
+        if groups is None:
+            return {}
+        params = [p for p in self._all_params() if p.requires_grad]
+        if isinstance(groups, int):
+            if groups < 1:
+                raise InvalidArgumentError(f"groups must be >= 1, got {groups}")
+            size = -(-len(params) // groups)
+            groups = [params[i:i + size] for i in range(0, len(params), size)]
+        by_param = {}
+        for group in groups:
+            members = tuple(group)
+            for p in members:
+                by_param[p] = members
+        return by_param
+
+    def _register_hooks(self):
+        for p in self._all_params():
+            if p.requires_grad:
+                self._requires_update.add(p)
+                self._allreduce_delay[p] = self.backward_passes_per_step
+                self._hook_handles.append(
+                    p.register_post_accumulate_grad_hook(self._on_grad_ready))
+
+    def _on_grad_ready(self, p):
+        if p in self._handles and self._handles[p][0] is not None:
+            if self._allreduce_delay[p] <= 0:
+                raise AssertionError(
+                    "Gradients were computed more than backward_passes_per_step times before "
+                    "call to step(). Increase backward_passes_per_step to accumulate gradients "
+                    "locally.")
+        self._allreduce_delay[p] -= 1
+        if self._allreduce_delay[p] > 0:
+            self._handles[p] = (None, None)
+            return
+        group = self._groups.get(p)
+        if group is None:
+            self._handles[p] = self._allreduce_grad_async(p)
+            return
+        pending = self._group_pending.setdefault(group, set())
+        pending.add(p)
+        self._handles[p] = (None, None)
+        if len(pending) == len(group):
+            del self._group_pending[group]
+            self._start_group(group)
+
+    def _scale_factors(self):
+        if self.op == Average:
+            # The core divides by the set size; predivide splits that division around the sum.
+            return 1.0 / self.gradient_predivide_factor, self.gradient_predivide_factor
+        return 1.0, 1.0
+
+    def _prepare_grad(self, p):
+        if p.grad is None:
+            # Not computed on this rank this step (e.g. an unused branch): another rank may
+            # have it, so contribute zeros rather than leave the others waiting.
+            p.grad = torch.zeros_like(p, memory_format=torch.contiguous_format)
+        if p.grad.is_sparse:
+            if not self.sparse_as_dense:
+                raise InvalidArgumentError(
+                    f"parameter '{self._parameter_names[p]}' has a sparse gradient; pass "
+                    "sparse_as_dense=True to DistributedOptimizer")
+            p.grad = p.grad.to_dense()
+        return self._compression.compress(p.grad)
+
+    def _allreduce_grad_async(self, p):
+        compressed, ctx = self._prepare_grad(p)
+        pre, post = self._scale_factors()
+        handle = c.allreduce_async_(compressed, name=self._parameter_names[p], op=self.op,
+                                    prescale_factor=pre, postscale_factor=post,
+                                    process_set=self.process_set)
+        return handle, ctx
+
+    def _start_group(self, group):
+        prepared = [self._prepare_grad(p) for p in group]
+        pre, post = self._scale_factors()
+        name = "grouped." + self._parameter_names[group[0]]
+        handle = c.grouped_allreduce_async_([t for t, _ in prepared], name=name, op=self.op,
+                                            prescale_factor=pre, postscale_factor=post,
+                                            process_set=self.process_set)
+        for i, (p, (_, ctx)) in enumerate(zip(group, prepared)):
+            self._handles[p] = (handle, (i, ctx))
+
+    def synchronize(self):
+        """Waits for every gradient allreduce of this step (starting the missing ones)."""
+        if not self.process_set.included():
+            self._synchronized = True
+            return
+        for p in sorted(self._requires_update, key=lambda q: self._parameter_names[q]):
+            handle, _ = self._handles.get(p, (None, None))
+            if handle is None:
+                group = self._groups.get(p)
+                if group is None:
+                    self._handles[p] = self._allreduce_grad_async(p)
+                elif self._handles.get(group[0], (None, None))[0] is None:
+                    self._group_pending.pop(group, None)
+                    self._start_group(group)
+        results = {}
+        for p, (handle, ctx) in self._handles.items():
+            if id(handle) not in results:
+                results[id(handle)] = handle.wait()
+            output = results[id(handle)]
+            if isinstance(ctx, tuple):
+                output, ctx = output[ctx[0]], ctx[1]
+            self._allreduce_delay[p] = self.backward_passes_per_step
+            p.grad.set_(self._compression.decompress(output, ctx))
+        self._handles.clear()
+        self._synchronized = True
+
+    @contextlib.contextmanager
+    def skip_synchronize(self):
+        """Inside, step() does not synchronize (call synchronize() yourself before it)."""
+        self._should_synchronize = False
+        try:
+            yield
+        finally:
+            self._should_synchronize = True
+
+    def step(self, closure=None):
+        if self._should_synchronize:
+            if self._synchronized:
+                warnings.warn(
+                    "optimizer.step() called without optimizer.skip_synchronize() context after "
+                    "optimizer.synchronize(). This can cause training slowdown. You may want to "
+                    "consider using optimizer.skip_synchronize() context if you use "
+                    "optimizer.synchronize() in your code.")
+            self.synchronize()
+        self._synchronized = False
+        return super().step(closure)
+
+    def zero_grad(self, set_to_none=True):
+        if self._handles:
+            raise AssertionError(
+                "optimizer.zero_grad() was called after loss.backward() but before "
+                "optimizer.step() or optimizer.synchronize(). This is prohibited as it can "
+                "cause a race condition.")
+        return super().zero_grad(set_to_none)
+
+
+def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
+                         backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
+                         groups=None, sparse_as_dense=False, process_set=global_process_set):
+    """Wraps `optimizer` so that step() applies gradients averaged over the ranks of
+    `process_set`. Returns an optimizer of a subclass of `optimizer`'s class sharing its
+    parameter groups, state and defaults; use it in place of the original."""
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise InvalidArgumentError(
+            f"DistributedOptimizer wraps a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    if isinstance(optimizer, _DistributedOptimizer):
+        raise InvalidArgumentError("the optimizer is already a DistributedOptimizer")
+    base = optimizer.__class__
+    cls = type(base.__name__, (_DistributedOptimizer, base), {})
+    wrapped = cls.__new__(cls)
+    state = dict(optimizer.__dict__)
+    # An LR scheduler may have replaced the instance's step/zero_grad with wrappers bound to
+    # the original object; the wrapped optimizer must use its own.
+    state.pop("step", None)
+    state.pop("zero_grad", None)
+    wrapped.__dict__.update(state)
+    wrapped._runrun_setup(named_parameters, compression, backward_passes_per_step, op,
+                          gradient_predivide_factor, groups, sparse_as_dense, process_set)
+    # step() hooks and profiling run once, in the wrapped class's own (already patched) step.
+    return wrapped

@@ -1,0 +1,56 @@
+"""torch tensors <-> DLPack capsules for runrun._core, with the call-time checks.
+
+Why: the extension knows no framework; this is the only place that turns torch tensors into
+what it borrows (legacy "dltensor" capsules) and its outputs back into tensors. Checks here give
+errors that name the op, the tensor and the fix before anything is enqueued.
+"""
+
+import torch
+import torch.utils.dlpack
+
+from runrun.common import basics
+from runrun.common.exceptions import InvalidArgumentError
+
+SUPPORTED_DTYPES = (
+    torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16, torch.float32,
+    torch.float64, torch.bfloat16, torch.bool,
+)
+
+
+def check_tensor(tensor, op, name, in_place=False):
+    """Validates `tensor` for `op`; returns it (made contiguous when the op is out of place)."""
+    if not isinstance(tensor, torch.Tensor):
+        raise InvalidArgumentError(
+            f"{op} '{name}': expected a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.dtype not in SUPPORTED_DTYPES:
+        supported = ", ".join(str(d) for d in SUPPORTED_DTYPES)
+        raise InvalidArgumentError(
+            f"{op} '{name}': dtype {tensor.dtype} is not supported; convert the tensor to one "
+            f"of {supported}")
+    if tensor.layout != torch.strided:
+        raise InvalidArgumentError(
+            f"{op} '{name}': {tensor.layout} tensors are not supported; pass a dense tensor "
+            "(tensor.to_dense())")
+    if tensor.device.type != "cpu":
+        if tensor.device.type != "cuda" or not basics.cuda_built():
+            raise InvalidArgumentError(
+                f"{op} '{name}': tensor is on {tensor.device} but this runrun build only "
+                "handles CPU tensors (cuda_built() is False); move it with .cpu()")
+    if not tensor.is_contiguous():
+        if in_place:
+            raise InvalidArgumentError(
+                f"{op} '{name}': in-place ops need a contiguous tensor, got shape "
+                f"{tuple(tensor.shape)} with strides {tensor.stride()}; call .contiguous() and "
+                "use the out-of-place op or copy the result back")
+        tensor = tensor.contiguous()
+    return tensor
+
+
+def to_capsule(tensor):
+    """A legacy DLPack capsule sharing `tensor`'s memory (autograd is bypassed: detach)."""
+    return torch.utils.dlpack.to_dlpack(tensor.detach())
+
+
+def from_capsule(capsule):
+    """Takes over a tensor the runtime allocated."""
+    return torch.utils.dlpack.from_dlpack(capsule)
