@@ -1,0 +1,268 @@
+#include "launcher/command_line.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+
+#include "core/common/errors.h"
+#include "core/common/knobs.h"
+#include "launcher/shell_words.h"
+#include "runrun/build_config.h"
+
+namespace runrun::launcher {
+namespace {
+
+constexpr const char* kExamples = R"(
+Examples:
+  runrun -np 4 python train.py                     4 processes on this machine
+  runrun -np 8 -H server1:4,server2:4 python train.py
+  runrun -np 8 --hostfile hosts.txt python train.py       (lines: 'server1 slots=4')
+  runrun -np 2 -x NCCL_DEBUG=INFO --network-interface eth0 -H a:1,b:1 ./bench
+  runrun --dry-run -np 4 -H a:2,b:2 python train.py      print the mpirun command only
+  runrun --check-build
+
+Everything after the options (or after '--') is the command, passed on untouched.
+Exit status: 0 when every rank exited 0; 2 for a usage or preflight error (nothing started);
+otherwise the failed rank's exit code (128+N for signal N). See docs/launcher.md.)";
+
+// Everything CLI11 fills before validation.
+struct RawOptions {
+  int num_proc = 0;
+  std::string hosts;
+  std::string hostfile;
+  int ssh_port = 0;
+  std::string ssh_identity_file;
+  std::string rsh_agent;
+  bool mpi = false;
+  bool gloo = false;
+  std::vector<std::string> extra_env;
+  std::string output_dir;
+  bool verbose = false;
+  int start_timeout_s = 30;
+  std::string network_interface;
+  std::string mpi_args;
+  std::string fusion_threshold_mb, cycle_time_ms, cache_capacity, timeline_filename, log_level,
+      stall_warning_s, stall_shutdown_s;
+  bool check_build = false;
+  bool dry_run = false;
+  bool version = false;
+};
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw InvalidArgumentError(RUNRUN_WHERE, message);
+}
+
+void add_options(CLI::App& app, RawOptions& raw) {
+  app.add_option("--num-proc", raw.num_proc, "number of processes (also -np)");
+  app.add_option("-H,--hosts", raw.hosts, "host:slots,... (default localhost:<np>)");
+  app.add_option("--hostfile", raw.hostfile, "file of 'host slots=N' or 'host:N' lines");
+  app.add_option("-p,--ssh-port", raw.ssh_port, "ssh port on the remote hosts");
+  app.add_option("-i,--ssh-identity-file", raw.ssh_identity_file, "ssh private key file");
+  app.add_option("--rsh-agent", raw.rsh_agent,
+                 "command used instead of ssh to reach hosts (default: $RUNRUN_RSH_AGENT or ssh)");
+  app.add_flag("--mpi", raw.mpi, "start the ranks with Open MPI's mpirun (the default)");
+  app.add_flag("--gloo", raw.gloo, "start the ranks without MPI (not built yet)");
+  app.add_option("-x", raw.extra_env, "VAR or VAR=value: forward this variable to every rank")
+      ->allow_extra_args(false);
+  app.add_option("--output-filename", raw.output_dir,
+                 "also write each rank's output to DIR/rank.N/{stdout,stderr}");
+  app.add_flag("--verbose", raw.verbose, "print the checks and the mpirun command");
+  app.add_option("--start-timeout", raw.start_timeout_s,
+                 "seconds every rank has to start (default 30)");
+  app.add_option("--network-interface", raw.network_interface,
+                 "interface name(s) or CIDR(s), comma-separated, for MPI's TCP traffic");
+  app.add_option("--mpi-args", raw.mpi_args, "extra mpirun arguments, as one shell-like string");
+  app.add_option("--fusion-threshold-mb", raw.fusion_threshold_mb, "fusion buffer size in MiB");
+  app.add_option("--cycle-time-ms", raw.cycle_time_ms, "longest batching wait in ms");
+  app.add_option("--cache-capacity", raw.cache_capacity, "response cache entries (0: off)");
+  app.add_option("--timeline-filename", raw.timeline_filename, "write a Chrome-trace timeline");
+  app.add_option("--log-level", raw.log_level,
+                 "trace, debug, info, warn, error, critical or off");
+  app.add_option("--stall-check-warning-time-seconds", raw.stall_warning_s,
+                 "report a tensor some ranks submitted and others not after N s");
+  app.add_option("--stall-check-shutdown-time-seconds", raw.stall_shutdown_s,
+                 "fail such a stalled op after N s (0: never)");
+  app.add_flag("--check-build", raw.check_build, "print what this build contains and exit");
+  app.add_flag("--dry-run", raw.dry_run, "print the command that would run and exit");
+  app.add_flag("--version", raw.version, "print the version and exit");
+}
+
+// CLI11 cannot name an option `-np`; rewrite it to --num-proc among the options only (never in
+// the user's command, which starts at the first word that is neither an option nor its value).
+std::vector<std::string> normalize_num_proc(const std::vector<std::string>& args,
+                                            const CLI::App& app) {
+  std::vector<std::string> out = args;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string& word = out[i];
+    if (word == "--" || word.empty() || word[0] != '-' || word == "-") break;
+    if (word == "-np") {
+      out[i] = "--num-proc";
+      ++i;  // its value
+      continue;
+    }
+    if (word.find('=') != std::string::npos) continue;  // --name=value
+    if (word.size() > 2 && word[1] != '-') continue;     // -Hvalue
+    const CLI::Option* option = app.get_option_no_throw(word);
+    if (option != nullptr && option->get_type_size() != 0) ++i;  // skip its value
+  }
+  return out;
+}
+
+// Validates a number given as text; returns it unchanged (the text the user wrote).
+std::string number_at_least(const std::string& text, const char* option, double minimum,
+                            bool integer) {
+  double value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  const bool is_integer = text.find_first_not_of("0123456789") == std::string::npos;
+  if (text.empty() || ec != std::errc() || ptr != end || (integer && !is_integer) ||
+      value < minimum) {
+    invalid(std::string(option) + " must be " + (integer ? "an integer" : "a number") + " >= " +
+            std::to_string(static_cast<long long>(minimum)) + ", got '" + text + "'");
+  }
+  return text;
+}
+
+std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& raw) {
+  std::vector<std::pair<std::string, std::string>> values;
+  const auto set = [&](const Knob& knob, const std::string& value) {
+    values.emplace_back(std::string(knob.env_name), value);
+  };
+  if (!raw.log_level.empty()) {
+    std::string level = raw.log_level;
+    std::transform(level.begin(), level.end(), level.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    static const std::vector<std::string> kLevels = {"trace", "debug", "info",    "warn",
+                                                     "error", "critical", "off"};
+    if (std::find(kLevels.begin(), kLevels.end(), level) == kLevels.end()) {
+      invalid("--log-level '" + raw.log_level +
+              "' is not a level: use trace, debug, info, warn, error, critical or off");
+    }
+    set(knobs::kLogLevel, level);
+  }
+  if (!raw.cycle_time_ms.empty()) {
+    set(knobs::kCycleTimeMs, number_at_least(raw.cycle_time_ms, "--cycle-time-ms", 0, false));
+  }
+  if (!raw.fusion_threshold_mb.empty()) {
+    const auto mb = number_at_least(raw.fusion_threshold_mb, "--fusion-threshold-mb", 0, true);
+    if (mb.size() > 9) invalid("--fusion-threshold-mb " + mb + " is too large");
+    set(knobs::kFusionThreshold, std::to_string(std::stoll(mb) * 1024 * 1024));
+  }
+  if (!raw.cache_capacity.empty()) {
+    set(knobs::kCacheCapacity, number_at_least(raw.cache_capacity, "--cache-capacity", 0, true));
+  }
+  if (!raw.timeline_filename.empty()) set(knobs::kTimeline, raw.timeline_filename);
+  if (!raw.stall_warning_s.empty()) {
+    set(knobs::kStallCheckTime, number_at_least(raw.stall_warning_s,
+                                                "--stall-check-warning-time-seconds", 0, true));
+  }
+  if (!raw.stall_shutdown_s.empty()) {
+    set(knobs::kStallShutdownTime,
+        number_at_least(raw.stall_shutdown_s, "--stall-check-shutdown-time-seconds", 0, true));
+  }
+  return values;
+}
+
+void check_extra_env(const std::vector<std::string>& entries) {
+  for (const auto& entry : entries) {
+    const std::string name = entry.substr(0, entry.find('='));
+    const bool valid =
+        !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+        std::all_of(name.begin(), name.end(), [](unsigned char c) {
+          return std::isalnum(c) || c == '_';
+        });
+    if (!valid) {
+      invalid("-x '" + entry + "' is not VAR or VAR=value with VAR made of letters, digits, _");
+    }
+  }
+}
+
+LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
+                       const Environment& env) {
+  if (raw.gloo) {
+    invalid("--gloo: the Gloo launcher is not built yet; run without --gloo (mpirun is used)");
+  }
+  if (!raw.hosts.empty() && !raw.hostfile.empty()) {
+    invalid("-H/--hosts and --hostfile both given: use one of them");
+  }
+  LaunchOptions options;
+  options.num_proc = raw.num_proc;
+  if (!raw.hosts.empty()) {
+    options.hosts = parse_host_list(raw.hosts);
+    options.hosts_source = "-H " + raw.hosts;
+  } else if (!raw.hostfile.empty()) {
+    options.hosts = read_hostfile(raw.hostfile);
+    options.hosts_source = "--hostfile " + raw.hostfile;
+  } else {
+    options.hosts = {{"localhost", raw.num_proc > 0 ? raw.num_proc : 1}};
+    options.hosts_source = "the default localhost:" + std::to_string(raw.num_proc);
+  }
+  if (raw.ssh_port != 0) {
+    if (raw.ssh_port < 1 || raw.ssh_port > 65535) {
+      invalid("-p/--ssh-port must be a port between 1 and 65535, got " +
+              std::to_string(raw.ssh_port));
+    }
+    options.ssh_port = raw.ssh_port;
+  }
+  options.ssh_identity_file = raw.ssh_identity_file;
+  options.rsh_agent = raw.rsh_agent;
+  if (options.rsh_agent.empty() && env.count(kRshAgentEnv) != 0) {
+    options.rsh_agent = env.at(kRshAgentEnv);
+  }
+  check_extra_env(raw.extra_env);
+  options.extra_env = raw.extra_env;
+  options.output_dir = raw.output_dir;
+  options.verbose = raw.verbose;
+  if (raw.start_timeout_s < 1) {
+    invalid("--start-timeout must be at least 1 second, got " +
+            std::to_string(raw.start_timeout_s));
+  }
+  options.start_timeout_s = raw.start_timeout_s;
+  options.network_interface = raw.network_interface;
+  options.mpi_args = split_shell_words(raw.mpi_args, "--mpi-args");
+  options.knob_values = knob_values(raw);
+  options.dry_run = raw.dry_run;
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  options.command = std::move(command);
+  return options;
+}
+
+}  // namespace
+
+ParsedCommandLine parse_command_line(const std::vector<std::string>& args, const Environment& env,
+                                     std::ostream& out) {
+  CLI::App app{"runrun: start a data-parallel job on one or more hosts (Open MPI underneath)",
+               "runrun"};
+  app.footer(kExamples);
+  app.prefix_command();
+  RawOptions raw;
+  add_options(app, raw);
+  std::vector<std::string> reversed = normalize_num_proc(args, app);
+  std::reverse(reversed.begin(), reversed.end());  // CLI11 takes the arguments reversed
+  ParsedCommandLine parsed;
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    parsed.action = ParsedCommandLine::Action::kExit;
+    return parsed;
+  } catch (const CLI::ParseError& error) {
+    invalid(std::string(error.what()) + " (see runrun --help)");
+  }
+  if (raw.version) {
+    out << "runrun " << RUNRUN_VERSION << "\n";
+    parsed.action = ParsedCommandLine::Action::kExit;
+    return parsed;
+  }
+  if (raw.check_build) {
+    parsed.action = ParsedCommandLine::Action::kCheckBuild;
+    return parsed;
+  }
+  parsed.options = validate(raw, app.remaining(), env);
+  return parsed;
+}
+
+}  // namespace runrun::launcher

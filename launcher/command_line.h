@@ -1,0 +1,22 @@
+#pragma once
+// Why: the Horovod-compatible command line (`runrun -np 4 -H a:2,b:2 python train.py`) is
+// parsed and validated in one place; everything after the options is the user's command and is
+// kept untouched. Syntax errors become InvalidArgumentError (exit code 2 in main).
+// Thread-safety: pure function of its arguments; writes only to the given streams.
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "launcher/environment.h"
+#include "launcher/launch_options.h"
+
+namespace runrun::launcher {
+
+// Parses `args` (argv without argv[0]). --help and --version print to `out` and return kExit.
+// `env` supplies defaults (RUNRUN_RSH_AGENT). Throws InvalidArgumentError for a malformed
+// command line, naming the option and the value.
+ParsedCommandLine parse_command_line(const std::vector<std::string>& args, const Environment& env,
+                                     std::ostream& out);
+
+}  // namespace runrun::launcher

@@ -1,0 +1,96 @@
+#include "launcher/env_forwarding.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "core/common/env_names.h"
+#include "core/common/errors.h"
+
+namespace runrun::launcher {
+namespace {
+
+constexpr std::array<std::string_view, 12> kSecretWords = {
+    "SECRET",   "TOKEN",      "PASSWORD",   "PASSWD",     "PASSPHRASE", "CREDENTIAL",
+    "PRIVATE_KEY", "API_KEY", "APIKEY",     "ACCESS_KEY", "SESSION_KEY", "AUTH"};
+
+constexpr std::array<std::string_view, 4> kSearchPaths = {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH",
+                                                         "VIRTUAL_ENV"};
+
+// Set per rank by the rank shim or read by the launcher only: never copied from here.
+bool is_not_forwarded(const std::string& name) {
+  static const std::array<std::string_view, 7> kNames = {
+      env::kRank,      env::kSize,      env::kLocalRank, env::kLocalSize,
+      env::kCrossRank, env::kCrossSize, kRshAgentEnv};
+  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+void remove_name(ForwardedEnv* plan, const std::string& name) {
+  auto& names = plan->by_name;
+  names.erase(std::remove(names.begin(), names.end(), name), names.end());
+  auto& values = plan->with_value;
+  values.erase(std::remove_if(values.begin(), values.end(),
+                              [&](const auto& entry) { return entry.first == name; }),
+               values.end());
+}
+
+}  // namespace
+
+bool looks_like_secret(std::string_view name) {
+  std::string upper(name);
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return std::any_of(kSecretWords.begin(), kSecretWords.end(), [&](std::string_view word) {
+    return upper.find(word) != std::string::npos;
+  });
+}
+
+ForwardedEnv plan_forwarded_env(const Environment& env,
+                                const std::vector<std::pair<std::string, std::string>>& knob_values,
+                                const std::vector<std::string>& extra_env) {
+  ForwardedEnv plan;
+  for (std::string_view name : kSearchPaths) {
+    if (env.count(std::string(name)) != 0) plan.by_name.emplace_back(name);
+  }
+  const std::string prefix = env::kPrefix;
+  for (const auto& [name, value] : env) {
+    if (name.rfind(prefix, 0) != 0 || is_not_forwarded(name)) continue;
+    if (looks_like_secret(name)) {
+      plan.withheld.push_back(name);
+    } else {
+      plan.by_name.push_back(name);
+    }
+  }
+  for (const auto& [name, value] : knob_values) {
+    remove_name(&plan, name);
+    plan.with_value.emplace_back(name, value);
+  }
+  for (const auto& entry : extra_env) {
+    const auto equals = entry.find('=');
+    const std::string name = entry.substr(0, equals);
+    remove_name(&plan, name);
+    plan.withheld.erase(std::remove(plan.withheld.begin(), plan.withheld.end(), name),
+                        plan.withheld.end());
+    if (equals == std::string::npos) {
+      if (env.count(name) == 0) {
+        throw InvalidArgumentError(RUNRUN_WHERE, "-x " + name + ": " + name +
+                                                     " is not set in the launcher's "
+                                                     "environment; set it or write -x " +
+                                                     name + "=value");
+      }
+      plan.by_name.push_back(name);
+    } else if (looks_like_secret(name)) {
+      plan.hidden_values.emplace_back(name, entry.substr(equals + 1));
+      if (!contains(plan.by_name, name)) plan.by_name.push_back(name);
+    } else {
+      plan.with_value.emplace_back(name, entry.substr(equals + 1));
+    }
+  }
+  return plan;
+}
+
+}  // namespace runrun::launcher

@@ -1,0 +1,39 @@
+#include "launcher/mpirun_command.h"
+
+#include "launcher/rank_topology.h"
+#include "launcher/shell_words.h"
+
+namespace runrun::launcher {
+
+std::vector<std::string> build_mpirun_command(const LaunchOptions& options, const JobPlan& plan) {
+  std::vector<std::string> argv = {plan.mpirun_path};
+  if (plan.as_root) argv.emplace_back("--allow-run-as-root");
+  argv.insert(argv.end(), {"-np", std::to_string(options.num_proc), "-H",
+                           format_host_list(plan.hosts), "--bind-to", "none", "--map-by", "slot",
+                           "--tag-output"});
+  if (!options.rsh_agent.empty()) {
+    argv.insert(argv.end(), {"--mca", "plm_rsh_agent", options.rsh_agent});
+  }
+  std::vector<std::string> ssh_args;
+  if (options.ssh_port) ssh_args.insert(ssh_args.end(), {"-p", std::to_string(*options.ssh_port)});
+  if (!options.ssh_identity_file.empty()) {
+    ssh_args.insert(ssh_args.end(), {"-i", options.ssh_identity_file});
+  }
+  if (!ssh_args.empty()) argv.insert(argv.end(), {"--mca", "plm_rsh_args", shell_join(ssh_args)});
+  if (!options.network_interface.empty()) {
+    argv.insert(argv.end(), {"--mca", "btl_tcp_if_include", options.network_interface, "--mca",
+                             "oob_tcp_if_include", options.network_interface});
+  }
+  for (const auto& name : plan.env.by_name) argv.insert(argv.end(), {"-x", name});
+  for (const auto& [name, value] : plan.env.with_value) {
+    argv.insert(argv.end(), {"-x", name + "=" + value});
+  }
+  argv.insert(argv.end(), options.mpi_args.begin(), options.mpi_args.end());
+  std::vector<int> layout;
+  for (const auto& host : plan.hosts) layout.push_back(host.slots);
+  argv.insert(argv.end(), {plan.launcher_path, kRankShimFlag, format_layout(layout), "--"});
+  argv.insert(argv.end(), options.command.begin(), options.command.end());
+  return argv;
+}
+
+}  // namespace runrun::launcher

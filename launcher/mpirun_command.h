@@ -1,0 +1,37 @@
+#pragma once
+// Why: the exact translation of the runrun command line into Open MPI's mpirun command line,
+// in one pure function, so that --dry-run prints precisely what runs, unit tests can compare
+// argv exactly, and docs/launcher.md documents one place.
+// Thread-safety: pure function.
+
+#include <string>
+#include <vector>
+
+#include "launcher/env_forwarding.h"
+#include "launcher/host_list.h"
+#include "launcher/launch_options.h"
+
+namespace runrun::launcher {
+
+// What the launcher decided before building the command.
+struct JobPlan {
+  std::string mpirun_path;              // absolute path of Open MPI's mpirun
+  std::string launcher_path;            // this runrun executable (runs as the rank shim)
+  bool as_root = false;                 // add --allow-run-as-root
+  std::vector<HostSlots> hosts;         // hosts in use, processes per host (local: localhost)
+  std::vector<std::string> host_labels; // the same hosts as the user wrote them, for messages
+  ForwardedEnv env;
+};
+
+// The argv of the mpirun command:
+//   mpirun [--allow-run-as-root] -np N -H h1:n1,h2:n2 --bind-to none --map-by slot --tag-output
+//     [--mca plm_rsh_agent AGENT] [--mca plm_rsh_args "-p PORT -i FILE"]
+//     [--mca btl_tcp_if_include IF --mca oob_tcp_if_include IF]
+//     -x NAME... -x NAME=value... [--mpi-args words...]
+//     RUNRUN --rank-shim LAYOUT -- COMMAND...
+std::vector<std::string> build_mpirun_command(const LaunchOptions& options, const JobPlan& plan);
+
+// The rank shim's marker argument (argv[1] of the shim).
+inline constexpr const char* kRankShimFlag = "--rank-shim";
+
+}  // namespace runrun::launcher

@@ -1,0 +1,36 @@
+#pragma once
+// Why: the launcher must know when each rank started and how a rank ended (exit code, signal,
+// or stopped because the job was being stopped) to enforce --start-timeout and to name the rank
+// that failed. The rank shim writes one marker line per event to its stderr, which mpirun
+// forwards (tagged) from every host; the launcher recognises and hides these lines.
+// Thread-safety: pure functions.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace runrun::launcher {
+
+inline constexpr std::string_view kRankMarker = "@@runrun-rank-event@@";
+
+struct RankEvent {
+  enum class Kind { kStarted, kExited, kSignaled, kStopped };
+  Kind kind = Kind::kStarted;
+  int rank = 0;
+  int value = 0;  // exit code (kExited, kStopped) or signal number (kSignaled)
+
+  bool operator==(const RankEvent&) const = default;
+};
+
+// The marker line for `event` (newline-terminated). The marker is found anywhere in a line, so
+// a partial line the user's program left before it survives as the line's rest.
+std::string format_rank_event(const RankEvent& event);
+
+// Finds a marker in `line`. On success returns the event and sets *rest to the line without the
+// marker (what the user's program wrote before it, if anything).
+std::optional<RankEvent> find_rank_event(std::string_view line, std::string* rest);
+
+// "exit code 3", "signal 9 (Killed)", for messages.
+std::string describe_rank_end(const RankEvent& event);
+
+}  // namespace runrun::launcher

@@ -1,0 +1,160 @@
+#include "launcher/rank_shim.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/common/env_names.h"
+#include "core/common/errors.h"
+#include "launcher/rank_report.h"
+#include "launcher/rank_topology.h"
+
+namespace runrun::launcher {
+namespace {
+
+// The shim is a whole process: its signal handlers need these two process-wide values.
+volatile sig_atomic_t g_child_pid = 0;
+volatile sig_atomic_t g_stop_requested = 0;
+
+constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void forward_signal(int sig) {
+  g_stop_requested = 1;
+  if (g_child_pid > 0) kill(static_cast<pid_t>(g_child_pid), sig);
+}
+
+void write_stderr(const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? fallback : std::atoi(value);
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+// Sets the RUNRUN_* topology of this rank; returns its world rank.
+int export_topology(const std::vector<int>& layout) {
+  const int rank = env_int("OMPI_COMM_WORLD_RANK", -1);
+  if (rank < 0) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "runrun --rank-shim runs under mpirun only "
+                                             "(OMPI_COMM_WORLD_RANK is not set)");
+  }
+  RankTopology topology = topology_of_rank(rank, layout);
+  const int local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", topology.local_rank);
+  const int local_size = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", topology.local_size);
+  if (local_rank != topology.local_rank || local_size != topology.local_size) {
+    write_stderr("runrun: rank " + std::to_string(rank) +
+                 ": Open MPI placed this rank differently from the launcher's host order "
+                 "(did --mpi-args change the mapping?); RUNRUN_LOCAL_* follow Open MPI, "
+                 "RUNRUN_CROSS_* may be wrong\n");
+    topology.local_rank = local_rank;
+    topology.local_size = local_size;
+  }
+  const auto set = [](const char* name, int value) {
+    setenv(name, std::to_string(value).c_str(), 1);
+  };
+  set(env::kRank, topology.rank);
+  set(env::kSize, env_int("OMPI_COMM_WORLD_SIZE", topology.size));
+  set(env::kLocalRank, topology.local_rank);
+  set(env::kLocalSize, topology.local_size);
+  set(env::kCrossRank, topology.cross_rank);
+  set(env::kCrossSize, topology.cross_size);
+  if (topology.local_size > usable_cores() && std::getenv("OMPI_MCA_mpi_yield_when_idle") == nullptr) {
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+  }
+  return rank;
+}
+
+void install_forwarding() {
+  struct sigaction action {};
+  action.sa_handler = forward_signal;
+  sigemptyset(&action.sa_mask);
+  for (int sig : kForwardedSignals) sigaction(sig, &action, nullptr);
+}
+
+// In the child: die with the shim, restore default signals, run the command.
+[[noreturn]] void exec_command(std::vector<char*>& command, pid_t shim, int rank) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != shim) _exit(128 + SIGKILL);  // the shim died before prctl
+  for (int sig : kForwardedSignals) signal(sig, SIG_DFL);
+  execvp(command[0], command.data());
+  const std::string message = "runrun: rank " + std::to_string(rank) + ": cannot run '" +
+                              command[0] + "': " + std::strerror(errno) + "\n";
+  write_stderr(message);
+  _exit(127);
+}
+
+}  // namespace
+
+int run_rank_shim(int argc, char** argv) {
+  int separator = 3;
+  if (argc < 5 || std::string(argv[3]) != "--") {
+    write_stderr("runrun: usage: runrun --rank-shim LAYOUT -- COMMAND... (started by runrun)\n");
+    return 2;
+  }
+  int rank = 0;
+  try {
+    rank = export_topology(parse_layout(argv[2]));
+  } catch (const Error& error) {
+    write_stderr(std::string("runrun: ") + error.what() + "\n");
+    return 2;
+  }
+  std::vector<char*> command(argv + separator + 1, argv + argc);
+  command.push_back(nullptr);
+  install_forwarding();
+  // If mpirun or its daemon dies without stopping us, stop too (and so the command).
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) forward_signal(SIGTERM);
+  write_stderr(format_rank_event({RankEvent::Kind::kStarted, rank, 0}));
+  const pid_t shim = getpid();
+  const pid_t child = fork();
+  if (child < 0) {
+    write_stderr("runrun: rank " + std::to_string(rank) + ": fork failed: " +
+                 std::strerror(errno) + "\n");
+    return 127;
+  }
+  if (child == 0) exec_command(command, shim, rank);
+  g_child_pid = child;
+  if (g_stop_requested) kill(child, SIGTERM);  // a stop that came before the pid was known
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  RankEvent event{RankEvent::Kind::kExited, rank, 0};
+  int exit_code = 0;
+  if (WIFSIGNALED(status)) {
+    event.kind = RankEvent::Kind::kSignaled;
+    event.value = WTERMSIG(status);
+    exit_code = 128 + event.value;
+  } else {
+    event.value = WEXITSTATUS(status);
+    exit_code = event.value;
+  }
+  if (g_stop_requested) event.kind = RankEvent::Kind::kStopped;
+  if (exit_code != 0 || g_stop_requested) write_stderr(format_rank_event(event));
+  return exit_code;
+}
+
+}  // namespace runrun::launcher
