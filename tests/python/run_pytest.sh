@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Why: `make test` runs the Python suite on 2 and on 4 processes, each rank a pytest run under
+# the `runrun` launcher (mpirun until the launcher is installed). Fails when any rank of any run
+# fails; `timeout` bounds every run so nothing can hang. Per-rank junit XML and logs go to
+# BUILD_DIR/pytest/np<N>/.
+# Usage: tests/python/run_pytest.sh [BUILD_DIR]
+set -uo pipefail
+BUILD_DIR="$(cd "${1:-build}" && pwd)"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PYTHON="${PYTHON:-python3}"
+PER_RUN_TIMEOUT="${RUNRUN_PYTEST_TIMEOUT:-600}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Ranks outnumber cores here: MPI must yield when idle instead of spinning.
+export OMPI_MCA_mpi_yield_when_idle=1
+
+status=0
+for np in ${RUNRUN_PYTEST_NP:-2 4}; do
+  out="$BUILD_DIR/pytest/np$np"
+  rm -rf "$out" && mkdir -p "$out"
+  if command -v runrun >/dev/null 2>&1; then
+    launch=(runrun -np "$np" -H "localhost:$np")
+  else
+    launch=(mpirun -np "$np" --oversubscribe --bind-to none)
+  fi
+  echo "run_pytest: ${launch[*]} ($np ranks, logs in $out)"
+  timeout -k 20 "$PER_RUN_TIMEOUT" "${launch[@]}" \
+    "$PYTHON" "$HERE/run_rank.py" "$out" "$HERE" "$@"
+  rc=$?
+  for log in "$out"/rank_*.log; do
+    [ -f "$log" ] || continue
+    if ! grep -q "RUNRUN_RANK_PASSED" "$log"; then
+      echo "run_pytest: np=$np: $(basename "$log" .log) failed; its log:"
+      tail -n 80 "$log"
+      rc=1
+    fi
+  done
+  if [ "$(ls "$out"/rank_*.log 2>/dev/null | wc -l)" -ne "$np" ]; then
+    echo "run_pytest: np=$np: expected $np rank logs in $out"; rc=1
+  fi
+  if [ $rc -ne 0 ]; then
+    [ $rc -eq 124 ] && echo "run_pytest: np=$np timed out after ${PER_RUN_TIMEOUT}s"
+    status=1
+  else
+    echo "run_pytest: np=$np passed on every rank ($(grep -h -o '[0-9]* passed[^=]*' "$out/rank_0.log" | tail -1))"
+  fi
+done
+exit $status

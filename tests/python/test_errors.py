@@ -1,0 +1,55 @@
+"""Error cases: call-time checks, and runtime failures raised on every rank."""
+
+import pytest
+import torch
+
+
+def test_unsupported_dtype_is_refused_at_call_time(hvd):
+    with pytest.raises(hvd.InvalidArgumentError, match="dtype torch.int16"):
+        hvd.allreduce(torch.ones(3, dtype=torch.int16))
+    with pytest.raises(hvd.InvalidArgumentError, match="complex"):
+        hvd.allgather(torch.ones(3, dtype=torch.complex64))
+
+
+def test_non_contiguous_in_place_is_refused(hvd):
+    t = torch.ones(4, 4).t()
+    with pytest.raises(hvd.InvalidArgumentError, match="contiguous"):
+        hvd.allreduce_(t)
+    # Out of place is fine: the input is copied to a contiguous tensor.
+    assert torch.equal(hvd.allreduce(t, op=hvd.Sum), torch.full((4, 4), float(hvd.size())))
+
+
+def test_wrong_device_and_type(hvd):
+    with pytest.raises(hvd.InvalidArgumentError, match="meta"):
+        hvd.allreduce(torch.ones(2, device="meta"))
+    with pytest.raises(hvd.InvalidArgumentError, match="torch.Tensor"):
+        hvd.allreduce([1, 2, 3])
+    with pytest.raises(hvd.InvalidArgumentError, match="Average or op=Sum"):
+        hvd.reducescatter(torch.ones(4), op=hvd.Max)
+
+
+def test_shape_mismatch_raises_on_every_rank(hvd):
+    t = torch.ones(hvd.rank() + 2)
+    with pytest.raises(hvd.HorovodInternalError) as info:
+        hvd.allreduce(t, name="mismatched")
+    assert isinstance(info.value, RuntimeError)
+    assert "mismatched" in str(info.value)
+    # The runtime keeps working afterwards.
+    assert torch.equal(hvd.allreduce(torch.ones(2), op=hvd.Sum, name="after_mismatch"),
+                       torch.full((2,), float(hvd.size())))
+
+
+def test_dtype_mismatch_raises_on_every_rank(hvd):
+    t = torch.ones(3, dtype=torch.float32 if hvd.rank() == 0 else torch.float64)
+    with pytest.raises(hvd.HorovodInternalError, match="dtype_mismatch"):
+        hvd.allreduce(t, name="dtype_mismatch")
+
+
+def test_unregistered_process_set(hvd):
+    with pytest.raises(hvd.InvalidArgumentError, match="not registered"):
+        hvd.allreduce(torch.ones(1), process_set=hvd.ProcessSet([0]))
+
+
+def test_adasum_is_unsupported(hvd):
+    with pytest.raises(hvd.UnsupportedError, match="Adasum"):
+        hvd.allreduce(torch.ones(1), op=hvd.Adasum)

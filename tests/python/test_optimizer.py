@@ -1,0 +1,148 @@
+"""DistributedOptimizer against a single process training on the concatenated batch."""
+
+import copy
+import warnings
+
+import pytest
+import torch
+
+BATCH = 4  # rows per rank per backward pass
+STEPS = 5
+
+
+def make_model(seed=7):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+
+
+def global_batch(step, pass_index, world):
+    gen = torch.Generator().manual_seed(10_000 + 100 * step + pass_index)
+    x = torch.randn(world * BATCH, 8, generator=gen)
+    y = torch.randn(world * BATCH, 3, generator=gen)
+    return x, y
+
+
+def loss_of(model, x, y):
+    return torch.nn.functional.mse_loss(model(x), y)
+
+
+def train_reference(make_opt, world, passes=1, steps=STEPS):
+    model = make_model()
+    opt = make_opt(model)
+    for step in range(steps):
+        opt.zero_grad()
+        for k in range(passes):
+            x, y = global_batch(step, k, world)
+            loss_of(model, x, y).backward()
+        opt.step()
+    return model
+
+
+def train_distributed(hvd, make_opt, passes=1, steps=STEPS, **kwargs):
+    model = make_model()
+    opt = hvd.DistributedOptimizer(make_opt(model), named_parameters=model.named_parameters(),
+                                   backward_passes_per_step=passes, **kwargs)
+    rows = slice(hvd.rank() * BATCH, (hvd.rank() + 1) * BATCH)
+    for step in range(steps):
+        opt.zero_grad()
+        for k in range(passes):
+            x, y = global_batch(step, k, hvd.size())
+            loss_of(model, x[rows], y[rows]).backward()
+        opt.step()
+    return model, opt
+
+
+def assert_same_params(model, reference, **tol):
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        assert torch.allclose(p, q, **tol), f"{name}: max diff {(p - q).abs().max().item()}"
+
+
+OPTIMIZERS = {
+    "sgd_momentum": lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9),
+    "adam": lambda m: torch.optim.Adam(m.parameters(), lr=0.01),
+}
+
+
+@pytest.mark.parametrize("which", sorted(OPTIMIZERS))
+def test_matches_single_process_on_concatenated_batch(hvd, which):
+    model, _ = train_distributed(hvd, OPTIMIZERS[which])
+    assert_same_params(model, train_reference(OPTIMIZERS[which], hvd.size()),
+                       rtol=1e-5, atol=1e-6)
+    # ... and every rank holds the same parameters.
+    for name, p in model.named_parameters():
+        gathered = hvd.allgather(p.detach().unsqueeze(0), name=f"check.{which}.{name}")
+        assert all(torch.equal(g, gathered[0]) for g in gathered), name
+
+
+def test_backward_passes_per_step(hvd):
+    make = OPTIMIZERS["sgd_momentum"]
+    model, _ = train_distributed(hvd, make, passes=2)
+    assert_same_params(model, train_reference(make, hvd.size(), passes=2), rtol=1e-5, atol=1e-6)
+
+
+def test_gradient_predivide_factor(hvd):
+    make = OPTIMIZERS["sgd_momentum"]
+    model, _ = train_distributed(hvd, make, gradient_predivide_factor=2.0)
+    assert_same_params(model, train_reference(make, hvd.size()), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("compression", ["fp16", "bf16"])
+def test_compression_stays_close(hvd, compression):
+    make = lambda m: torch.optim.SGD(m.parameters(), lr=0.1)  # noqa: E731
+    model, _ = train_distributed(hvd, make, steps=2,
+                                 compression=getattr(hvd.Compression, compression))
+    tol = 2e-3 if compression == "fp16" else 2e-2
+    assert_same_params(model, train_reference(make, hvd.size(), steps=2), rtol=0, atol=tol)
+
+
+def test_grouped_gradients(hvd):
+    make = OPTIMIZERS["sgd_momentum"]
+    model, _ = train_distributed(hvd, make, groups=2)
+    assert_same_params(model, train_reference(make, hvd.size()), rtol=1e-5, atol=1e-6)
+
+
+def test_parameter_without_gradient_does_not_hang(hvd):
+    torch.manual_seed(3)
+    a, b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)
+    ref_b = copy.deepcopy(b)
+    params = list(a.named_parameters(prefix="a")) + list(b.named_parameters(prefix="b"))
+    opt = hvd.DistributedOptimizer(
+        torch.optim.SGD([p for _, p in params], lr=1.0), named_parameters=params)
+    x = torch.ones(3, 4)
+    out = a(x) + (b(x) if hvd.rank() == 0 else 0)
+    out.sum().backward()
+    opt.step()
+    # Only rank 0 computed b's gradient; the others contributed zeros to the average.
+    ref_b(x).sum().backward()
+    expected = ref_b.weight.detach() - ref_b.weight.grad / hvd.size()
+    assert torch.allclose(b.weight.detach(), expected)
+
+
+def test_zero_grad_before_step_is_refused(hvd):
+    model = make_model()
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                   named_parameters=model.named_parameters())
+    x, y = global_batch(0, 0, hvd.size())
+    loss_of(model, x, y).backward()
+    with pytest.raises(AssertionError, match="zero_grad"):
+        opt.zero_grad()
+    opt.step()
+    opt.zero_grad()
+
+
+def test_synchronize_then_skip_synchronize(hvd):
+    make = OPTIMIZERS["sgd_momentum"]
+    model = make_model()
+    opt = hvd.DistributedOptimizer(make(model), named_parameters=model.named_parameters())
+    rows = slice(hvd.rank() * BATCH, (hvd.rank() + 1) * BATCH)
+    for step in range(STEPS):
+        opt.zero_grad()
+        x, y = global_batch(step, 0, hvd.size())
+        loss_of(model, x[rows], y[rows]).backward()
+        opt.synchronize()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1e9)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with opt.skip_synchronize():
+                opt.step()
+    assert_same_params(model, train_reference(make, hvd.size()), rtol=1e-5, atol=1e-6)

@@ -1,0 +1,68 @@
+"""Parts of the package that need no running runtime (and no peer)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from runrun.common.exceptions import (
+    HorovodInternalError, InvalidArgumentError, MismatchError, UnsupportedError,
+    exception_for_status)
+from runrun.common.ops import Adasum, Average, Max, Min, Product, Sum, resolve_op
+from runrun.torch.compression import Compression
+from runrun.torch.names import group_names, op_name
+
+PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__import__("runrun").__file__)))
+
+
+def test_import_runrun_without_torch():
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "import runrun\n"
+            "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+            "print(runrun.mpi_built(), runrun.Average)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ, PYTHONPATH=PKG_DIR), cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[1] == "0"
+
+
+def test_exception_hierarchy():
+    assert issubclass(HorovodInternalError, RuntimeError)
+    assert issubclass(InvalidArgumentError, ValueError)
+    assert issubclass(UnsupportedError, NotImplementedError)
+    assert exception_for_status(2) is MismatchError
+    assert exception_for_status(999) is HorovodInternalError
+
+
+def test_resolve_op():
+    assert resolve_op(None) == Average
+    assert resolve_op(None, average=False) == Sum
+    assert [resolve_op(o) for o in (Min, Max, Product)] == [Min, Max, Product]
+    with pytest.raises(InvalidArgumentError):
+        resolve_op(Sum, average=True)
+    with pytest.raises(UnsupportedError, match="Adasum"):
+        resolve_op(Adasum)
+    with pytest.raises(InvalidArgumentError, match="unknown reduction op 42"):
+        resolve_op(42)
+
+
+def test_names_are_sequential_per_op():
+    a, b = op_name("testop", None), op_name("testop", None)
+    assert a.startswith("testop.noname.") and b != a
+    assert op_name("testop", "given") == "given"
+    assert group_names("testop", "g", 2) == ["g.0", "g.1"]
+
+
+@pytest.mark.parametrize("compression,wire", [(Compression.fp16, torch.float16),
+                                              (Compression.bf16, torch.bfloat16)])
+def test_compression_round_trip(compression, wire):
+    t = torch.tensor([1.5, -2.0, 3.25])
+    compressed, ctx = compression.compress(t)
+    assert compressed.dtype == wire
+    restored = compression.decompress(compressed, ctx)
+    assert restored.dtype == torch.float32 and torch.equal(restored, t)
+    ints = torch.tensor([1, 2])
+    assert compression.compress(ints)[0] is ints
+    assert Compression.none.compress(t)[0] is t

@@ -1,0 +1,118 @@
+"""Broadcast of parameters, optimizer state and objects; the training-loop callbacks."""
+
+import torch
+
+from runrun.torch import callbacks
+
+
+def ranked_model(hvd):
+    torch.manual_seed(100 + hvd.rank())  # different on every rank on purpose
+    return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+
+
+def root_model():
+    torch.manual_seed(100)  # what rank 0 built
+    return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+
+
+def assert_state_equal(a, b):
+    for (k, v), (k2, v2) in zip(sorted(a.items()), sorted(b.items())):
+        assert k == k2 and torch.equal(v, v2), k
+
+
+def test_broadcast_parameters_state_dict_and_named(hvd):
+    model = ranked_model(hvd)
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    assert_state_equal(model.state_dict(), root_model().state_dict())
+    model = ranked_model(hvd)
+    hvd.broadcast_parameters(model.named_parameters(), root_rank=0)
+    for p, q in zip(model.parameters(), root_model().parameters()):
+        assert torch.equal(p, q)
+
+
+def adam_after_steps(model, steps, lr):
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    for i in range(steps):
+        opt.zero_grad()
+        model(torch.ones(2, 4) * (i + 1)).sum().backward()
+        opt.step()
+    return opt
+
+
+def test_broadcast_optimizer_state_after_steps(hvd):
+    model = root_model()
+    # Rank 0 took 3 steps with lr 0.1; the others 1 step with lr 0.5.
+    opt = adam_after_steps(model, 3 if hvd.rank() == 0 else 1, 0.1 if hvd.rank() == 0 else 0.5)
+    hvd.broadcast_optimizer_state(opt, root_rank=0)
+    expected = adam_after_steps(root_model(), 3, 0.1).state_dict()
+    got = opt.state_dict()
+    assert got["param_groups"] == expected["param_groups"]
+    for pid, entries in expected["state"].items():
+        for key, value in entries.items():
+            assert torch.equal(got["state"][pid][key], value), (pid, key)
+
+
+def test_broadcast_optimizer_state_before_first_step(hvd):
+    model = root_model()
+    before = [p.detach().clone() for p in model.parameters()]
+    lr = 0.1 if hvd.rank() == 0 else 0.7
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    hvd.broadcast_optimizer_state(opt, root_rank=0)
+    assert opt.param_groups[0]["lr"] == 0.1 and opt.state_dict()["state"] == {}
+    assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before))
+    # It also works through a DistributedOptimizer.
+    dist = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters())
+    hvd.broadcast_optimizer_state(dist, root_rank=0)
+
+
+def test_broadcast_and_allgather_object(hvd):
+    obj = {"rank": hvd.rank(), "payload": list(range(hvd.rank() + 3))}
+    assert hvd.broadcast_object(obj, root_rank=0) == {"rank": 0, "payload": [0, 1, 2]}
+    gathered = hvd.allgather_object(obj)
+    assert gathered == [{"rank": r, "payload": list(range(r + 3))} for r in range(hvd.size())]
+
+
+def test_callbacks_in_a_plain_loop(hvd):
+    model = ranked_model(hvd)
+    opt = torch.optim.SGD(model.parameters(), lr=0.4, momentum=0.5)
+    steps_per_epoch = 4
+    cbs = callbacks.CallbackList([
+        callbacks.BroadcastGlobalVariablesCallback(root_rank=0),
+        callbacks.MetricAverageCallback(),
+        callbacks.LearningRateWarmupCallback(warmup_epochs=2, steps_per_epoch=steps_per_epoch),
+    ])
+    cbs.on_train_begin(model, opt)
+    assert_state_equal(model.state_dict(), root_model().state_dict())
+    lrs = []
+    for epoch in range(3):
+        cbs.on_epoch_begin(epoch)
+        for batch in range(steps_per_epoch):
+            cbs.on_batch_begin(batch)
+            lrs.append(opt.param_groups[0]["lr"])
+            cbs.on_batch_end(batch)
+        logs = cbs.on_epoch_end(epoch, {"loss": float(hvd.rank()), "name": "x"})
+        assert logs["loss"] == sum(range(hvd.size())) / hvd.size() and logs["name"] == "x"
+    n = hvd.size()
+    assert abs(lrs[0] - 0.4 / n) < 1e-12
+    assert abs(lrs[-1] - 0.4) < 1e-12
+    assert all(a <= b + 1e-12 for a, b in zip(lrs, lrs[1:]))
+    assert opt.param_groups[0]["momentum"] == 0.5
+
+
+def test_sync_batch_norm_matches_global_batch(hvd):
+    n, r = hvd.size(), hvd.rank()
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(n * 3, 2, 4, generator=gen, dtype=torch.float64)
+    bn = hvd.SyncBatchNorm(2).double()
+    ref = torch.nn.BatchNorm1d(2).double()
+    local = x[r * 3:(r + 1) * 3].clone().requires_grad_()
+    out = bn(local)
+    full = x.clone().requires_grad_()
+    ref_out = ref(full)
+    assert torch.allclose(out, ref_out[r * 3:(r + 1) * 3], atol=1e-10)
+    assert torch.allclose(bn.running_mean, ref.running_mean, atol=1e-12)
+    assert torch.allclose(bn.running_var, ref.running_var, atol=1e-12)
+    weight = torch.arange(x.numel(), dtype=torch.float64).view_as(x)
+    (out * weight[r * 3:(r + 1) * 3]).sum().backward()
+    (ref_out * weight).sum().backward()
+    assert torch.allclose(local.grad, full.grad[r * 3:(r + 1) * 3], atol=1e-9)
