@@ -1,0 +1,347 @@
+// The C API (core/include/runrun/c_api.h) over the C++ Runtime: converts DLPack tensors,
+// catches every exception at the boundary and turns it into a status code plus message.
+#include "runrun/c_api.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/errors.h"
+#include "core/config.h"
+#include "core/dlpack_convert.h"
+#include "core/runtime.h"
+#include "ops/backend_factory.h"
+#include "runrun/build_config.h"
+
+struct runrun_runtime {
+  std::unique_ptr<runrun::Runtime> runtime;
+};
+
+struct runrun_handle {
+  std::shared_ptr<runrun::Handle> handle;
+  std::string error;  // keeps runrun_handle_error's pointer valid
+  std::vector<int64_t> splits;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+runrun_status to_status(runrun::ErrorCode code) { return static_cast<runrun_status>(code); }
+
+// Runs `body`, translating exceptions into a status and this thread's last error.
+template <typename Body>
+runrun_status guarded(Body&& body) {
+  last_error.clear();
+  try {
+    body();
+    return RUNRUN_OK;
+  } catch (const runrun::Error& e) {
+    last_error = e.what();
+    return to_status(e.code());
+  } catch (const std::exception& e) {
+    last_error = std::string("internal error: ") + e.what();
+    return RUNRUN_INTERNAL;
+  }
+}
+
+void require(bool condition, const char* message) {
+  if (!condition) throw runrun::InvalidArgumentError(RUNRUN_WHERE, message);
+}
+
+runrun::Runtime& runtime_of(runrun_runtime* rt) {
+  require(rt && rt->runtime, "runtime is null: call runrun_init first");
+  return *rt->runtime;
+}
+
+runrun::AllreduceOptions options_of(const runrun_allreduce_options* o) {
+  runrun::AllreduceOptions options;
+  if (!o) return options;
+  options.op = runrun::reduce_op_from_int(o->op);
+  options.prescale = o->prescale_factor;
+  options.postscale = o->postscale_factor;
+  options.process_set = o->process_set;
+  return options;
+}
+
+std::string describe(const char* op, const char* name, int rank, const char* role) {
+  return std::string(op) + " of tensor '" + (name ? name : "") + "' on rank " +
+         std::to_string(rank) + ": " + role;
+}
+
+runrun::TensorView view(const char* op, const char* name, int rank, const DLTensor* t,
+                        const char* role) {
+  return runrun::view_from_dlpack(t, describe(op, name, rank, role));
+}
+
+std::string name_of(const char* name) { return name ? name : ""; }
+
+void give(std::shared_ptr<runrun::Handle> handle, runrun_handle** out) {
+  *out = new runrun_handle{std::move(handle), {}, {}};
+}
+
+runrun_status unsupported(const char* what) {
+  last_error = std::string(what) + " is not implemented in this runrun version yet";
+  return RUNRUN_UNSUPPORTED;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* runrun_last_error(void) { return last_error.c_str(); }
+
+runrun_status runrun_init(const char* backend, runrun_runtime** out) {
+  return guarded([&] {
+    require(out != nullptr, "runrun_init: out is null");
+    runrun::Config config = runrun::Config::load();
+    runrun::BackendOptions options;
+    options.name = backend && *backend ? backend : config.backend;
+    options.collective_timeout = config.collective_timeout;
+    auto runtime = std::make_unique<runrun::Runtime>(runrun::make_backend(options), config);
+    *out = new runrun_runtime{std::move(runtime)};
+  });
+}
+
+runrun_status runrun_shutdown(runrun_runtime* rt) {
+  return guarded([&] { runtime_of(rt).shutdown(); });
+}
+
+void runrun_destroy(runrun_runtime* rt) {
+  if (!rt) return;
+  guarded([&] { rt->runtime.reset(); });
+  delete rt;
+}
+
+int runrun_is_running(const runrun_runtime* rt) {
+  return rt && rt->runtime && rt->runtime->running() ? 1 : 0;
+}
+
+runrun_status runrun_get_topology(const runrun_runtime* rt, runrun_topology* out) {
+  return guarded([&] {
+    require(rt && rt->runtime && out, "runrun_get_topology: null argument");
+    const runrun::Topology& t = rt->runtime->topology();
+    *out = runrun_topology{t.rank, t.size, t.local_rank, t.local_size, t.cross_rank,
+                           t.cross_size};
+  });
+}
+
+const char* runrun_backend_name(const runrun_runtime* rt) {
+  return rt && rt->runtime ? rt->runtime->backend_name().data() : "";
+}
+
+void runrun_get_build_info(runrun_build_info* out) {
+  if (out) *out = runrun_build_info{RUNRUN_HAVE_MPI, RUNRUN_HAVE_GLOO, RUNRUN_HAVE_NCCL,
+                                    RUNRUN_HAVE_CUDA};
+}
+
+const char* runrun_version(void) { return RUNRUN_VERSION; }
+
+int runrun_mpi_threads_supported(void) { return runrun::mpi_threads_supported() ? 1 : 0; }
+
+runrun_allreduce_options runrun_allreduce_default_options(void) {
+  return runrun_allreduce_options{RUNRUN_OP_AVERAGE, 1.0, 1.0, 0};
+}
+
+runrun_status runrun_allreduce(runrun_runtime* rt, const char* name, const DLTensor* input,
+                               const DLTensor* output, const runrun_allreduce_options* options,
+                               runrun_handle** out) {
+  return guarded([&] {
+    require(out != nullptr, "runrun_allreduce: out is null");
+    runrun::Runtime& r = runtime_of(rt);
+    int rank = r.topology().rank;
+    give(r.allreduce(name_of(name), view("allreduce", name, rank, input, "input"),
+                     view("allreduce", name, rank, output, "output"), options_of(options)),
+         out);
+  });
+}
+
+runrun_status runrun_grouped_allreduce(runrun_runtime* rt, const char* const* names,
+                                       const DLTensor* const* inputs,
+                                       const DLTensor* const* outputs, size_t n,
+                                       const runrun_allreduce_options* options,
+                                       runrun_handle** out) {
+  return guarded([&] {
+    require(out && names && inputs && outputs, "runrun_grouped_allreduce: null argument");
+    runrun::Runtime& r = runtime_of(rt);
+    int rank = r.topology().rank;
+    std::vector<std::string> ns;
+    std::vector<runrun::TensorView> ins, outs;
+    for (size_t i = 0; i < n; ++i) {
+      ns.push_back(name_of(names[i]));
+      ins.push_back(view("allreduce", names[i], rank, inputs[i], "input"));
+      outs.push_back(view("allreduce", names[i], rank, outputs[i], "output"));
+    }
+    give(r.grouped_allreduce(ns, ins, outs, options_of(options)), out);
+  });
+}
+
+runrun_status runrun_allgather(runrun_runtime* rt, const char* name, const DLTensor* input,
+                               int32_t process_set, runrun_handle** out) {
+  return runrun_grouped_allgather(rt, &name, &input, 1, process_set, out);
+}
+
+runrun_status runrun_grouped_allgather(runrun_runtime* rt, const char* const* names,
+                                       const DLTensor* const* inputs, size_t n,
+                                       int32_t process_set, runrun_handle** out) {
+  return guarded([&] {
+    require(out && names && inputs, "runrun_grouped_allgather: null argument");
+    runrun::Runtime& r = runtime_of(rt);
+    int rank = r.topology().rank;
+    std::vector<std::string> ns;
+    std::vector<runrun::TensorView> ins;
+    for (size_t i = 0; i < n; ++i) {
+      ns.push_back(name_of(names[i]));
+      ins.push_back(view("allgather", names[i], rank, inputs[i], "input"));
+    }
+    give(r.allgather(ns, ins, process_set), out);
+  });
+}
+
+runrun_status runrun_broadcast(runrun_runtime* rt, const char* name, const DLTensor* input,
+                               const DLTensor* output, int32_t root_rank, int32_t process_set,
+                               runrun_handle** out) {
+  return guarded([&] {
+    require(out != nullptr, "runrun_broadcast: out is null");
+    runrun::Runtime& r = runtime_of(rt);
+    int rank = r.topology().rank;
+    give(r.broadcast(name_of(name), view("broadcast", name, rank, input, "input"),
+                     view("broadcast", name, rank, output, "output"), root_rank, process_set),
+         out);
+  });
+}
+
+runrun_status runrun_barrier(runrun_runtime* rt, int32_t process_set, runrun_handle** out) {
+  return guarded([&] {
+    require(out != nullptr, "runrun_barrier: out is null");
+    give(runtime_of(rt).barrier(process_set), out);
+  });
+}
+
+runrun_status runrun_alltoall(runrun_runtime* rt, const char* name, const DLTensor* input,
+                              const int64_t* splits, size_t num_splits, int32_t process_set,
+                              runrun_handle** out) {
+  return guarded([&] {
+    require(out != nullptr, "runrun_alltoall: out is null");
+    runrun::Runtime& r = runtime_of(rt);
+    std::vector<int64_t> s;
+    if (splits) s.assign(splits, splits + num_splits);
+    give(r.alltoall(name_of(name), view("alltoall", name, r.topology().rank, input, "input"), s,
+                    process_set),
+         out);
+  });
+}
+
+runrun_status runrun_reducescatter(runrun_runtime* rt, const char* name, const DLTensor* input,
+                                   const runrun_allreduce_options* options, runrun_handle** out) {
+  return runrun_grouped_reducescatter(rt, &name, &input, 1, options, out);
+}
+
+runrun_status runrun_grouped_reducescatter(runrun_runtime* rt, const char* const* names,
+                                           const DLTensor* const* inputs, size_t n,
+                                           const runrun_allreduce_options* options,
+                                           runrun_handle** out) {
+  return guarded([&] {
+    require(out && names && inputs, "runrun_grouped_reducescatter: null argument");
+    runrun::Runtime& r = runtime_of(rt);
+    int rank = r.topology().rank;
+    std::vector<std::string> ns;
+    std::vector<runrun::TensorView> ins;
+    for (size_t i = 0; i < n; ++i) {
+      ns.push_back(name_of(names[i]));
+      ins.push_back(view("reducescatter", names[i], rank, inputs[i], "input"));
+    }
+    give(r.reducescatter(ns, ins, options_of(options)), out);
+  });
+}
+
+runrun_status runrun_join(runrun_runtime*, int32_t, runrun_handle**) {
+  return unsupported("join");
+}
+
+runrun_status runrun_add_process_set(runrun_runtime*, const int32_t*, size_t, int32_t*) {
+  return unsupported("add_process_set");
+}
+
+runrun_status runrun_remove_process_set(runrun_runtime*, int32_t) {
+  return unsupported("remove_process_set");
+}
+
+runrun_status runrun_process_set_ranks(const runrun_runtime* rt, int32_t id, int32_t* ranks,
+                                       size_t capacity, size_t* n) {
+  return guarded([&] {
+    require(rt && rt->runtime && n, "runrun_process_set_ranks: null argument");
+    require(id == 0, "only the global process set (0) exists");
+    int size = rt->runtime->topology().size;
+    *n = static_cast<size_t>(size);
+    for (size_t i = 0; i < capacity && i < *n; ++i) ranks[i] = static_cast<int32_t>(i);
+  });
+}
+
+int32_t runrun_process_set_rank(const runrun_runtime* rt, int32_t id) {
+  if (!rt || !rt->runtime || id != 0) return -1;
+  return rt->runtime->topology().rank;
+}
+
+runrun_status runrun_start_timeline(runrun_runtime*, const char*) {
+  return unsupported("the timeline");
+}
+
+runrun_status runrun_stop_timeline(runrun_runtime*) { return RUNRUN_OK; }
+
+runrun_status runrun_handle_poll(runrun_handle* h) {
+  if (!h) return RUNRUN_INVALID_ARGUMENT;
+  if (!h->handle->done()) return RUNRUN_IN_PROGRESS;
+  return to_status(h->handle->code());
+}
+
+runrun_status runrun_handle_wait(runrun_handle* h, double timeout_seconds) {
+  if (!h) return RUNRUN_INVALID_ARGUMENT;
+  bool done = timeout_seconds < 0
+                  ? h->handle->wait()
+                  : h->handle->wait(std::chrono::duration<double>(timeout_seconds));
+  if (!done) return RUNRUN_IN_PROGRESS;
+  return to_status(h->handle->code());
+}
+
+const char* runrun_handle_error(runrun_handle* h) {
+  if (!h) return "";
+  h->error = h->handle->error();
+  return h->error.c_str();
+}
+
+runrun_status runrun_handle_take_output(runrun_handle* h, DLManagedTensor** out) {
+  return runrun_handle_take_output_at(h, 0, out);
+}
+
+runrun_status runrun_handle_take_output_at(runrun_handle* h, size_t index, DLManagedTensor** out) {
+  return guarded([&] {
+    require(h && out, "runrun_handle_take_output: null argument");
+    std::optional<runrun::OwnedTensor> tensor = h->handle->take_output(index);
+    require(tensor.has_value(),
+            "no output to take: the op has not completed, failed, allocates no output, or it was "
+            "taken already");
+    *out = runrun::to_dlpack(std::move(*tensor));
+  });
+}
+
+runrun_status runrun_handle_received_splits(runrun_handle* h, const int64_t** splits,
+                                            size_t* count) {
+  return guarded([&] {
+    require(h && splits && count, "runrun_handle_received_splits: null argument");
+    h->splits = h->handle->received_splits();
+    *splits = h->splits.data();
+    *count = h->splits.size();
+  });
+}
+
+runrun_status runrun_handle_join_result(runrun_handle* h, int32_t* last_rank) {
+  return guarded([&] {
+    require(h && last_rank, "runrun_handle_join_result: null argument");
+    *last_rank = h->handle->join_result();
+  });
+}
+
+void runrun_handle_release(runrun_handle* h) { delete h; }
+
+}  // extern "C"

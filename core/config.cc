@@ -1,0 +1,69 @@
+#include "core/config.h"
+
+#include <cstdlib>
+#include <string_view>
+
+#include "core/common/errors.h"
+#include "core/common/knobs.h"
+
+namespace runrun {
+namespace {
+
+class KnobReader {
+ public:
+  explicit KnobReader(const std::map<std::string, std::string>& overrides)
+      : overrides_(overrides) {
+    for (const auto& [name, value] : overrides) {
+      bool known = false;
+      for (const Knob& knob : kAllKnobs) known = known || knob.env_name == name;
+      RUNRUN_ENFORCE(known, InvalidArgumentError,
+                     "unknown runtime setting '" + name + "': see docs/configuration.md");
+    }
+  }
+
+  std::string text(const Knob& knob) const {
+    std::string name(knob.env_name);
+    if (auto it = overrides_.find(name); it != overrides_.end()) return it->second;
+    if (const char* value = std::getenv(name.c_str())) return value;
+    return std::string(knob.default_value);
+  }
+
+  double number(const Knob& knob, double min_value) const {
+    std::string value = text(knob);
+    char* end = nullptr;
+    double parsed = std::strtod(value.c_str(), &end);
+    bool ok = !value.empty() && end && *end == '\0' && parsed >= min_value;
+    RUNRUN_ENFORCE(ok, InvalidArgumentError,
+                   std::string(knob.env_name) + "='" + value + "' is not a number >= " +
+                       std::to_string(min_value) + " (" + std::string(knob.doc) + ")");
+    return parsed;
+  }
+
+ private:
+  const std::map<std::string, std::string>& overrides_;
+};
+
+}  // namespace
+
+Config Config::load(const std::map<std::string, std::string>& overrides) {
+  KnobReader reader(overrides);
+  Config c;
+  c.log_level = reader.text(knobs::kLogLevel);
+  c.backend = reader.text(knobs::kBackend);
+  c.cycle_time = std::chrono::microseconds(
+      static_cast<int64_t>(reader.number(knobs::kCycleTimeMs, 0) * 1000));
+  c.fusion_threshold = static_cast<size_t>(reader.number(knobs::kFusionThreshold, 0));
+  c.cache_capacity = static_cast<size_t>(reader.number(knobs::kCacheCapacity, 0));
+  c.timeline_path = reader.text(knobs::kTimeline);
+  c.stall_check_time =
+      std::chrono::seconds(static_cast<int64_t>(reader.number(knobs::kStallCheckTime, 0)));
+  c.stall_shutdown_time =
+      std::chrono::seconds(static_cast<int64_t>(reader.number(knobs::kStallShutdownTime, 0)));
+  c.shutdown_timeout =
+      std::chrono::seconds(static_cast<int64_t>(reader.number(knobs::kShutdownTimeout, 0)));
+  c.collective_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(reader.number(knobs::kCollectiveTimeout, 0) * 1000));
+  return c;
+}
+
+}  // namespace runrun

@@ -1,0 +1,31 @@
+#pragma once
+// Why: the runtime's knobs as typed values. Each is declared once in core/common/knobs.h; this
+// reads them from the RUNRUN_* environment, lets a caller (tests, bindings) override any of them
+// by name, and rejects malformed values with a message naming the variable.
+// Thread-safety: a Config is a plain value, read-only once a runtime holds it.
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <string>
+
+namespace runrun {
+
+struct Config {
+  std::string log_level = "warn";
+  std::string backend = "auto";
+  std::chrono::microseconds cycle_time{1000};
+  size_t fusion_threshold = 64 << 20;
+  size_t cache_capacity = 1024;
+  std::string timeline_path;
+  std::chrono::seconds stall_check_time{60};
+  std::chrono::seconds stall_shutdown_time{0};
+  std::chrono::seconds shutdown_timeout{30};
+  std::chrono::milliseconds collective_timeout{0};
+
+  // Defaults, overridden by the environment, overridden by `overrides` (knob env name -> value).
+  // Throws InvalidArgumentError for an unknown override name or a malformed value.
+  static Config load(const std::map<std::string, std::string>& overrides = {});
+};
+
+}  // namespace runrun

@@ -1,0 +1,185 @@
+#include "core/controller.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace runrun {
+namespace {
+
+constexpr uint64_t kFlagUncached = 1;
+constexpr uint64_t kFlagShutdown = 2;
+
+bool bit(const std::vector<uint64_t>& words, size_t offset, size_t i) {
+  return (words[offset + i / 64] >> (i % 64)) & 1U;
+}
+void set_bit(std::vector<uint64_t>& words, size_t offset, size_t i) {
+  words[offset + i / 64] |= uint64_t{1} << (i % 64);
+}
+void clear_bit(std::vector<uint64_t>& words, size_t offset, size_t i) {
+  words[offset + i / 64] &= ~(uint64_t{1} << (i % 64));
+}
+bool cacheable(OpType op) { return op != OpType::kBarrier && op != OpType::kJoin; }
+
+}  // namespace
+
+Controller::Controller(ControlChannel& channel, int rank, int size, const Config& config,
+                       Logger logger)
+    : channel_(channel),
+      rank_(rank),
+      size_(size),
+      config_(config),
+      logger_(std::move(logger)),
+      cache_(config.cache_capacity),
+      table_(size) {}
+
+void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
+  for (auto& entry : entries) {
+    std::string name = entry->request.name;
+    unsent_.push_back(name);
+    pending_[name] = std::move(entry);
+  }
+}
+
+Controller::Round Controller::negotiate(bool shutting_down) {
+  const size_t slots = cache_.num_slots();
+  const size_t words = (slots + 63) / 64;
+  // [0, words): ready bits (AND). [words, 2 words): stale bits, inverted. [2 words]: flags,
+  // inverted.
+  std::vector<uint64_t> bits(2 * words + 1, 0);
+  std::fill(bits.begin() + static_cast<std::ptrdiff_t>(words), bits.end(), ~uint64_t{0});
+
+  std::map<size_t, std::string> hits;
+  std::vector<std::string> uncached;
+  for (const std::string& name : unsent_) {
+    const Request& request = pending_.at(name)->request;
+    ResponseCache::Lookup found = cache_.lookup(request);
+    if (found.match == ResponseCache::Match::kHit && cacheable(request.op)) {
+      set_bit(bits, 0, found.slot);
+      hits[found.slot] = name;
+    } else {
+      if (found.match == ResponseCache::Match::kStale) clear_bit(bits, words, found.slot);
+      uncached.push_back(name);
+    }
+  }
+  if (!uncached.empty()) bits[2 * words] &= ~kFlagUncached;
+  if (shutting_down) bits[2 * words] &= ~kFlagShutdown;
+
+  channel_.allreduce_and(bits);
+
+  Round round;
+  if (!(bits[2 * words] & kFlagShutdown)) {
+    round.peer_shutdown = true;
+    return round;
+  }
+  bool any_stale = false;
+  for (size_t slot = 0; slot < slots; ++slot) {
+    if (bit(bits, words, slot)) continue;  // not stale anywhere
+    any_stale = true;
+    cache_.erase(slot);
+    if (auto it = hits.find(slot); it != hits.end()) {
+      uncached.push_back(it->second);
+      hits.erase(it);
+    }
+  }
+  for (const auto& [slot, name] : hits) {
+    if (!bit(bits, 0, slot)) continue;
+    round.ready.push_back(cache_.response(slot));
+    cache_.touch(slot);
+    ++cache_hits_;
+    unsent_.erase(std::find(unsent_.begin(), unsent_.end(), name));
+  }
+  bool any_uncached = !(bits[2 * words] & kFlagUncached);
+  if (any_uncached || any_stale) {
+    std::vector<Response> answers = coordinate(uncached);
+    round.ready.insert(round.ready.end(), answers.begin(), answers.end());
+  }
+  return round;
+}
+
+std::vector<Response> Controller::coordinate(const std::vector<std::string>& uncached) {
+  ++coordinator_rounds_;
+  std::vector<Request> requests;
+  for (const std::string& name : uncached) {
+    requests.push_back(pending_.at(name)->request);
+    unsent_.erase(std::find(unsent_.begin(), unsent_.end(), name));
+  }
+  std::vector<std::string> gathered = channel_.gather(encode_requests(requests), 0);
+  std::string answer;
+  if (rank_ == 0) answer = coordinator_answer(gathered);
+  channel_.broadcast(answer, 0);
+  std::vector<Response> responses = decode_responses(answer);
+  for (const Response& response : responses) {
+    auto it = pending_.find(response.name);
+    if (response.ok() && cacheable(response.op) && it != pending_.end()) {
+      cache_.put(response, it->second->request);
+    }
+  }
+  return responses;
+}
+
+std::string Controller::coordinator_answer(const std::vector<std::string>& gathered) {
+  for (size_t rank = 0; rank < gathered.size(); ++rank) {
+    for (Request& request : decode_requests(gathered[rank])) {
+      table_.add(static_cast<int>(rank), std::move(request));
+    }
+  }
+  std::vector<Response> responses = table_.take_completed();
+  inspect_stalls(responses);
+  return encode_responses(responses);
+}
+
+// Coordinator only: warns about tensors some ranks submitted long ago and others never did, and
+// fails them on every rank once RUNRUN_STALL_SHUTDOWN_TIME passed.
+void Controller::inspect_stalls(std::vector<Response>& responses) {
+  if (config_.stall_check_time.count() == 0 && config_.stall_shutdown_time.count() == 0) return;
+  for (const MessageTable::Waiting& waiting : table_.waiting()) {
+    std::ostringstream missing;
+    for (size_t i = 0; i < waiting.missing_ranks.size(); ++i) {
+      missing << (i ? ", " : "") << waiting.missing_ranks[i];
+    }
+    if (config_.stall_shutdown_time.count() > 0 && waiting.age >= config_.stall_shutdown_time) {
+      Response failed;
+      failed.name = waiting.name;
+      failed.error_code = ErrorCode::kTimeout;
+      failed.error = "tensor '" + waiting.name + "' stalled: ranks [" + missing.str() +
+                     "] did not submit it within RUNRUN_STALL_SHUTDOWN_TIME=" +
+                     std::to_string(config_.stall_shutdown_time.count()) +
+                     " s while the others did. Make every rank enqueue the same tensors (see "
+                     "docs/troubleshooting.md).";
+      table_.drop(waiting.name);
+      responses.push_back(std::move(failed));
+      continue;
+    }
+    if (config_.stall_check_time.count() > 0 && waiting.age >= config_.stall_check_time &&
+        !stall_warned_.count(waiting.name)) {
+      stall_warned_[waiting.name] = std::chrono::steady_clock::now();
+      logger_->warn(
+          "stall: tensor '{}' was submitted by some ranks {} s ago; ranks [{}] have not submitted "
+          "it. One rank may be waiting on a different tensor or stuck in its own code.",
+          waiting.name,
+          std::chrono::duration_cast<std::chrono::seconds>(waiting.age).count(), missing.str());
+    }
+  }
+}
+
+std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
+  auto it = pending_.find(name);
+  if (it == pending_.end()) return nullptr;
+  std::unique_ptr<TensorEntry> entry = std::move(it->second);
+  pending_.erase(it);
+  stall_warned_.erase(name);
+  if (auto u = std::find(unsent_.begin(), unsent_.end(), name); u != unsent_.end()) {
+    unsent_.erase(u);
+  }
+  return entry;
+}
+
+std::vector<std::unique_ptr<TensorEntry>> Controller::take_all() {
+  std::vector<std::unique_ptr<TensorEntry>> all;
+  for (auto& [name, entry] : pending_) all.push_back(std::move(entry));
+  pending_.clear();
+  unsent_.clear();
+  return all;
+}
+
+}  // namespace runrun

@@ -1,0 +1,71 @@
+#pragma once
+// Why: negotiation — deciding, identically on every rank of a process set, which enqueued
+// tensors are ready everywhere and in which order they run. One round is:
+//   1. one AND-allreduce of a bit vector: a bit per response-cache slot this rank is ready for
+//      (steady state needs nothing else), plus inverted bits (so AND gives OR) for "this slot
+//      is stale here", "I have uncached requests" and "I am shutting down";
+//   2. only if some rank has uncached or stale requests: gather them at the coordinator (rank 0
+//      of the set), which matches them across ranks (MessageTable), and broadcast its responses.
+// Ready = agreed cache hits in slot order, then the coordinator's responses in its order.
+// Thread-safety: owned by the process set's background thread.
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/logging.h"
+#include "core/config.h"
+#include "core/message_table.h"
+#include "core/response_cache.h"
+#include "core/tensor_queue.h"
+#include "ops/backend.h"
+
+namespace runrun {
+
+class Controller {
+ public:
+  Controller(ControlChannel& channel, int rank, int size, const Config& config, Logger logger);
+
+  // Takes ownership of newly enqueued entries.
+  void add(std::vector<std::unique_ptr<TensorEntry>> entries);
+  bool has_pending() const { return !pending_.empty(); }
+
+  struct Round {
+    std::vector<Response> ready;
+    bool peer_shutdown = false;  // some rank is shutting down: every rank stops
+  };
+  // Runs one round (a collective over the set's control channel).
+  Round negotiate(bool shutting_down);
+
+  // Hands the entry of an agreed response to the executor; nullptr when this rank has none.
+  std::unique_ptr<TensorEntry> take(const std::string& name);
+  std::vector<std::unique_ptr<TensorEntry>> take_all();
+
+  const ResponseCache& cache() const { return cache_; }
+  // Counters for tests and logs (any thread may read them).
+  size_t cache_hits() const { return cache_hits_; }
+  size_t coordinator_rounds() const { return coordinator_rounds_; }
+
+ private:
+  std::vector<Response> coordinate(const std::vector<std::string>& uncached);
+  std::string coordinator_answer(const std::vector<std::string>& gathered);
+  void inspect_stalls(std::vector<Response>& responses);
+
+  ControlChannel& channel_;
+  int rank_;
+  int size_;
+  const Config& config_;
+  Logger logger_;
+  ResponseCache cache_;
+  MessageTable table_;  // used on the coordinator only
+  std::map<std::string, std::unique_ptr<TensorEntry>> pending_;
+  std::vector<std::string> unsent_;  // pending names not yet sent to the coordinator, in order
+  std::map<std::string, std::chrono::steady_clock::time_point> stall_warned_;
+  std::atomic<size_t> cache_hits_{0};
+  std::atomic<size_t> coordinator_rounds_{0};
+};
+
+}  // namespace runrun

@@ -1,0 +1,24 @@
+#pragma once
+// Why: DLPack is how tensors cross the C API. This checks an incoming DLTensor (device,
+// dtype, contiguity) and turns it into a TensorView, and wraps a runtime-allocated OwnedTensor
+// into a DLManagedTensor whose deleter frees it.
+// Thread-safety: pure functions.
+
+#include <dlpack/dlpack.h>
+
+#include <string>
+
+#include "core/tensor.h"
+
+namespace runrun {
+
+// DLPack >= 0.8 names bool kDLBool = 6; the Debian header (0.6) predates it.
+inline constexpr uint8_t kDLPackBoolCode = 6;
+
+// Throws InvalidArgumentError naming `what` (e.g. "allreduce of tensor 'w' on rank 1: input").
+TensorView view_from_dlpack(const DLTensor* tensor, const std::string& what);
+
+// The caller owns the result and must call its deleter.
+DLManagedTensor* to_dlpack(OwnedTensor tensor);
+
+}  // namespace runrun

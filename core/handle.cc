@@ -1,0 +1,85 @@
+#include "core/handle.h"
+
+namespace runrun {
+
+Handle::Handle(size_t parts) : parts_left_(parts), outputs_(parts) {}
+
+bool Handle::done() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
+bool Handle::wait(std::optional<std::chrono::duration<double>> timeout) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!timeout) {
+    done_cv_.wait(lock, [&] { return done_; });
+    return true;
+  }
+  return done_cv_.wait_for(lock, *timeout, [&] { return done_; });
+}
+
+ErrorCode Handle::code() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return code_;
+}
+
+std::string Handle::error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+std::optional<OwnedTensor> Handle::take_output(size_t index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!done_ || index >= outputs_.size() || !outputs_[index]) return std::nullopt;
+  std::optional<OwnedTensor> out = std::move(outputs_[index]);
+  outputs_[index].reset();
+  return out;
+}
+
+std::vector<int64_t> Handle::received_splits() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return received_splits_;
+}
+
+int32_t Handle::join_result() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return join_result_;
+}
+
+void Handle::set_output(size_t index, OwnedTensor tensor) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (index >= outputs_.size()) outputs_.resize(index + 1);
+  outputs_[index] = std::move(tensor);
+}
+
+void Handle::set_received_splits(std::vector<int64_t> splits) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  received_splits_ = std::move(splits);
+}
+
+void Handle::set_join_result(int32_t last_rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  join_result_ = last_rank;
+}
+
+void Handle::complete_part() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (done_) return;
+  if (parts_left_ > 0) --parts_left_;
+  if (parts_left_ == 0) {
+    done_ = true;
+    done_cv_.notify_all();
+  }
+}
+
+void Handle::fail(ErrorCode code, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (done_) return;
+  code_ = code;
+  error_ = message;
+  done_ = true;
+  for (auto& out : outputs_) out.reset();
+  done_cv_.notify_all();
+}
+
+}  // namespace runrun

@@ -1,0 +1,57 @@
+#pragma once
+// Why: the completion object of an asynchronous op. The framework thread that enqueued the op
+// polls or waits on it; the background thread completes it with success (and outputs the runtime
+// allocated) or with the error every rank got. A grouped op's members share one handle, which
+// completes when the last member did (the first error wins).
+// Thread-safety: every method may be called from any thread.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common/errors.h"
+#include "core/tensor.h"
+
+namespace runrun {
+
+class Handle {
+ public:
+  // `parts`: how many member ops must complete before the handle does (1 unless grouped).
+  explicit Handle(size_t parts = 1);
+
+  // --- framework side ---
+  bool done() const;
+  // Blocks until done or the timeout passed (nullopt: no limit). Returns done().
+  bool wait(std::optional<std::chrono::duration<double>> timeout = std::nullopt) const;
+  ErrorCode code() const;
+  std::string error() const;
+  // Moves output `index` out; nullopt when there is none or it was taken already.
+  std::optional<OwnedTensor> take_output(size_t index);
+  std::vector<int64_t> received_splits() const;
+  int32_t join_result() const;
+
+  // --- background-thread side ---
+  // Stores an output of member `index` before that member completes.
+  void set_output(size_t index, OwnedTensor tensor);
+  void set_received_splits(std::vector<int64_t> splits);
+  void set_join_result(int32_t last_rank);
+  void complete_part();
+  void fail(ErrorCode code, const std::string& message);
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable done_cv_;
+  size_t parts_left_;
+  bool done_ = false;
+  ErrorCode code_ = ErrorCode::kOk;
+  std::string error_;
+  std::vector<std::optional<OwnedTensor>> outputs_;
+  std::vector<int64_t> received_splits_;
+  int32_t join_result_ = -1;
+};
+
+}  // namespace runrun

@@ -1,0 +1,119 @@
+#include "core/message.h"
+
+namespace runrun {
+
+const char* op_type_name(OpType op) {
+  switch (op) {
+    case OpType::kAllreduce: return "allreduce";
+    case OpType::kAllgather: return "allgather";
+    case OpType::kBroadcast: return "broadcast";
+    case OpType::kBarrier: return "barrier";
+    case OpType::kAlltoall: return "alltoall";
+    case OpType::kReducescatter: return "reducescatter";
+    case OpType::kJoin: return "join";
+  }
+  return "unknown";
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string Request::signature() const {
+  WireWriter w;
+  encode(w);
+  return w.take();
+}
+
+void Request::encode(WireWriter& out) const {
+  out.str(name);
+  out.u8(static_cast<uint8_t>(op));
+  out.i32(static_cast<int32_t>(dtype));
+  out.i64s(shape);
+  out.i32(static_cast<int32_t>(reduce_op));
+  out.f64(prescale);
+  out.f64(postscale);
+  out.i32(root);
+  out.i64s(splits);
+}
+
+Request Request::decode(WireReader& in) {
+  Request r;
+  r.name = in.str();
+  r.op = static_cast<OpType>(in.u8());
+  r.dtype = data_type_from_int(in.i32());
+  r.shape = in.i64s();
+  r.reduce_op = reduce_op_from_int(in.i32());
+  r.prescale = in.f64();
+  r.postscale = in.f64();
+  r.root = in.i32();
+  r.splits = in.i64s();
+  return r;
+}
+
+void Response::encode(WireWriter& out) const {
+  out.u8(static_cast<uint8_t>(op));
+  out.str(name);
+  out.i32(static_cast<int32_t>(dtype));
+  out.i64s(shape);
+  out.i32(static_cast<int32_t>(reduce_op));
+  out.f64(prescale);
+  out.f64(postscale);
+  out.i32(root);
+  out.i64s(first_dims);
+  out.i32(static_cast<int32_t>(error_code));
+  out.str(error);
+}
+
+Response Response::decode(WireReader& in) {
+  Response r;
+  r.op = static_cast<OpType>(in.u8());
+  r.name = in.str();
+  r.dtype = data_type_from_int(in.i32());
+  r.shape = in.i64s();
+  r.reduce_op = reduce_op_from_int(in.i32());
+  r.prescale = in.f64();
+  r.postscale = in.f64();
+  r.root = in.i32();
+  r.first_dims = in.i64s();
+  r.error_code = static_cast<ErrorCode>(in.i32());
+  r.error = in.str();
+  return r;
+}
+
+template <typename T>
+static std::string encode_list(const std::vector<T>& items) {
+  WireWriter w;
+  w.i64(static_cast<int64_t>(items.size()));
+  for (const auto& item : items) item.encode(w);
+  return w.take();
+}
+
+template <typename T>
+static std::vector<T> decode_list(const std::string& bytes) {
+  if (bytes.empty()) return {};
+  WireReader r(bytes);
+  int64_t n = r.i64();
+  std::vector<T> items;
+  items.reserve(static_cast<size_t>(n > 0 ? n : 0));
+  for (int64_t i = 0; i < n; ++i) items.push_back(T::decode(r));
+  return items;
+}
+
+std::string encode_requests(const std::vector<Request>& requests) { return encode_list(requests); }
+std::vector<Request> decode_requests(const std::string& bytes) {
+  return decode_list<Request>(bytes);
+}
+std::string encode_responses(const std::vector<Response>& responses) {
+  return encode_list(responses);
+}
+std::vector<Response> decode_responses(const std::string& bytes) {
+  return decode_list<Response>(bytes);
+}
+
+}  // namespace runrun

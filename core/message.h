@@ -1,0 +1,76 @@
+#pragma once
+// Why: the two negotiation messages. A Request is what one rank says about one tensor it
+// enqueued ("allreduce 'grad.w', float32, [256, 10], sum"); a Response is the coordinator's
+// verdict for a tensor every rank requested: run it (with the agreed parameters) or fail it on
+// every rank with the given error. Both are plain values with a wire encoding.
+// Thread-safety: plain values.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/common/data_type.h"
+#include "core/common/errors.h"
+#include "core/common/reduce_op.h"
+#include "core/wire.h"
+
+namespace runrun {
+
+enum class OpType : uint8_t {
+  kAllreduce = 0,
+  kAllgather = 1,
+  kBroadcast = 2,
+  kBarrier = 3,
+  kAlltoall = 4,
+  kReducescatter = 5,
+  kJoin = 6,
+};
+
+const char* op_type_name(OpType op);
+
+struct Request {
+  std::string name;
+  OpType op = OpType::kAllreduce;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  ReduceOp reduce_op = ReduceOp::kSum;
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t root = -1;              // broadcast
+  std::vector<int64_t> splits;    // alltoall: rows sent to each rank
+
+  // Everything the cache must compare: two requests with the same signature would get the same
+  // response. Local to a rank (allgather's first dimension is part of it).
+  std::string signature() const;
+  void encode(WireWriter& out) const;
+  static Request decode(WireReader& in);
+};
+
+struct Response {
+  OpType op = OpType::kAllreduce;
+  std::string name;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;       // agreed shape (allreduce, broadcast); rank 0's otherwise
+  ReduceOp reduce_op = ReduceOp::kSum;
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t root = -1;
+  // allgather: first dimension of each rank; alltoall: every rank's splits, rank-major.
+  std::vector<int64_t> first_dims;
+  ErrorCode error_code = ErrorCode::kOk;
+  std::string error;                // non-empty: fail this op on every rank with this text
+
+  bool ok() const { return error_code == ErrorCode::kOk; }
+  void encode(WireWriter& out) const;
+  static Response decode(WireReader& in);
+};
+
+std::string encode_requests(const std::vector<Request>& requests);
+std::vector<Request> decode_requests(const std::string& bytes);
+std::string encode_responses(const std::vector<Response>& responses);
+std::vector<Response> decode_responses(const std::string& bytes);
+
+// "[2, 3]" for messages.
+std::string shape_string(const std::vector<int64_t>& shape);
+
+}  // namespace runrun

@@ -1,0 +1,51 @@
+#pragma once
+// Why: the coordinator's memory. Requests for a tensor arrive from ranks over several rounds;
+// once every rank of the set asked for it, the table checks that they agree (op, dtype, shape,
+// reduce op, scale factors, root) and turns them into one Response, or into an error response
+// whose text names the tensor, the op and each rank's value.
+// Thread-safety: owned by the coordinator's background thread.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/message.h"
+
+namespace runrun {
+
+class MessageTable {
+ public:
+  explicit MessageTable(int size) : size_(size) {}
+
+  // Records `request` from `rank`. A tensor whose last request arrived becomes complete.
+  void add(int rank, Request request);
+  // Responses for every tensor completed since the last call, in completion order.
+  std::vector<Response> take_completed();
+
+  // Tensors some ranks requested and others did not, with how long they have waited.
+  struct Waiting {
+    std::string name;
+    std::vector<int> missing_ranks;
+    std::chrono::steady_clock::duration age;
+  };
+  std::vector<Waiting> waiting() const;
+  // Forgets a tensor (its stall was turned into an error).
+  void drop(const std::string& name) { rows_.erase(name); }
+
+ private:
+  struct Row {
+    std::vector<std::optional<Request>> by_rank;
+    int count = 0;
+    std::chrono::steady_clock::time_point first_seen;
+  };
+  int size_;
+  std::map<std::string, Row> rows_;
+  std::vector<std::string> completed_;
+};
+
+// Checks that the requests (one per rank) agree and builds the response. Exposed for tests.
+Response build_response(const std::string& name, const std::vector<Request>& by_rank);
+
+}  // namespace runrun

@@ -1,0 +1,166 @@
+#include "core/op_executor.h"
+
+#include <cstring>
+#include <numeric>
+
+#include "ops/cpu/reduce_kernels.h"
+
+namespace runrun {
+
+ReduceOp backend_reduce_op(ReduceOp op) { return op == ReduceOp::kAverage ? ReduceOp::kSum : op; }
+
+OpExecutor::OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger)
+    : backend_(backend), fusion_threshold_(fusion_threshold), logger_(std::move(logger)) {}
+
+void OpExecutor::execute(const std::vector<Response>& responses,
+                         std::vector<std::unique_ptr<TensorEntry>>& entries) {
+  for (const FusionBucket& bucket : plan_fusion(responses, fusion_threshold_)) {
+    const Response& first = responses[bucket.members[0]];
+    if (!first.ok()) {
+      if (auto& entry = entries[bucket.members[0]]) entry->handle->fail(first.error_code, first.error);
+      continue;
+    }
+    TensorEntry* entry = entries[bucket.members[0]].get();
+    if (!entry) {
+      throw InternalError(RUNRUN_WHERE, "rank " + std::to_string(backend_.rank()) +
+                                            " has no entry for agreed " + op_type_name(first.op) +
+                                            " of tensor '" + first.name + "'");
+    }
+    switch (first.op) {
+      case OpType::kAllreduce: run_allreduce_bucket(responses, bucket, entries); break;
+      case OpType::kAllgather: run_allgather(first, *entry); break;
+      case OpType::kBroadcast: run_broadcast(first, *entry); break;
+      case OpType::kAlltoall: run_alltoall(first, *entry); break;
+      case OpType::kReducescatter: run_reducescatter(first, *entry); break;
+      case OpType::kBarrier: backend_.barrier(); break;
+      case OpType::kJoin: break;
+    }
+    for (size_t member : bucket.members) entries[member]->handle->complete_part();
+  }
+}
+
+void OpExecutor::finish_reduction(const Response& response, void* data, size_t count) const {
+  if (response.reduce_op == ReduceOp::kAverage) {
+    cpu::divide_buffer(data, count, response.dtype, backend_.size());
+  }
+  if (response.postscale != 1.0) cpu::scale_buffer(data, count, response.dtype, response.postscale);
+}
+
+void OpExecutor::run_single_allreduce(const Response& r, TensorEntry& entry) {
+  size_t count = entry.input.num_elements();
+  const void* in = entry.input.data;
+  void* out = entry.output.data;
+  if (r.prescale != 1.0) {
+    if (in != out) std::memcpy(out, in, entry.input.num_bytes());
+    cpu::scale_buffer(out, count, r.dtype, r.prescale);
+    in = out;
+  }
+  backend_.allreduce(in, out, count, r.dtype, backend_reduce_op(r.reduce_op));
+  finish_reduction(r, out, count);
+}
+
+void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
+                                      const FusionBucket& bucket,
+                                      std::vector<std::unique_ptr<TensorEntry>>& entries) {
+  const Response& first = responses[bucket.members[0]];
+  if (!bucket.fused()) {
+    run_single_allreduce(first, *entries[bucket.members[0]]);
+    return;
+  }
+  std::byte* buffer = fusion_buffer_.get(bucket.bytes);
+  size_t offset = 0;
+  for (size_t member : bucket.members) {
+    const TensorEntry& entry = *entries[member];
+    std::memcpy(buffer + offset, entry.input.data, entry.input.num_bytes());
+    offset += entry.input.num_bytes();
+  }
+  size_t count = bucket.bytes / element_size(first.dtype);
+  if (first.prescale != 1.0) cpu::scale_buffer(buffer, count, first.dtype, first.prescale);
+  backend_.allreduce(buffer, buffer, count, first.dtype, backend_reduce_op(first.reduce_op));
+  finish_reduction(first, buffer, count);
+  offset = 0;
+  for (size_t member : bucket.members) {
+    TensorEntry& entry = *entries[member];
+    std::memcpy(entry.output.data, buffer + offset, entry.output.num_bytes());
+    offset += entry.output.num_bytes();
+  }
+  ++fused_collectives_;
+}
+
+void OpExecutor::run_allgather(const Response& r, TensorEntry& entry) {
+  std::vector<int64_t> shape = entry.input.shape;
+  size_t row_elements = 1;
+  for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
+  size_t row_bytes = row_elements * element_size(r.dtype);
+  std::vector<size_t> recv_bytes;
+  int64_t rows = 0;
+  for (int64_t dim : r.first_dims) {
+    recv_bytes.push_back(static_cast<size_t>(dim) * row_bytes);
+    rows += dim;
+  }
+  shape[0] = rows;
+  OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
+  backend_.allgatherv(entry.input.data, entry.input.num_bytes(), out.storage.get(), recv_bytes);
+  entry.handle->set_output(entry.handle_index, std::move(out));
+}
+
+void OpExecutor::run_broadcast(const Response& r, TensorEntry& entry) {
+  if (backend_.rank() == r.root && entry.input.data != entry.output.data) {
+    std::memcpy(entry.output.data, entry.input.data, entry.input.num_bytes());
+  }
+  backend_.broadcast(entry.output.data, entry.output.num_bytes(), r.root);
+}
+
+void OpExecutor::run_alltoall(const Response& r, TensorEntry& entry) {
+  const int size = backend_.size();
+  const int rank = backend_.rank();
+  std::vector<int64_t> shape = entry.input.shape;
+  size_t row_elements = 1;
+  for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
+  size_t row_bytes = row_elements * element_size(r.dtype);
+  // first_dims holds every rank's splits, rank-major: splits of rank p at [p * size, ...).
+  std::vector<size_t> send_bytes, recv_bytes;
+  std::vector<int64_t> received;
+  int64_t rows = 0;
+  for (int p = 0; p < size; ++p) {
+    int64_t to_p = r.first_dims[static_cast<size_t>(rank * size + p)];
+    int64_t from_p = r.first_dims[static_cast<size_t>(p * size + rank)];
+    send_bytes.push_back(static_cast<size_t>(to_p) * row_bytes);
+    recv_bytes.push_back(static_cast<size_t>(from_p) * row_bytes);
+    received.push_back(from_p);
+    rows += from_p;
+  }
+  shape[0] = rows;
+  OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
+  backend_.alltoallv(entry.input.data, send_bytes, out.storage.get(), recv_bytes);
+  entry.handle->set_output(entry.handle_index, std::move(out));
+  entry.handle->set_received_splits(std::move(received));
+}
+
+void OpExecutor::run_reducescatter(const Response& r, TensorEntry& entry) {
+  const int size = backend_.size();
+  std::vector<int64_t> shape = entry.input.shape;
+  size_t row_elements = 1;
+  for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
+  int64_t dim0 = shape.empty() ? 1 : shape[0];
+  std::vector<size_t> recv_counts;
+  for (int p = 0; p < size; ++p) {
+    int64_t rows = dim0 / size + (p < dim0 % size ? 1 : 0);
+    recv_counts.push_back(static_cast<size_t>(rows) * row_elements);
+  }
+  const void* in = entry.input.data;
+  AlignedBytes scaled;
+  if (r.prescale != 1.0) {
+    scaled = allocate_aligned(entry.input.num_bytes());
+    std::memcpy(scaled.get(), in, entry.input.num_bytes());
+    cpu::scale_buffer(scaled.get(), entry.input.num_elements(), r.dtype, r.prescale);
+    in = scaled.get();
+  }
+  if (!shape.empty()) shape[0] = static_cast<int64_t>(recv_counts[static_cast<size_t>(backend_.rank())] / (row_elements ? row_elements : 1));
+  OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
+  backend_.reducescatter(in, out.storage.get(), recv_counts, r.dtype, backend_reduce_op(r.reduce_op));
+  finish_reduction(r, out.storage.get(), recv_counts[static_cast<size_t>(backend_.rank())]);
+  entry.handle->set_output(entry.handle_index, std::move(out));
+}
+
+}  // namespace runrun

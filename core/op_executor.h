@@ -1,0 +1,55 @@
+#pragma once
+// Why: runs the agreed ops of a round over the data backend — one fusion bucket at a time:
+// fused allreduces through the fusion buffer (copy in, prescale, one collective, average,
+// postscale, copy out), a large allreduce directly on the tensor, allgather/broadcast/alltoall/
+// reducescatter/barrier as themselves — and completes each entry's handle. An error response
+// fails its entries' handles; the runtime goes on. A transport error propagates to the caller.
+// Thread-safety: owned by the process set's background thread.
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "core/common/logging.h"
+#include "core/fusion_buffer.h"
+#include "core/fusion_planner.h"
+#include "core/tensor_queue.h"
+#include "ops/backend.h"
+
+namespace runrun {
+
+class Timeline;
+
+class OpExecutor {
+ public:
+  OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger);
+
+  // entries[i] belongs to responses[i]; nullptr when this rank has no entry for it (the
+  // response is skipped on this rank; only error responses can be like that).
+  void execute(const std::vector<Response>& responses,
+               std::vector<std::unique_ptr<TensorEntry>>& entries);
+
+  size_t fused_collectives() const { return fused_collectives_; }
+
+ private:
+  void run_allreduce_bucket(const std::vector<Response>& responses, const FusionBucket& bucket,
+                            std::vector<std::unique_ptr<TensorEntry>>& entries);
+  void run_single_allreduce(const Response& response, TensorEntry& entry);
+  void run_allgather(const Response& response, TensorEntry& entry);
+  void run_broadcast(const Response& response, TensorEntry& entry);
+  void run_alltoall(const Response& response, TensorEntry& entry);
+  void run_reducescatter(const Response& response, TensorEntry& entry);
+  // Average and postscale applied to a reduced buffer.
+  void finish_reduction(const Response& response, void* data, size_t count) const;
+
+  Backend& backend_;
+  size_t fusion_threshold_;
+  Logger logger_;
+  FusionBuffer fusion_buffer_;
+  std::atomic<size_t> fused_collectives_{0};
+};
+
+// Backends reduce Sum for Average (the core divides afterwards).
+ReduceOp backend_reduce_op(ReduceOp op);
+
+}  // namespace runrun

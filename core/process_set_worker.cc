@@ -1,0 +1,98 @@
+#include "core/process_set_worker.h"
+
+#include <chrono>
+#include <future>
+
+namespace runrun {
+
+ProcessSetWorker::ProcessSetWorker(int id, std::unique_ptr<Backend> backend, const Config& config,
+                                   Logger logger)
+    : id_(id),
+      backend_(std::move(backend)),
+      config_(config),
+      logger_(std::move(logger)),
+      controller_(backend_->control(), backend_->rank(), backend_->size(), config, logger_),
+      executor_(*backend_, config.fusion_threshold, logger_) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+ProcessSetWorker::~ProcessSetWorker() { shutdown(); }
+
+void ProcessSetWorker::enqueue(std::vector<std::unique_ptr<TensorEntry>> entries) {
+  queue_.push(std::move(entries), backend_->rank());
+}
+
+void ProcessSetWorker::shutdown() {
+  shutdown_requested_ = true;
+  queue_.wake();
+  if (!thread_.joinable()) return;
+  auto deadline = std::chrono::steady_clock::now() + config_.shutdown_timeout;
+  while (!stopped_ && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (!stopped_) {
+    logger_->warn("process set {}: the other ranks did not join shutdown within {} s "
+                  "(RUNRUN_SHUTDOWN_TIMEOUT); leaving without them",
+                  id_, config_.shutdown_timeout.count());
+    backend_->abort();
+  }
+  thread_.join();
+}
+
+void ProcessSetWorker::loop() {
+  std::string reason = "runrun is shut down on rank " + std::to_string(backend_->rank()) +
+                       ": call init() again before enqueueing more ops";
+  ErrorCode code = ErrorCode::kShutDown;
+  try {
+    while (true) {
+      if (!controller_.has_pending() && !shutdown_requested_) queue_.wait(std::nullopt);
+      controller_.add(queue_.pop_all());
+      bool shutting_down = shutdown_requested_;
+      if (!controller_.has_pending() && !shutting_down) continue;
+      Controller::Round round = controller_.negotiate(shutting_down);
+      if (round.peer_shutdown) {
+        if (!shutting_down) {
+          reason = "runrun was shut down: another rank of process set " + std::to_string(id_) +
+                   " called shutdown (or exited) while this rank (" +
+                   std::to_string(backend_->rank()) + ") still had ops pending";
+        }
+        break;
+      }
+      if (round.ready.empty()) {
+        queue_.wait(std::chrono::steady_clock::now() + config_.cycle_time);
+        continue;
+      }
+      executing_.clear();
+      for (const Response& response : round.ready) {
+        executing_.push_back(controller_.take(response.name));
+        if (executing_.back()) queue_.finished(response.name);
+      }
+      executor_.execute(round.ready, executing_);
+      executing_.clear();
+    }
+  } catch (const Error& e) {
+    code = e.code() == ErrorCode::kShutDown ? ErrorCode::kShutDown : e.code();
+    reason = e.what();
+    logger_->error("process set {}: background thread stops: {} ({})", id_, e.what(), e.where());
+  } catch (const std::exception& e) {
+    code = ErrorCode::kInternal;
+    reason = std::string("internal error in the background thread: ") + e.what();
+    logger_->error("process set {}: {}", id_, reason);
+  }
+  fail_everything(code, reason);
+  stopped_ = true;
+}
+
+void ProcessSetWorker::fail_everything(ErrorCode code, const std::string& message) {
+  for (auto& entry : queue_.close(message)) entry->handle->fail(code, message);
+  for (auto& entry : executing_) {
+    if (entry) entry->handle->fail(code, message);  // no-op for the ones that completed
+  }
+  executing_.clear();
+  for (auto& entry : controller_.take_all()) {
+    queue_.finished(entry->request.name);
+    entry->handle->fail(code, message);
+  }
+}
+
+}  // namespace runrun

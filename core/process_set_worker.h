@@ -1,0 +1,67 @@
+#pragma once
+// Why: the background thread of one process set. It sleeps until something is enqueued (an
+// idle runtime uses no CPU), then runs negotiation rounds and executes what every rank agreed,
+// until its queue is empty again. A round that agreed nothing while work is pending waits at
+// most the cycle time for more enqueues before the next round (never a fixed sleep per op).
+// Each process set has its own worker, backend, cache and fusion buffer, so ops on different
+// sets proceed independently.
+// Thread-safety: enqueue/request_shutdown may be called from any thread; the rest is internal
+// to the worker thread. The destructor stops and joins the thread.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/common/logging.h"
+#include "core/config.h"
+#include "core/controller.h"
+#include "core/op_executor.h"
+#include "core/tensor_queue.h"
+#include "ops/backend.h"
+
+namespace runrun {
+
+class ProcessSetWorker {
+ public:
+  ProcessSetWorker(int id, std::unique_ptr<Backend> backend, const Config& config, Logger logger);
+  ~ProcessSetWorker();
+  ProcessSetWorker(const ProcessSetWorker&) = delete;
+  ProcessSetWorker& operator=(const ProcessSetWorker&) = delete;
+
+  // Throws InvalidArgumentError (name in flight) or ShutDownError (worker stopped).
+  void enqueue(std::vector<std::unique_ptr<TensorEntry>> entries);
+
+  // Asks every rank of the set to stop (a shutdown round). Waits up to the configured shutdown
+  // timeout for the other ranks, then aborts the backend and joins the thread. Idempotent.
+  void shutdown();
+  bool running() const { return !stopped_.load(); }
+
+  const Backend& backend() const { return *backend_; }
+  int id() const { return id_; }
+  // Counters for tests and logs; any thread may read them.
+  size_t cache_hits() const { return controller_.cache_hits(); }
+  size_t coordinator_rounds() const { return controller_.coordinator_rounds(); }
+  size_t fused_collectives() const { return executor_.fused_collectives(); }
+
+ private:
+  void loop();
+  void run_round();
+  void fail_everything(ErrorCode code, const std::string& message);
+
+  int id_;
+  std::unique_ptr<Backend> backend_;
+  const Config& config_;
+  Logger logger_;
+  TensorQueue queue_;
+  Controller controller_;
+  OpExecutor executor_;
+  std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
+  std::atomic<bool> shutdown_requested_{false};
+  std::atomic<bool> stopped_{false};
+  std::string stop_reason_;
+  std::thread thread_;
+};
+
+}  // namespace runrun

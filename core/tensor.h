@@ -1,0 +1,46 @@
+#pragma once
+// Why: how the core sees a tensor: a borrowed contiguous buffer with a dtype and a shape
+// (TensorView), or a buffer the runtime allocated for an op whose output size is only known after
+// negotiation (OwnedTensor, handed to the caller through the handle).
+// Thread-safety: plain values; an OwnedTensor has one owner at a time.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "core/common/data_type.h"
+
+namespace runrun {
+
+size_t num_elements(const std::vector<int64_t>& shape);
+
+struct TensorView {
+  void* data = nullptr;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+
+  size_t num_elements() const { return runrun::num_elements(shape); }
+  size_t num_bytes() const { return num_elements() * element_size(dtype); }
+};
+
+struct AlignedDelete {
+  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
+using AlignedBytes = std::unique_ptr<std::byte[], AlignedDelete>;
+// Uninitialised 64-byte aligned memory (at least 1 byte).
+AlignedBytes allocate_aligned(size_t bytes);
+
+struct OwnedTensor {
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  AlignedBytes storage;
+
+  // Allocates (uninitialised, 64-byte aligned) storage for the shape.
+  static OwnedTensor allocate(DataType dtype, std::vector<int64_t> shape);
+  TensorView view() { return TensorView{storage.get(), dtype, shape}; }
+  size_t num_bytes() const { return num_elements(shape) * element_size(dtype); }
+};
+
+}  // namespace runrun

@@ -1,0 +1,78 @@
+#include "core/tensor_queue.h"
+
+#include <utility>
+
+namespace runrun {
+
+void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int rank) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) throw ShutDownError(RUNRUN_WHERE, close_reason_);
+    std::unordered_set<std::string> batch;
+    for (const auto& entry : entries) {
+      const std::string& name = entry->request.name;
+      bool fresh = !in_flight_.count(name) && batch.insert(name).second;
+      RUNRUN_ENFORCE(fresh, InvalidArgumentError,
+                     std::string(op_type_name(entry->request.op)) + " of tensor '" + name +
+                         "' on rank " + std::to_string(rank) +
+                         ": an op with this name is already in flight; wait for its handle "
+                         "before reusing the name, or give each tensor a distinct name");
+    }
+    for (auto& entry : entries) {
+      in_flight_.insert(entry->request.name);
+      incoming_.push_back(std::move(entry));
+    }
+  }
+  cv_.notify_one();
+}
+
+void TensorQueue::wait(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto ready = [&] { return !incoming_.empty() || woken_ || closed_; };
+  if (deadline) {
+    cv_.wait_until(lock, *deadline, ready);
+  } else {
+    cv_.wait(lock, ready);
+  }
+  woken_ = false;
+}
+
+std::vector<std::unique_ptr<TensorEntry>> TensorQueue::pop_all() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::exchange(incoming_, {});
+}
+
+void TensorQueue::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    woken_ = true;
+  }
+  cv_.notify_one();
+}
+
+void TensorQueue::finished(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  in_flight_.erase(name);
+}
+
+std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& reason) {
+  std::vector<std::unique_ptr<TensorEntry>> left;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!closed_) {
+      closed_ = true;
+      close_reason_ = reason;
+    }
+    left = std::exchange(incoming_, {});
+    for (const auto& entry : left) in_flight_.erase(entry->request.name);
+  }
+  cv_.notify_all();
+  return left;
+}
+
+bool TensorQueue::closed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return closed_;
+}
+
+}  // namespace runrun

@@ -1,0 +1,64 @@
+#pragma once
+// Why: the hand-off between the framework threads that enqueue ops and the background thread
+// that runs them. Enqueue checks what can be checked without peers (a name already in flight,
+// a closed runtime) and wakes the background thread; the background thread takes everything
+// new in one go and owns it from then on.
+// Thread-safety: push/finished/close may be called from any thread; pop_all and wait are for
+// the one background thread of the process set.
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/handle.h"
+#include "core/message.h"
+#include "core/tensor.h"
+
+namespace runrun {
+
+// One enqueued tensor op (a member of a grouped op counts as one entry).
+struct TensorEntry {
+  Request request;
+  TensorView input;
+  TensorView output;  // data == nullptr when the runtime allocates the output
+  std::shared_ptr<Handle> handle;
+  size_t handle_index = 0;  // which output of the handle this entry fills
+  std::chrono::steady_clock::time_point enqueued_at;
+};
+
+class TensorQueue {
+ public:
+  // Adds the entries atomically (a group all or nothing). Throws InvalidArgumentError naming the
+  // tensor when a name is already in flight (or repeated within `entries`), ShutDownError with
+  // the close reason once closed.
+  void push(std::vector<std::unique_ptr<TensorEntry>> entries, int rank);
+
+  // Blocks until something was pushed, the queue was closed or woken, or `deadline` passed.
+  void wait(std::optional<std::chrono::steady_clock::time_point> deadline);
+  std::vector<std::unique_ptr<TensorEntry>> pop_all();
+  // Wakes wait() without pushing (shutdown requests).
+  void wake();
+
+  // The op named `name` completed or failed: the name may be enqueued again.
+  void finished(const std::string& name);
+
+  // Later pushes throw ShutDownError(reason); returns what was never popped.
+  std::vector<std::unique_ptr<TensorEntry>> close(const std::string& reason);
+  bool closed() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<TensorEntry>> incoming_;
+  std::unordered_set<std::string> in_flight_;
+  bool woken_ = false;
+  bool closed_ = false;
+  std::string close_reason_;
+};
+
+}  // namespace runrun

@@ -1,0 +1,148 @@
+// Error cases: immediate errors (nothing enqueued) and mismatches that fail an op on every
+// rank with a message naming the tensor, the op and each rank's value; shutdown.
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "tests/unit/core/rank_threads.h"
+
+using namespace runrun;
+using runrun::testing::require_error;
+using runrun::testing::require_ok;
+using runrun::testing::run_ranks;
+
+namespace {
+
+TensorView view_of(std::vector<float>& v) {
+  return TensorView{v.data(), DataType::kFloat32, {static_cast<int64_t>(v.size())}};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+template <typename Body>
+std::string thrown(ErrorCode code, Body&& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    RANK_CHECK(e.code() == code);
+    return e.what();
+  }
+  throw std::runtime_error("expected an error, nothing was thrown");
+}
+
+}  // namespace
+
+TEST_CASE("mismatched dtype, op, reduce op, root and scale fail on every rank", "[core][errors]") {
+  run_ranks(2, [](int rank, Runtime& rt) {
+    std::vector<float> f(4, 1.0f);
+    std::vector<double> d(4, 1.0);
+    TensorView dview{d.data(), DataType::kFloat64, {4}};
+
+    auto h1 = rank == 0 ? rt.allreduce("dt", view_of(f), view_of(f), {})
+                        : rt.allreduce("dt", dview, dview, {});
+    std::string e1 = require_error(*h1, ErrorCode::kMismatch);
+    RANK_CHECK(contains(e1, "mismatched dtype for allreduce of tensor 'dt'"));
+    RANK_CHECK(contains(e1, "rank 0: float32") && contains(e1, "rank 1: float64"));
+
+    auto h2 = rank == 0 ? rt.allreduce("op", view_of(f), view_of(f), {})
+                        : rt.broadcast("op", view_of(f), view_of(f), 0, 0);
+    std::string e2 = require_error(*h2, ErrorCode::kMismatch);
+    RANK_CHECK(contains(e2, "mismatched op") && contains(e2, "rank 1: broadcast"));
+
+    AllreduceOptions o;
+    o.op = rank == 0 ? ReduceOp::kSum : ReduceOp::kMax;
+    std::string e3 = require_error(*rt.allreduce("rop", view_of(f), view_of(f), o),
+                                   ErrorCode::kMismatch);
+    RANK_CHECK(contains(e3, "reduce op") && contains(e3, "rank 0: sum") && contains(e3, "rank 1: max"));
+
+    std::string e4 = require_error(*rt.broadcast("root", view_of(f), view_of(f), rank, 0),
+                                   ErrorCode::kMismatch);
+    RANK_CHECK(contains(e4, "root rank") && contains(e4, "rank 1: 1"));
+
+    AllreduceOptions s;
+    s.prescale = rank == 0 ? 1.0 : 2.0;
+    std::string e5 = require_error(*rt.allreduce("scale", view_of(f), view_of(f), s),
+                                   ErrorCode::kMismatch);
+    RANK_CHECK(contains(e5, "prescale factor"));
+
+    // The runtime goes on serving other tensors.
+    std::vector<float> ok(4, 1.0f);
+    AllreduceOptions sum;
+    sum.op = ReduceOp::kSum;
+    require_ok(*rt.allreduce("after", view_of(ok), view_of(ok), sum));
+    RANK_CHECK(ok[0] == 2.0f);
+  });
+}
+
+TEST_CASE("invalid arguments fail at once and enqueue nothing", "[core][errors]") {
+  run_ranks(2, [](int rank, Runtime& rt) {
+    std::vector<float> f(4, 1.0f);
+    std::vector<float> other(5, 1.0f);
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.broadcast("r", view_of(f), view_of(f), 2, 0); }),
+                        "root rank 2 is outside the process set"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.allreduce("n", TensorView{nullptr, DataType::kFloat32, {3}},
+                                                  TensorView{nullptr, DataType::kFloat32, {3}}, {}); }),
+                        "null pointer"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.allreduce("o", view_of(f), view_of(other), {}); }),
+                        "must have the input's dtype and shape"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.allreduce("", view_of(f), view_of(f), {}); }),
+                        "name is empty"));
+    std::vector<uint8_t> b(4, 1);
+    TensorView bview{b.data(), DataType::kBool, {4}};
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.allreduce("b", bview, bview, {}); }),
+                        "average is not defined for bool"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.allgather({"s"}, {TensorView{f.data(), DataType::kFloat32, {}}}, 0); }),
+                        "at least one dimension"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.allreduce("p", view_of(f), view_of(f), AllreduceOptions{ReduceOp::kSum, 1, 1, 5}); }),
+                        "process set 5 does not exist"));
+
+    // Duplicate name while the first op is in flight: only rank 0 enqueues twice; rank 1 joins
+    // the first op after rank 0 saw the error, so the first op is certainly still pending.
+    std::vector<float> x(4, 1.0f);
+    if (rank == 0) {
+      auto first = rt.allreduce("dup", view_of(x), view_of(x), {});
+      RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                                 [&] { rt.allreduce("dup", view_of(x), view_of(x), {}); }),
+                          "already in flight"));
+      require_ok(*rt.broadcast("go", view_of(f), view_of(f), 0, 0));
+      require_ok(*first);
+    } else {
+      require_ok(*rt.broadcast("go", view_of(f), view_of(f), 0, 0));
+      require_ok(*rt.allreduce("dup", view_of(x), view_of(x), {}));
+    }
+  });
+}
+
+TEST_CASE("shutdown fails later ops with a clear error and is idempotent", "[core][errors]") {
+  run_ranks(2, [](int, Runtime& rt) {
+    std::vector<float> f(4, 1.0f);
+    require_ok(*rt.allreduce("before", view_of(f), view_of(f), {}));
+    rt.shutdown();
+    rt.shutdown();
+    RANK_CHECK(!rt.running());
+    RANK_CHECK(contains(thrown(ErrorCode::kShutDown,
+                               [&] { rt.allreduce("after", view_of(f), view_of(f), {}); }),
+                        "shut down"));
+  });
+}
+
+TEST_CASE("a rank shutting down fails the pending ops of the others", "[core][errors]") {
+  run_ranks(2, [](int rank, Runtime& rt) {
+    std::vector<float> f(4, 1.0f);
+    if (rank == 1) {
+      auto pending = rt.allreduce("never", view_of(f), view_of(f), {});
+      std::string error = require_error(*pending, ErrorCode::kShutDown);
+      RANK_CHECK(contains(error, "another rank"));
+    } else {
+      rt.shutdown();
+    }
+  });
+}

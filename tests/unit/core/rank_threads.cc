@@ -1,0 +1,58 @@
+#include "tests/unit/core/rank_threads.h"
+
+#include <catch2/catch.hpp>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ops/local/local_backend.h"
+
+namespace runrun::testing {
+
+void run_ranks(int size, const RankBody& body,
+               const std::map<std::string, std::string>& overrides) {
+  auto world = std::make_shared<LocalWorld>(size);
+  std::mutex mutex;
+  std::string first_failure;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank) {
+    threads.emplace_back([&, rank] {
+      std::string failure;
+      try {
+        Config config = Config::load(overrides);
+        Runtime runtime(std::make_unique<LocalBackend>(world, rank), config);
+        body(rank, runtime);
+        runtime.shutdown();
+      } catch (const std::exception& e) {
+        failure = e.what();
+      } catch (...) {
+        failure = "unknown exception";
+      }
+      if (!failure.empty()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (first_failure.empty()) first_failure = "rank " + std::to_string(rank) + ": " + failure;
+        world->fail_rank(rank);  // peers waiting on this rank fail instead of hanging
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (!first_failure.empty()) FAIL(first_failure);
+}
+
+void require_ok(Handle& handle) {
+  if (!handle.wait(std::chrono::seconds(60))) throw std::runtime_error("op did not finish in 60 s");
+  if (handle.code() != ErrorCode::kOk) throw std::runtime_error("op failed: " + handle.error());
+}
+
+std::string require_error(Handle& handle, ErrorCode code) {
+  if (!handle.wait(std::chrono::seconds(60))) throw std::runtime_error("op did not finish in 60 s");
+  if (handle.code() != code) {
+    throw std::runtime_error("expected error code " + std::string(error_code_name(code)) +
+                             ", got " + std::string(error_code_name(handle.code())) + ": " +
+                             handle.error());
+  }
+  return handle.error();
+}
+
+}  // namespace runrun::testing

@@ -1,0 +1,39 @@
+#pragma once
+// Why: the core's unit tests run N ranks as threads of one process, each with its own Runtime
+// over a shared LocalWorld. run_ranks starts them, waits for all, and fails the test with the
+// first failure (and its rank). Catch2 v2 assertions are not thread-safe, so rank threads check
+// with RANK_CHECK, which throws; only the main thread talks to Catch2.
+// Thread-safety: run_ranks from the test's main thread; the rest from rank threads.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "core/runtime.h"
+#include "ops/local/local_world.h"
+
+namespace runrun::testing {
+
+using RankBody = std::function<void(int rank, Runtime& runtime)>;
+
+// Runs `body` on `size` thread-ranks; knob overrides apply to every rank's Config.
+void run_ranks(int size, const RankBody& body,
+               const std::map<std::string, std::string>& overrides = {});
+
+// Waits for `handle` (at most 60 s, so a bug fails instead of hanging); throws unless it
+// succeeded.
+void require_ok(Handle& handle);
+// Waits like require_ok and returns the error text; throws unless it failed with `code`.
+std::string require_error(Handle& handle, ErrorCode code);
+
+}  // namespace runrun::testing
+
+#define RANK_CHECK(condition)                                                         \
+  do {                                                                                \
+    if (!(condition)) {                                                               \
+      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
+                               ": check failed: " #condition);                        \
+    }                                                                                 \
+  } while (0)
