@@ -26,10 +26,6 @@ struct BackendOptions {
 // Throws UnsupportedError naming the backends this build has when `name` is not one of them.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 
-// Whether MPI grants MPI_THREAD_MULTIPLE in this process (false without MPI in the build, or
-// before MPI is initialized). Initializes nothing.
-bool mpi_threads_supported();
-
 // Names of the backends compiled into this build, e.g. {"mpi", "local"}.
 std::vector<std::string> built_backends();
 
