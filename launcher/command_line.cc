@@ -106,7 +106,7 @@ std::vector<std::string> normalize_num_proc(const std::vector<std::string>& args
     if (word.find('=') != std::string::npos) continue;  // --name=value
     if (word.size() > 2 && word[1] != '-') continue;     // -Hvalue
     const CLI::Option* option = app.get_option_no_throw(word);
-    if (option != nullptr && option->get_type_size() != 0) ++i;  // skip its value
+    if (option != nullptr && option->get_expected_min() > 0) ++i;  // skip its value
   }
   return out;
 }
@@ -225,7 +225,12 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   options.mpi_args = split_shell_words(raw.mpi_args, "--mpi-args");
   options.knob_values = knob_values(raw);
   options.dry_run = raw.dry_run;
-  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (!command.empty() && command.front() == "--") {
+    command.erase(command.begin());
+  } else if (!command.empty() && command.front().size() > 1 && command.front()[0] == '-') {
+    invalid("unknown option '" + command.front() +
+            "' (see runrun --help); a command that starts with '-' goes after '--'");
+  }
   options.command = std::move(command);
   return options;
 }

@@ -1,0 +1,166 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/common/errors.h"
+#include "core/common/knobs.h"
+#include "launcher/command_line.h"
+
+using namespace runrun::launcher;
+using Args = std::vector<std::string>;
+
+namespace {
+
+LaunchOptions parse(const Args& args, const Environment& env = {}) {
+  std::ostringstream out;
+  const auto parsed = parse_command_line(args, env, out);
+  REQUIRE(parsed.action == ParsedCommandLine::Action::kRun);
+  return parsed.options;
+}
+
+std::string error_of(const Args& args) {
+  std::ostringstream out;
+  try {
+    parse_command_line(args, {}, out);
+  } catch (const runrun::InvalidArgumentError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string knob(const LaunchOptions& options, const runrun::Knob& which) {
+  for (const auto& [name, value] : options.knob_values) {
+    if (name == which.env_name) return value;
+  }
+  return "<unset>";
+}
+
+}  // namespace
+
+TEST_CASE("option -np and the command after the options stay untouched") {
+  const auto options = parse({"-np", "2", "python", "-c", "print(1)", "-np", "3", "--verbose"});
+  CHECK(options.num_proc == 2);
+  CHECK(options.command == Args{"python", "-c", "print(1)", "-np", "3", "--verbose"});
+  CHECK_FALSE(options.verbose);
+  CHECK(options.hosts == std::vector<HostSlots>{{"localhost", 2}});
+  CHECK(options.controller == Controller::kMpi);
+  CHECK(options.start_timeout_s == 30);
+}
+
+TEST_CASE("option -- separates the options from the command") {
+  CHECK(parse({"--num-proc", "2", "--", "--weird-program", "-x"}).command ==
+        Args{"--weird-program", "-x"});
+  CHECK(parse({"-np", "1", "--", "--"}).command == Args{"--"});
+}
+
+TEST_CASE("option -np among option values is rewritten, inside the command it is not") {
+  const auto options = parse({"--verbose", "-x", "A=1", "-np", "4", "mpicmd", "-np", "3"});
+  CHECK(options.num_proc == 4);
+  CHECK(options.verbose);
+  CHECK(options.command == Args{"mpicmd", "-np", "3"});
+}
+
+TEST_CASE("hosts from -H and from --hostfile") {
+  CHECK(parse({"-np", "4", "-H", "a:2,b:2", "x"}).hosts ==
+        std::vector<HostSlots>{{"a", 2}, {"b", 2}});
+  CHECK(parse({"-np", "4", "--hosts", "a:4", "x"}).hosts_source == "-H a:4");
+  const std::string path = "command_line_test_hosts.txt";
+  std::ofstream(path) << "a slots=2\nb:2\n";
+  const auto options = parse({"-np", "4", "--hostfile", path, "x"});
+  std::remove(path.c_str());
+  CHECK(options.hosts == std::vector<HostSlots>{{"a", 2}, {"b", 2}});
+  CHECK(options.hosts_source == "--hostfile " + path);
+}
+
+TEST_CASE("ssh, agent, env, output, interface and mpirun options") {
+  const auto options =
+      parse({"-np", "2", "-p", "2222", "-i", "/k/id", "--rsh-agent", "my-agent", "--mpi", "-x",
+             "A", "-x", "B=2", "--output-filename", "/tmp/out", "--verbose", "--start-timeout",
+             "7", "--network-interface", "eth1", "--mpi-args", "--mca btl self,tcp", "--dry-run",
+             "prog"});
+  CHECK(options.ssh_port == 2222);
+  CHECK(options.ssh_identity_file == "/k/id");
+  CHECK(options.rsh_agent == "my-agent");
+  CHECK(options.extra_env == Args{"A", "B=2"});
+  CHECK(options.output_dir == "/tmp/out");
+  CHECK(options.verbose);
+  CHECK(options.start_timeout_s == 7);
+  CHECK(options.network_interface == "eth1");
+  CHECK(options.mpi_args == Args{"--mca", "btl", "self,tcp"});
+  CHECK(options.dry_run);
+  CHECK(parse({"-np", "1", "--ssh-port", "22", "--ssh-identity-file", "k", "x"}).ssh_port == 22);
+}
+
+TEST_CASE("the remote shell agent defaults to RUNRUN_RSH_AGENT") {
+  CHECK(parse({"-np", "1", "x"}, {{"RUNRUN_RSH_AGENT", "agent.sh"}}).rsh_agent == "agent.sh");
+  CHECK(parse({"-np", "1", "--rsh-agent", "b", "x"}, {{"RUNRUN_RSH_AGENT", "a"}}).rsh_agent == "b");
+  CHECK(parse({"-np", "1", "x"}).rsh_agent.empty());
+}
+
+TEST_CASE("tunables map to their RUNRUN_* knobs") {
+  namespace k = runrun::knobs;
+  const auto options = parse({"-np", "1", "--fusion-threshold-mb", "32", "--cycle-time-ms", "2.5",
+                              "--cache-capacity", "0", "--timeline-filename", "/tmp/t.json",
+                              "--log-level", "DEBUG", "--stall-check-warning-time-seconds", "30",
+                              "--stall-check-shutdown-time-seconds", "120", "x"});
+  CHECK(knob(options, k::kFusionThreshold) == "33554432");
+  CHECK(knob(options, k::kCycleTimeMs) == "2.5");
+  CHECK(knob(options, k::kCacheCapacity) == "0");
+  CHECK(knob(options, k::kTimeline) == "/tmp/t.json");
+  CHECK(knob(options, k::kLogLevel) == "debug");
+  CHECK(knob(options, k::kStallCheckTime) == "30");
+  CHECK(knob(options, k::kStallShutdownTime) == "120");
+  CHECK(options.knob_values.size() == 7);
+  CHECK(parse({"-np", "1", "x"}).knob_values.empty());
+}
+
+TEST_CASE("option --help, --version and --check-build end without running") {
+  std::ostringstream out;
+  auto parsed = parse_command_line({"--help"}, {}, out);
+  CHECK(parsed.action == ParsedCommandLine::Action::kExit);
+  CHECK(parsed.exit_code == 0);
+  CHECK_THAT(out.str(), Catch::Contains("--num-proc") && Catch::Contains("Examples:") &&
+                            Catch::Contains("--hostfile") && Catch::Contains("--check-build"));
+  out.str("");
+  parsed = parse_command_line({"--version"}, {}, out);
+  CHECK(parsed.action == ParsedCommandLine::Action::kExit);
+  CHECK_THAT(out.str(), Catch::StartsWith("runrun "));
+  parsed = parse_command_line({"--check-build"}, {}, out);
+  CHECK(parsed.action == ParsedCommandLine::Action::kCheckBuild);
+}
+
+TEST_CASE("every command-line error names the option and the value") {
+  CHECK_THAT(error_of({"--gloo", "-np", "2", "x"}), Catch::Contains("--gloo") &&
+                                                        Catch::Contains("not built yet"));
+  CHECK_THAT(error_of({"-np", "2", "-H", "a:2", "--hostfile", "f", "x"}),
+             Catch::Contains("both given"));
+  CHECK_THAT(error_of({"-np", "two", "x"}), Catch::Contains("two"));
+  CHECK_THAT(error_of({"-np"}), Catch::Contains("num-proc"));
+  CHECK_THAT(error_of({"--no-such-option", "x"}), Catch::Contains("unknown option '--no-such-option'"));
+  CHECK_THAT(error_of({"-np", "2", "-q", "x"}), Catch::Contains("unknown option '-q'"));
+  CHECK_THAT(error_of({"-np", "2", "-H", "a:zero", "x"}), Catch::Contains("'a:zero'"));
+  CHECK_THAT(error_of({"-np", "2", "--hostfile", "/nonexistent/h", "x"}),
+             Catch::Contains("cannot read hostfile '/nonexistent/h'"));
+  CHECK_THAT(error_of({"-np", "2", "-p", "70000", "x"}), Catch::Contains("70000"));
+  CHECK_THAT(error_of({"-np", "2", "-x", "1BAD=2", "x"}), Catch::Contains("'1BAD=2'"));
+  CHECK_THAT(error_of({"-np", "2", "-x", "=2", "x"}), Catch::Contains("'=2'"));
+  CHECK_THAT(error_of({"-np", "2", "--start-timeout", "0", "x"}),
+             Catch::Contains("--start-timeout") && Catch::Contains("got 0"));
+  CHECK_THAT(error_of({"-np", "2", "--mpi-args", "'open", "x"}), Catch::Contains("unterminated"));
+  CHECK_THAT(error_of({"-np", "2", "--fusion-threshold-mb", "-1", "x"}),
+             Catch::Contains("--fusion-threshold-mb") && Catch::Contains("'-1'"));
+  CHECK_THAT(error_of({"-np", "2", "--fusion-threshold-mb", "1.5", "x"}),
+             Catch::Contains("an integer"));
+  CHECK_THAT(error_of({"-np", "2", "--fusion-threshold-mb", "99999999999", "x"}),
+             Catch::Contains("too large"));
+  CHECK_THAT(error_of({"-np", "2", "--cycle-time-ms", "fast", "x"}), Catch::Contains("'fast'"));
+  CHECK_THAT(error_of({"-np", "2", "--cache-capacity", "-3", "x"}),
+             Catch::Contains("--cache-capacity"));
+  CHECK_THAT(error_of({"-np", "2", "--log-level", "loud", "x"}), Catch::Contains("'loud'"));
+  CHECK_THAT(error_of({"-np", "2", "--stall-check-warning-time-seconds", "x1", "x"}),
+             Catch::Contains("--stall-check-warning-time-seconds"));
+  CHECK_THAT(error_of({"-np", "2", "--stall-check-shutdown-time-seconds", "-5", "x"}),
+             Catch::Contains("--stall-check-shutdown-time-seconds"));
+}

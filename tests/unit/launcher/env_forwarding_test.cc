@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include "core/common/errors.h"
+#include "launcher/env_forwarding.h"
+
+using namespace runrun::launcher;
+using Names = std::vector<std::string>;
+using Values = std::vector<std::pair<std::string, std::string>>;
+
+TEST_CASE("secret-looking names") {
+  for (const char* name : {"AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "github_token", "DB_PASSWORD",
+                           "MYSQL_PASSWD", "GPG_PASSPHRASE", "GOOGLE_APPLICATION_CREDENTIALS",
+                           "SSH_PRIVATE_KEY", "OPENAI_API_KEY", "WANDB_APIKEY",
+                           "AWS_ACCESS_KEY_ID", "AWS_SESSION_KEY", "RUNRUN_AUTH",
+                           "Authorization"}) {
+    CHECK(looks_like_secret(name));
+  }
+  for (const char* name : {"PATH", "RUNRUN_FUSION_THRESHOLD", "HOME", "CUDA_VISIBLE_DEVICES",
+                           "KEYBOARD", "TOKENIZERS_PARALLELISM_X"}) {
+    CHECK(looks_like_secret(name) == (std::string(name).find("TOKEN") != std::string::npos));
+  }
+}
+
+TEST_CASE("search paths, RUNRUN_* and tunables are forwarded; secrets and topology are not") {
+  const Environment env = {{"PATH", "/bin"},
+                           {"LD_LIBRARY_PATH", "/lib"},
+                           {"PYTHONPATH", "/py"},
+                           {"VIRTUAL_ENV", "/venv"},
+                           {"HOME", "/root"},
+                           {"RUNRUN_LOG_LEVEL", "info"},
+                           {"RUNRUN_CYCLE_TIME_MS", "5"},
+                           {"RUNRUN_API_TOKEN", "s3cret"},
+                           {"RUNRUN_RANK", "3"},
+                           {"RUNRUN_LOCAL_SIZE", "2"},
+                           {"RUNRUN_RSH_AGENT", "agent"},
+                           {"AWS_SECRET_ACCESS_KEY", "x"}};
+  const auto plan = plan_forwarded_env(env, {{"RUNRUN_CYCLE_TIME_MS", "2"}}, {});
+  CHECK(plan.by_name == Names{"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
+                              "RUNRUN_LOG_LEVEL"});
+  CHECK(plan.with_value == Values{{"RUNRUN_CYCLE_TIME_MS", "2"}});
+  CHECK(plan.withheld == Names{"RUNRUN_API_TOKEN"});
+  CHECK(plan.hidden_values.empty());
+}
+
+TEST_CASE("unset search paths are not forwarded") {
+  const auto plan = plan_forwarded_env({{"PATH", "/bin"}}, {}, {});
+  CHECK(plan.by_name == Names{"PATH"});
+}
+
+TEST_CASE("user -x: by name, with a value, overriding, and secrets kept off the command line") {
+  const Environment env = {{"PATH", "/bin"}, {"NCCL_DEBUG", "INFO"}, {"RUNRUN_X", "1"},
+                           {"HF_TOKEN", "t"}};
+  const auto plan = plan_forwarded_env(
+      env, {}, {"NCCL_DEBUG", "OMP_NUM_THREADS=4", "RUNRUN_X=2", "HF_TOKEN", "MY_PASSWORD=pw"});
+  CHECK(plan.by_name == Names{"PATH", "NCCL_DEBUG", "HF_TOKEN", "MY_PASSWORD"});
+  CHECK(plan.with_value == Values{{"OMP_NUM_THREADS", "4"}, {"RUNRUN_X", "2"}});
+  CHECK(plan.hidden_values == Values{{"MY_PASSWORD", "pw"}});
+}
+
+TEST_CASE("option -x VAR for an unset VAR is an error naming it") {
+  CHECK_THROWS_WITH(plan_forwarded_env({}, {}, {"NOT_SET_ANYWHERE"}),
+                    Catch::Contains("-x NOT_SET_ANYWHERE") &&
+                        Catch::Contains("NOT_SET_ANYWHERE=value"));
+}

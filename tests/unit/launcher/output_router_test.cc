@@ -1,0 +1,76 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "launcher/output_router.h"
+
+using namespace runrun::launcher;
+
+namespace {
+
+std::string read_stream(std::FILE* file) {
+  std::fflush(file);
+  std::rewind(file);
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) text.append(buffer, n);
+  return text;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("tags are rewritten, markers taken out, partial reads joined") {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  OutputRouter router(out, err, "", 2);
+  router.feed(false, "[1,0]<stdout>:hel");
+  router.feed(false, "lo\n[1,1]<stdout>:world\n");
+  std::string marker = format_rank_event({RankEvent::Kind::kStarted, 1, 0});
+  router.feed(true, "[1,1]<stderr>:" + marker);
+  router.feed(true, "[1,0]<stderr>:50%" + format_rank_event({RankEvent::Kind::kExited, 0, 3}));
+  router.feed(true, "mpirun says something\n[1,1]<stderr>:no newline");
+  CHECK(router.take_events() == std::vector<RankEvent>{{RankEvent::Kind::kStarted, 1, 0},
+                                                       {RankEvent::Kind::kExited, 0, 3}});
+  router.finish();
+  CHECK(read_stream(out) == "[0]<stdout>:hello\n[1]<stdout>:world\n");
+  CHECK(read_stream(err) ==
+        "[0]<stderr>:50%\nmpirun says something\n[1]<stderr>:no newline\n");
+  CHECK(router.take_events().empty());
+  std::fclose(out);
+  std::fclose(err);
+}
+
+TEST_CASE("option --output-filename: per-rank files, zero-padded, created for every rank") {
+  char dir_template[] = "/tmp/runrun_router_XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  {
+    OutputRouter router(out, err, dir, 12);
+    router.feed(false, "[1,3]<stdout>:three\n[1,11]<stderr>:eleven\n");
+    router.feed(true, "[1,3]<stderr>:" + format_rank_event({RankEvent::Kind::kStarted, 3, 0}));
+    router.finish();
+  }
+  CHECK(read_file(dir + "/rank.03/stdout") == "three\n");
+  CHECK(read_file(dir + "/rank.03/stderr").empty());
+  CHECK(read_file(dir + "/rank.11/stderr") == "eleven\n");
+  struct stat info {};
+  CHECK(stat((dir + "/rank.00/stdout").c_str(), &info) == 0);
+  CHECK(read_stream(out) == "[3]<stdout>:three\n");
+  std::fclose(out);
+  std::fclose(err);
+  REQUIRE(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
+}
