@@ -2,7 +2,7 @@
 // Why: float16 and bfloat16 have no native C++ arithmetic on the CPUs we target, so every
 // reduction of them goes through float32. These conversions are exact where the value is
 // representable, round to nearest even otherwise, keep Inf, turn every NaN into a quiet NaN of
-// the same sign, and handle subnormals in both directions. They are written without branches
+// the same sign (keeping what fits of the payload), and handle subnormals in both directions. They are written without branches
 // (every path is computed and one is selected) so GCC vectorizes loops that call them.
 // Thread-safety: pure functions.
 
@@ -39,8 +39,9 @@ inline uint16_t float_to_half(float f) {
   // the float32 mantissa and lets the FPU round them to nearest even.
   const float shifted = std::bit_cast<float>(magnitude) + 0.5f;
   const uint32_t subnormal = std::bit_cast<uint32_t>(shifted) - 0x3f000000u;
-  // |f| >= 65536 or Inf -> Inf; NaN -> quiet NaN.
-  const uint32_t too_big = magnitude > 0x7f800000u ? 0x7e00u : 0x7c00u;
+  // |f| >= 65536 or Inf -> Inf; NaN -> quiet NaN keeping the payload's top mantissa bits.
+  const uint32_t nan = 0x7e00u | ((magnitude >> 13) & 0x3ffu);
+  const uint32_t too_big = magnitude > 0x7f800000u ? nan : 0x7c00u;
   const uint32_t result =
       magnitude >= 0x47800000u ? too_big : (magnitude < 0x38800000u ? subnormal : normal);
   return static_cast<uint16_t>(result | sign);

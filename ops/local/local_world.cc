@@ -72,7 +72,7 @@ void LocalWorld::fail_rank(int rank) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     failed_[static_cast<size_t>(rank)] = true;
-    if (!gone_[static_cast<size_t>(rank)]) gone_[static_cast<size_t>(rank)] = "marked failed";
+    mark_gone_locked(rank, "marked failed");
     for (const Child& child : children_) {
       auto world = child.world.lock();
       if (!world) continue;
@@ -88,8 +88,7 @@ void LocalWorld::fail_rank(int rank) {
 void LocalWorld::depart(int rank, const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& gone = gone_.at(static_cast<size_t>(rank));
-    if (!gone) gone = reason;
+    mark_gone_locked(rank, reason);
   }
   changed_.notify_all();
 }
@@ -99,8 +98,9 @@ void LocalWorld::wake_all() {
   changed_.notify_all();
 }
 
-std::optional<std::string> LocalWorld::gone_reason_locked(int rank) const {
-  return gone_[static_cast<size_t>(rank)];
+void LocalWorld::mark_gone_locked(int rank, const std::string& reason) {
+  auto& gone = gone_.at(static_cast<size_t>(rank));
+  if (!gone) gone = Gone{losses_++, reason};
 }
 
 void LocalWorld::check_peers_locked(const ChannelState& state, int rank, const char* op) const {
@@ -109,13 +109,22 @@ void LocalWorld::check_peers_locked(const ChannelState& state, int rank, const c
                                              " was marked failed (LocalWorld::fail_rank) and can "
                                              "no longer communicate");
   }
+  // Of the missing peers that are gone, name the first one lost: the others usually failed
+  // because of it.
+  const Gone* first = nullptr;
+  int first_rank = -1;
   for (int peer = 0; peer < size(); ++peer) {
-    if (peer == rank || state.present[static_cast<size_t>(peer)]) continue;
-    if (auto reason = gone_reason_locked(peer)) {
-      throw PeerFailureError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank) +
-                                               ": lost rank " + std::to_string(peer) + " (" +
-                                               *reason + "); the group cannot continue");
+    const auto& gone = gone_[static_cast<size_t>(peer)];
+    if (peer == rank || state.present[static_cast<size_t>(peer)] || !gone) continue;
+    if (!first || gone->order < first->order) {
+      first = &*gone;
+      first_rank = peer;
     }
+  }
+  if (first) {
+    throw PeerFailureError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank) +
+                                             ": lost rank " + std::to_string(first_rank) + " (" +
+                                             first->reason + "); the group cannot continue");
   }
 }
 
@@ -175,7 +184,7 @@ LocalWorld::ExchangeResult LocalWorld::exchange(LocalChannel channel, int rank, 
                                  " timed out after " +
                                  std::to_string(options_.collective_timeout.count()) +
                                  " ms waiting for peers";
-        if (!gone_[me]) gone_[me] = what;
+        mark_gone_locked(rank, what);
         changed_.notify_all();
         throw TimeoutError(RUNRUN_WHERE, what + ": a peer is stuck or gone; raise "
                                                 "RUNRUN_COLLECTIVE_TIMEOUT if it is just slow");

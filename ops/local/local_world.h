@@ -105,7 +105,8 @@ class LocalWorld : public std::enable_shared_from_this<LocalWorld> {
 
   // Throws if `rank` itself may not take part (failed), or a rank it waits on is gone.
   void check_peers_locked(const ChannelState& state, int rank, const char* op) const;
-  std::optional<std::string> gone_reason_locked(int rank) const;
+  // Marks `rank` gone for `reason` unless it already is.
+  void mark_gone_locked(int rank, const std::string& reason);
   void check_signatures(const std::vector<std::string>& signatures, int rank, const char* op) const;
 
   std::vector<int> host_of_rank_;
@@ -113,7 +114,12 @@ class LocalWorld : public std::enable_shared_from_this<LocalWorld> {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   ChannelState channels_[2];
-  std::vector<std::optional<std::string>> gone_;  // per rank: why it is gone, if it is
+  struct Gone {
+    uint64_t order;  // the earliest loss is the root cause other losses follow from
+    std::string reason;
+  };
+  std::vector<std::optional<Gone>> gone_;  // per rank: why it is gone, if it is
+  uint64_t losses_ = 0;
   std::vector<bool> failed_;                      // per rank: fail_rank was called
   std::map<uint64_t, PendingSubgroup> pending_subgroups_;
   std::vector<Child> children_;

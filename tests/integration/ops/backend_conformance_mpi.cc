@@ -1,0 +1,130 @@
+// The backend conformance suite over MpiBackend, run under mpirun (ctest ops.mpi.conformance.*),
+// plus the mpi backend's own paths: chunked calls (max_count_per_call lowered), the int-overflow
+// error of allgatherv, abort, the collective timeout, and re-creating a backend in one process.
+// On the first failure a rank prints it and calls MPI_Abort, so no peer waits forever.
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/common/errors.h"
+#include "ops/backend_factory.h"
+#include "ops/mpi/mpi_backend.h"
+#include "tests/support/backend_conformance.h"
+
+namespace {
+
+using runrun::conformance::ConformanceFailure;
+using runrun::mpi::MpiBackend;
+using runrun::mpi::MpiBackendOptions;
+
+void require(bool condition, int rank, const std::string& what) {
+  if (!condition) throw ConformanceFailure("rank " + std::to_string(rank) + ": " + what);
+}
+
+template <typename ErrorType, typename Fn>
+void require_throws(Fn&& fn, int rank, const std::string& what) {
+  try {
+    fn();
+  } catch (const ErrorType&) {
+    return;
+  }
+  throw ConformanceFailure("rank " + std::to_string(rank) + ": " + what + " did not throw");
+}
+
+// Lowering max_count_per_call makes 65539-element collectives take many MPI calls.
+void check_chunking() {
+  MpiBackendOptions options;
+  options.max_count_per_call = 1000;
+  options.collective_timeout = std::chrono::seconds(120);
+  MpiBackend chunked(options);
+  runrun::conformance::Options small;
+  small.sizes = {1, 7, 65539};
+  small.large_count = 0;
+  runrun::conformance::check_allreduce(chunked, small);
+  runrun::conformance::check_broadcast(chunked, small);
+  runrun::conformance::check_reducescatter(chunked, small);
+  // Allgatherv moves 16-byte blocks here (2000 = 16 * 125): counts and displacements (125 per
+  // rank) fit the lowered limit up to 8 ranks. 1001 bytes (odd) need 1001 one-byte blocks, over the limit: a clear error on every
+  // rank (they all see the same recv_bytes), never a corrupt transfer.
+  const int size = chunked.size();
+  std::vector<size_t> fits(static_cast<size_t>(size), 2000);
+  std::vector<char> in(2000, 'a');
+  std::vector<char> out(2000 * static_cast<size_t>(size));
+  chunked.allgatherv(in.data(), 2000, out.data(), fits);
+  require(out == std::vector<char>(out.size(), 'a'), chunked.rank(), "chunked allgatherv content");
+  std::vector<size_t> too_big(static_cast<size_t>(size), 1001);
+  std::vector<char> big_in(1001);
+  std::vector<char> big_out(1001 * static_cast<size_t>(size));
+  require_throws<runrun::InvalidArgumentError>(
+      [&] { chunked.allgatherv(big_in.data(), 1001, big_out.data(), too_big); }, chunked.rank(),
+      "allgatherv over the int limit");
+  chunked.barrier();
+}
+
+// abort() before a call: ShutDownError without touching MPI.
+void check_abort() {
+  MpiBackend backend;
+  backend.abort();
+  require_throws<runrun::ShutDownError>([&] { backend.barrier(); }, backend.rank(),
+                                        "barrier after abort");
+}
+
+// Rank 0 enters a barrier the others join only after its timeout: TimeoutError, then every
+// later call on that backend fails; the others complete the barrier afterwards.
+void check_timeout(runrun::Backend& world) {
+  MpiBackendOptions options;
+  options.collective_timeout = std::chrono::milliseconds(200);
+  MpiBackend backend(options);
+  if (backend.rank() == 0) {
+    require_throws<runrun::TimeoutError>([&] { backend.barrier(); }, 0, "barrier past the timeout");
+    require_throws<runrun::TimeoutError>([&] { backend.barrier(); }, 0, "barrier after a timeout");
+    world.barrier();
+  } else {
+    world.barrier();
+    backend.barrier();  // matches rank 0's abandoned barrier
+  }
+  world.barrier();
+}
+
+void run(int rank) {
+  {
+    MpiBackend first;  // created and destroyed: MPI must stay usable for the next one
+    first.barrier();
+  }
+  require(runrun::mpi_threads_multiple(), rank, "MPI should provide MPI_THREAD_MULTIPLE");
+  MpiBackendOptions options;
+  options.collective_timeout = std::chrono::seconds(120);
+  MpiBackend backend(options);
+  runrun::conformance::run_all(backend);
+  check_chunking();
+  check_abort();
+  check_timeout(backend);
+  backend.barrier();
+}
+
+}  // namespace
+
+int main() {
+  int rank = -1;
+  try {
+    runrun::BackendOptions options;
+    options.name = "mpi";
+    auto probe = runrun::make_backend(options);  // initializes MPI through the factory
+    rank = probe->rank();
+    probe.reset();
+    run(rank);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "backend_conformance_mpi: FAILED on rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+  if (rank == 0) std::printf("backend_conformance_mpi: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,39 @@
+// make_backend: names it knows, names it does not, and what it says about them.
+
+#include <catch2/catch.hpp>
+
+#include "core/common/errors.h"
+#include "ops/backend_factory.h"
+#include "runrun/build_config.h"
+
+TEST_CASE("make_backend: gloo is not built yet, unknown names list the built backends") {
+  runrun::BackendOptions options;
+  options.name = "gloo";
+  CHECK_THROWS_AS(runrun::make_backend(options), runrun::UnsupportedError);
+  CHECK_THROWS_WITH(runrun::make_backend(options),
+                    Catch::Contains("gloo backend is not built yet") && Catch::Contains("use mpi"));
+  options.name = "carrier-pigeon";
+  CHECK_THROWS_AS(runrun::make_backend(options), runrun::UnsupportedError);
+  CHECK_THROWS_WITH(runrun::make_backend(options),
+                    Catch::Contains("carrier-pigeon") && Catch::Contains("local"));
+}
+
+TEST_CASE("make_backend: local gives a one-rank backend that works") {
+  runrun::BackendOptions options;
+  options.name = "local";
+  auto backend = runrun::make_backend(options);
+  REQUIRE(backend);
+  CHECK(backend->name() == "local");
+  CHECK(backend->size() == 1);
+  float value = 3;
+  backend->allreduce(&value, &value, 1, runrun::DataType::kFloat32, runrun::ReduceOp::kSum);
+  CHECK(value == 3);
+}
+
+TEST_CASE("built_backends names what this build has; mpi_threads_multiple initializes nothing") {
+  const auto names = runrun::built_backends();
+  const bool has_mpi = std::find(names.begin(), names.end(), "mpi") != names.end();
+  CHECK(has_mpi == static_cast<bool>(RUNRUN_HAVE_MPI));
+  // Nothing in this process initialized MPI, so no thread level has been granted.
+  CHECK_FALSE(runrun::mpi_threads_multiple());
+}
