@@ -7,35 +7,39 @@
 namespace runrun::launcher {
 namespace {
 
-struct TaggedLine {
-  int rank = -1;                // -1: not a rank's line (mpirun's own message)
-  bool is_stderr = false;
-  std::string_view text;
-};
+constexpr std::size_t kMaxTagLength = 40;  // "[JOB,RANK]<stddiag>:" with large numbers
 
-// Parses "[JOB,RANK]<stdout>:text" / "<stderr>:" / "<stddiag>:".
-TaggedLine parse_tag(std::string_view line, bool from_stderr) {
-  TaggedLine tagged;
-  tagged.text = line;
-  tagged.is_stderr = from_stderr;
-  if (line.empty() || line[0] != '[') return tagged;
-  const auto comma = line.find(',');
-  const auto close = line.find(']');
-  if (comma == std::string_view::npos || close == std::string_view::npos || comma > close) {
-    return tagged;
-  }
-  int rank = -1;
-  const auto [ptr, ec] = std::from_chars(line.data() + comma + 1, line.data() + close, rank);
-  if (ec != std::errc() || ptr != line.data() + close) return tagged;
-  const auto rest = line.substr(close + 1);
-  for (std::string_view stream : {"<stdout>:", "<stderr>:", "<stddiag>:"}) {
-    if (rest.substr(0, stream.size()) == stream) {
-      tagged.rank = rank;
-      tagged.is_stderr = stream != "<stdout>:";
-      tagged.text = rest.substr(stream.size());
+// Result of looking for a tag at the start of `text`.
+enum class TagMatch { kNo, kYes, kIncomplete };
+
+// Matches "[JOB,RANK]<stdout>:" / "<stderr>:" / "<stddiag>:" at the start of `text`.
+TagMatch match_tag(std::string_view text, int* rank, bool* is_stderr, std::size_t* length) {
+  if (text.empty() || text[0] != '[') return TagMatch::kNo;
+  std::size_t i = 1;
+  const auto digits = [&]() {
+    const std::size_t first = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > first;
+  };
+  if (!digits()) return i == text.size() ? TagMatch::kIncomplete : TagMatch::kNo;
+  if (i == text.size()) return TagMatch::kIncomplete;
+  if (text[i++] != ',') return TagMatch::kNo;
+  const std::size_t rank_start = i;
+  if (!digits()) return i == text.size() ? TagMatch::kIncomplete : TagMatch::kNo;
+  const std::size_t rank_end = i;
+  for (std::string_view stream : {"]<stdout>:", "]<stderr>:", "]<stddiag>:"}) {
+    const auto rest = text.substr(i, stream.size());
+    if (rest == stream) {
+      std::from_chars(text.data() + rank_start, text.data() + rank_end, *rank);
+      *is_stderr = stream != "]<stdout>:";
+      *length = i + stream.size();
+      return TagMatch::kYes;
+    }
+    if (rest.size() < stream.size() && stream.substr(0, rest.size()) == rest) {
+      return TagMatch::kIncomplete;
     }
   }
-  return tagged;
+  return TagMatch::kNo;
 }
 
 }  // namespace
@@ -52,22 +56,64 @@ OutputRouter::~OutputRouter() {
 }
 
 void OutputRouter::feed(bool from_stderr, std::string_view bytes) {
-  std::string& pending = pending_[from_stderr ? 1 : 0];
-  pending.append(bytes);
-  std::size_t start = 0;
-  for (auto newline = pending.find('\n'); newline != std::string::npos;
-       newline = pending.find('\n', start)) {
-    route_line(from_stderr, std::string_view(pending).substr(start, newline - start));
-    start = newline + 1;
+  const int pipe = from_stderr ? 1 : 0;
+  pending_[pipe].append(bytes);
+  process(pipe);
+}
+
+void OutputRouter::process(int pipe) {
+  std::string& data = pending_[pipe];
+  std::size_t pos = 0;
+  while (pos < data.size()) {
+    Owner tagged;
+    std::size_t length = 0;
+    const auto match = match_tag(std::string_view(data).substr(pos), &tagged.rank,
+                                 &tagged.is_stderr, &length);
+    if (match == TagMatch::kIncomplete && data.size() - pos < kMaxTagLength) break;
+    if (match == TagMatch::kYes) {
+      owner_[pipe] = tagged;
+      pos += length;
+      continue;
+    }
+    // Text up to the next newline or possible tag ('[' not at pos) belongs to the owner.
+    auto next = data.find_first_of("\n[", pos + 1);
+    if (data[pos] == '\n') next = pos;
+    if (next == std::string::npos) next = data.size();
+    if (next < data.size() && data[next] == '\n') {
+      append(owner_[pipe], pipe, std::string_view(data).substr(pos, next + 1 - pos));
+      owner_[pipe] = Owner{};  // a line that starts without a tag is mpirun's own
+      pos = next + 1;
+    } else {
+      append(owner_[pipe], pipe, std::string_view(data).substr(pos, next - pos));
+      pos = next;
+    }
   }
-  pending.erase(0, start);
+  data.erase(0, pos);
+}
+
+void OutputRouter::append(const Owner& owner, int pipe, std::string_view text) {
+  std::string& line = owner.rank < 0 ? untagged_[pipe]
+                                     : partial_[std::make_pair(owner.rank, owner.is_stderr)];
+  line.append(text);
+  if (!line.empty() && line.back() == '\n') {
+    line.pop_back();
+    std::string complete;
+    complete.swap(line);
+    emit_line(owner, pipe, std::move(complete));
+  }
 }
 
 void OutputRouter::finish() {
-  for (int i = 0; i < 2; ++i) {
-    if (!pending_[i].empty()) route_line(i == 1, pending_[i]);
-    pending_[i].clear();
+  for (int pipe = 0; pipe < 2; ++pipe) {
+    append(owner_[pipe], pipe, pending_[pipe]);
+    pending_[pipe].clear();
+    if (!untagged_[pipe].empty()) emit_line(Owner{}, pipe, std::move(untagged_[pipe]));
+    untagged_[pipe].clear();
   }
+  for (auto& [key, line] : partial_) {
+    if (!line.empty()) emit_line(Owner{key.first, key.second}, key.second ? 1 : 0, line);
+  }
+  partial_.clear();
   if (!output_dir_.empty()) {  // every rank gets both files, even when it wrote nothing
     for (int rank = 0; rank < num_proc_; ++rank) {
       rank_file(rank, false);
@@ -84,27 +130,27 @@ std::vector<RankEvent> OutputRouter::take_events() {
   return events;
 }
 
-void OutputRouter::route_line(bool from_stderr, std::string_view line) {
-  const TaggedLine tagged = parse_tag(line, from_stderr);
-  std::string text(tagged.text);
+void OutputRouter::emit_line(const Owner& owner, int pipe, std::string line) {
   std::string rest;
-  if (const auto event = find_rank_event(text, &rest)) {
+  if (const auto event = find_rank_event(line, &rest)) {
     events_.push_back(*event);
     if (rest.empty()) return;  // a marker line of its own
-    text = rest;
+    line = rest;
   }
-  std::FILE* terminal = tagged.is_stderr ? err_ : out_;
-  if (tagged.rank < 0) {
-    std::fprintf(terminal, "%s\n", text.c_str());
-  } else {
-    std::fprintf(terminal, "[%d]<%s>:%s\n", tagged.rank, tagged.is_stderr ? "stderr" : "stdout",
-                 text.c_str());
-    if (std::FILE* file = rank_file(tagged.rank, tagged.is_stderr)) {
-      std::fprintf(file, "%s\n", text.c_str());
-      std::fflush(file);
-    }
+  if (owner.rank < 0) {
+    std::FILE* terminal = pipe == 1 ? err_ : out_;
+    std::fprintf(terminal, "%s\n", line.c_str());
+    std::fflush(terminal);
+    return;
   }
+  std::FILE* terminal = owner.is_stderr ? err_ : out_;
+  std::fprintf(terminal, "[%d]<%s>:%s\n", owner.rank, owner.is_stderr ? "stderr" : "stdout",
+               line.c_str());
   std::fflush(terminal);
+  if (std::FILE* file = rank_file(owner.rank, owner.is_stderr)) {
+    std::fprintf(file, "%s\n", line.c_str());
+    std::fflush(file);
+  }
 }
 
 std::FILE* OutputRouter::rank_file(int rank, bool is_stderr) {

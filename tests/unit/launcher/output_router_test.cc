@@ -74,3 +74,17 @@ TEST_CASE("option --output-filename: per-rank files, zero-padded, created for ev
   std::fclose(err);
   REQUIRE(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
 }
+
+TEST_CASE("pieces of one rank's line are joined even when other ranks interleave") {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  OutputRouter router(out, err, "", 2);
+  router.feed(false, "[1,1]<stdout>:py[1,0]<stdout>:a\n[1,1]<stdout>: [1,1]<stdout>:1 [x]\n");
+  router.feed(false, "[1,0]<std");
+  router.feed(false, "out>:split tag\n[not a tag] text\n");
+  router.finish();
+  CHECK(read_stream(out) ==
+        "[0]<stdout>:a\n[1]<stdout>:py 1 [x]\n[0]<stdout>:split tag\n[not a tag] text\n");
+  std::fclose(out);
+  std::fclose(err);
+}

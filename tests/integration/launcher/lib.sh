@@ -1,0 +1,53 @@
+# Shared helpers of the launcher's end-to-end tests. Usage: source lib.sh RUNRUN PROBE
+# Each test gets a scratch directory and a unique token (passed to the probe) so that stray
+# processes of this test, and only of this test, can be found with pgrep.
+set -uo pipefail
+RUNRUN="$1"
+PROBE="$2"
+WORK="$(mktemp -d /tmp/runrun_launcher_test.XXXXXX)"
+TOKEN="rrtok$$x$RANDOM"
+CLEANUPS=()
+cleanup_all() {
+  local i
+  for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do eval "${CLEANUPS[$i]}" || true; done
+  pkill -KILL -f "$TOKEN" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup_all EXIT
+trap 'exit 1' INT TERM
+
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$WORK"/*.out "$WORK"/*.err; do
+    [ -f "$f" ] && { echo "--- $f" >&2; tail -n 40 "$f" >&2; }
+  done
+  exit 1
+}
+
+# expect_line FILE REGEX: FILE has a line matching the extended REGEX.
+expect_line() { grep -Eq -- "$2" "$1" || fail "$1 has no line matching: $2"; }
+
+# expect_rc ACTUAL EXPECTED WHAT
+expect_rc() { [ "$1" = "$2" ] || fail "$3: exit status $1, expected $2"; }
+
+# no_orphans: no process carrying this test's token is left (waits at most 10 s for exits
+# already under way; this bounds the wait, it does not time anything).
+no_orphans() {
+  local i
+  for i in $(seq 1 100); do
+    pgrep -f "$TOKEN" >/dev/null || return 0
+    sleep 0.1
+  done
+  pgrep -af "$TOKEN" >&2
+  fail "processes of this test are still running after the launcher exited"
+}
+
+# wait_for_lines FILE REGEX COUNT: waits (at most 60 s) until FILE has COUNT matching lines.
+wait_for_lines() {
+  local i
+  for i in $(seq 1 600); do
+    [ "$(grep -Ec -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+    sleep 0.1
+  done
+  fail "$1 never had $3 lines matching $2"
+}

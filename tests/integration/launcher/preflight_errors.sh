@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Every preflight error exits 2 with a message saying what is wrong, before anything starts
+# (the command would create a file; it must not exist afterwards).
+source "$(dirname "$0")/lib.sh"
+started="$WORK/started"
+cmd=(/usr/bin/touch "$started")
+n=0
+# check_error EXPECTED_MESSAGE_REGEX RUNRUN_ARGS...
+check_error() {
+  local regex="$1"
+  shift
+  n=$((n + 1))
+  timeout 60 "$@" >"$WORK/case$n.out" 2>"$WORK/case$n.err"
+  local rc=$?
+  [ "$rc" = 2 ] || fail "case $n ($*): exit status $rc, expected 2"
+  grep -Eq -- "$regex" "$WORK/case$n.err" || fail "case $n ($*): no message matching $regex"
+  [ -e "$started" ] && fail "case $n ($*): the command ran"
+  return 0
+}
+printf 'good slots=1\nbad slots=many\n' >"$WORK/hostfile"
+cat >"$WORK/deny_agent.sh" <<'AGENT'
+#!/bin/sh
+echo "ssh: connect to host $1 port 22: Connection refused" >&2
+exit 255
+AGENT
+chmod +x "$WORK/deny_agent.sh"
+
+check_error "^runrun: error: -np must be at least 1 \(got 0\)" "$RUNRUN" -np 0 "${cmd[@]}"
+check_error "^runrun: error: -np must be at least 1" "$RUNRUN" "${cmd[@]}"
+check_error "-np 5 is more than the 4 slots given by -H localhost:4" "$RUNRUN" -np 5 -H localhost:4 "${cmd[@]}"
+check_error "entry 'a:2:3' .* is malformed: more than one ':'" "$RUNRUN" -np 2 -H a:2:3 "${cmd[@]}"
+check_error "hostfile .*hostfile line 2 'bad slots=many' is malformed" "$RUNRUN" -np 2 --hostfile "$WORK/hostfile" "${cmd[@]}"
+check_error "no command given" "$RUNRUN" -np 2
+check_error "mpirun was not found on PATH .*openmpi-bin" env PATH=/nonexistent "$RUNRUN" -np 1 "${cmd[@]}"
+check_error "host 'far-host': ssh: connect to host far-host port 22: Connection refused" "$RUNRUN" -np 2 -H localhost:1,far-host:1 --rsh-agent "$WORK/deny_agent.sh" "${cmd[@]}"
+check_error "host 'nohost.invalid': .*nohost.invalid" "$RUNRUN" -np 1 -H nohost.invalid:1 "${cmd[@]}"
+check_error "host 'a' is listed twice" "$RUNRUN" -np 2 -H a:1,a:1 "${cmd[@]}"
+check_error "'localhost' and '127.0.0.1' are both this machine" "$RUNRUN" -np 2 -H localhost:1,127.0.0.1:1 "${cmd[@]}"
+check_error "--gloo: the Gloo launcher is not built yet" "$RUNRUN" --gloo -np 1 "${cmd[@]}"
+check_error "--network-interface 'nosuchif0' is not an interface" "$RUNRUN" -np 1 --network-interface nosuchif0 "${cmd[@]}"
+check_error "-x UNSET_VAR_$$: UNSET_VAR_$$ is not set" "$RUNRUN" -np 1 -x "UNSET_VAR_$$" "${cmd[@]}"
+echo "PASS ($n preflight errors)"

@@ -1,0 +1,137 @@
+// A real rank program for the launcher's end-to-end and multi-host tests, written against the
+// public C API. It prints one line per rank:
+//   PROBE rank=R size=S local_rank=.. local_size=.. cross_rank=.. cross_size=.. netns=..
+//         host=.. allreduce=ok
+// after checking that the RUNRUN_* variables the launcher set agree with the runtime's own
+// topology and that an allreduce across every rank gives the exact expected sums.
+// Modes for failure tests:
+//   --exit-rank R CODE   rank R exits with CODE right after init; the others wait in an
+//                        allreduce that can never complete (the launcher must stop them)
+//   --ready-and-wait     print "PROBE ready rank=R" and wait in such an allreduce forever
+// Any other argument (e.g. --token XYZ, used by tests to find stray processes) is ignored.
+#include <runrun/c_api.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void die(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "PROBE FAILED: %s: %s\n", what, detail.c_str());
+  std::exit(1);
+}
+
+void check(runrun_status status, const char* what) {
+  if (status != RUNRUN_OK) die(what, runrun_last_error());
+}
+
+int env_int(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) die("environment", std::string(name) + " is not set by the launcher");
+  return std::atoi(value);
+}
+
+std::string net_namespace() {
+  char link[128] = {};
+  const ssize_t n = readlink("/proc/self/ns/net", link, sizeof(link) - 1);
+  return n > 0 ? std::string(link, static_cast<size_t>(n)) : "unknown";
+}
+
+DLTensor float_tensor(std::vector<float>& data) {
+  static int64_t shape[1];
+  shape[0] = static_cast<int64_t>(data.size());
+  DLTensor tensor{};
+  tensor.data = data.data();
+  tensor.device = {kDLCPU, 0};
+  tensor.ndim = 1;
+  tensor.dtype = {kDLFloat, 32, 1};
+  tensor.shape = shape;
+  return tensor;
+}
+
+// Sum over ranks of (r + 1) * (i + 1), element i; exact in float for these sizes.
+void allreduce_and_check(runrun_runtime* rt, const runrun_topology& t) {
+  std::vector<float> data(1024);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>((t.rank + 1) * (i + 1));
+  DLTensor tensor = float_tensor(data);
+  runrun_allreduce_options options = runrun_allreduce_default_options();
+  options.op = RUNRUN_OP_SUM;
+  runrun_handle* handle = nullptr;
+  check(runrun_allreduce(rt, "probe.sum", &tensor, &tensor, &options, &handle), "allreduce");
+  if (runrun_handle_wait(handle, -1) != RUNRUN_OK) die("allreduce", runrun_handle_error(handle));
+  runrun_handle_release(handle);
+  const long long ranks_sum = static_cast<long long>(t.size) * (t.size + 1) / 2;
+  for (size_t i = 0; i < data.size(); ++i) {
+    const float expected = static_cast<float>(ranks_sum * static_cast<long long>(i + 1));
+    if (data[i] != expected) {
+      die("allreduce", "element " + std::to_string(i) + " is " + std::to_string(data[i]) +
+                           ", expected " + std::to_string(expected));
+    }
+  }
+}
+
+// Blocks in an allreduce that `missing_rank` never joins.
+[[noreturn]] void wait_forever(runrun_runtime* rt) {
+  std::vector<float> data(4, 1.0f);
+  DLTensor tensor = float_tensor(data);
+  runrun_allreduce_options options = runrun_allreduce_default_options();
+  runrun_handle* handle = nullptr;
+  check(runrun_allreduce(rt, "probe.never", &tensor, &tensor, &options, &handle), "allreduce");
+  runrun_handle_wait(handle, -1);
+  die("wait_forever", std::string("the allreduce ended: ") + runrun_handle_error(handle));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int exit_rank = -1, exit_code = 0;
+  bool ready_and_wait = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--exit-rank") == 0 && i + 2 < argc) {
+      exit_rank = std::atoi(argv[i + 1]);
+      exit_code = std::atoi(argv[i + 2]);
+      i += 2;
+    } else if (std::strcmp(argv[i], "--ready-and-wait") == 0) {
+      ready_and_wait = true;
+    }
+  }
+  runrun_runtime* rt = nullptr;
+  check(runrun_init(nullptr, &rt), "runrun_init");
+  runrun_topology t{};
+  check(runrun_get_topology(rt, &t), "runrun_get_topology");
+  if (ready_and_wait) {
+    std::printf("PROBE ready rank=%d\n", t.rank);
+    std::fflush(stdout);
+    if (t.rank == 0) wait_forever(rt);  // rank 0 in a collective, the others sleeping
+    for (;;) pause();
+  }
+  if (t.rank == exit_rank) {
+    std::fprintf(stderr, "PROBE rank %d exits with %d on purpose\n", t.rank, exit_code);
+    std::_Exit(exit_code);
+  }
+  if (exit_rank >= 0) wait_forever(rt);
+  const int expected[6] = {t.rank, t.size, t.local_rank, t.local_size, t.cross_rank, t.cross_size};
+  const char* names[6] = {"RUNRUN_RANK",       "RUNRUN_SIZE",       "RUNRUN_LOCAL_RANK",
+                          "RUNRUN_LOCAL_SIZE", "RUNRUN_CROSS_RANK", "RUNRUN_CROSS_SIZE"};
+  for (int k = 0; k < 6; ++k) {
+    if (env_int(names[k]) != expected[k]) {
+      die("topology", std::string(names[k]) + "=" + std::getenv(names[k]) +
+                          " but the runtime says " + std::to_string(expected[k]));
+    }
+  }
+  allreduce_and_check(rt, t);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::printf("PROBE rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d "
+              "netns=%s host=%s allreduce=ok\n",
+              t.rank, t.size, t.local_rank, t.local_size, t.cross_rank, t.cross_size,
+              net_namespace().c_str(), host);
+  std::fflush(stdout);
+  check(runrun_shutdown(rt), "runrun_shutdown");
+  runrun_destroy(rt);
+  return 0;
+}
