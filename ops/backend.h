@@ -92,7 +92,9 @@ class Backend {
   // given order); non-members get nullptr.
   virtual std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks);
 
-  // Makes blocked and later calls throw ShutDownError. The only method any thread may call.
+  // Makes blocked and later calls throw ShutDownError. The only method any thread may call; the
+  // caller keeps the backend alive until abort() returns (the driving thread may be unblocked
+  // by it and must not destroy the backend under it).
   virtual void abort() {}
 
  protected:

@@ -171,23 +171,32 @@ LocalWorld::ExchangeResult LocalWorld::exchange(LocalChannel channel, int rank, 
     const bool timed = options_.collective_timeout.count() > 0;
     const auto deadline = std::chrono::steady_clock::now() + options_.collective_timeout;
     while (state.generation == generation) {
-      if (aborted.load()) {
-        throw ShutDownError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank) +
-                                              ": the backend was aborted while waiting for peers");
-      }
-      check_peers_locked(state, rank, op);
-      if (!timed) {
-        changed_.wait(lock);
-      } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
-                 state.generation == generation) {
-        const std::string what = std::string(op) + " on rank " + std::to_string(rank) +
-                                 " timed out after " +
-                                 std::to_string(options_.collective_timeout.count()) +
-                                 " ms waiting for peers";
-        mark_gone_locked(rank, what);
+      try {
+        if (aborted.load()) {
+          throw ShutDownError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank) +
+                                                ": the backend was aborted while waiting for peers");
+        }
+        check_peers_locked(state, rank, op);
+        if (!timed) {
+          changed_.wait(lock);
+        } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
+                   state.generation == generation) {
+          const std::string what = std::string(op) + " on rank " + std::to_string(rank) +
+                                   " timed out after " +
+                                   std::to_string(options_.collective_timeout.count()) +
+                                   " ms waiting for peers";
+          mark_gone_locked(rank, what);
+          throw TimeoutError(RUNRUN_WHERE, what + ": a peer is stuck or gone; raise "
+                                                  "RUNRUN_COLLECTIVE_TIMEOUT if it is just slow");
+        }
+      } catch (...) {
+        // Take the contribution back: an exchange this rank gave up on must not complete
+        // without it on the other ranks.
+        state.slots[me].reset();
+        state.present[me] = false;
+        --state.arrived;
         changed_.notify_all();
-        throw TimeoutError(RUNRUN_WHERE, what + ": a peer is stuck or gone; raise "
-                                                "RUNRUN_COLLECTIVE_TIMEOUT if it is just slow");
+        throw;
       }
     }
   }

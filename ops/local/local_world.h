@@ -9,7 +9,8 @@
 //
 // Fault injection: fail_rank(r) marks r lost; every rank waiting on r (now or later) throws
 // PeerFailureError naming r. A rank whose backend is aborted or times out is marked departed in
-// the same way, so its peers never hang on it.
+// the same way, so its peers never hang on it; a rank that gives up on an exchange takes its
+// contribution back, so that exchange never completes without it.
 //
 // Threading contract: any thread may call any method. Waits block on a condition variable;
 // nothing spins.

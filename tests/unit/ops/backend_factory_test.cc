@@ -6,7 +6,7 @@
 #include "ops/backend_factory.h"
 #include "runrun/build_config.h"
 
-TEST_CASE("make_backend: gloo is not built yet, unknown names list the built backends") {
+TEST_CASE("make_backend: gloo is not built yet and unknown names list the built backends") {
   runrun::BackendOptions options;
   options.name = "gloo";
   CHECK_THROWS_AS(runrun::make_backend(options), runrun::UnsupportedError);
@@ -30,7 +30,7 @@ TEST_CASE("make_backend: local gives a one-rank backend that works") {
   CHECK(value == 3);
 }
 
-TEST_CASE("built_backends names what this build has; mpi_threads_multiple initializes nothing") {
+TEST_CASE("built_backends names what this build has and mpi_threads_multiple initializes nothing") {
   const auto names = runrun::built_backends();
   const bool has_mpi = std::find(names.begin(), names.end(), "mpi") != names.end();
   CHECK(has_mpi == static_cast<bool>(RUNRUN_HAVE_MPI));

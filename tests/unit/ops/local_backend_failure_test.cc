@@ -89,9 +89,11 @@ TEST_CASE("fail_rank before a collective: later waits fail at once, subgroups in
 TEST_CASE("abort: blocked and later calls throw ShutDownError, peers are told the rank left") {
   auto world = std::make_shared<LocalWorld>(2);
   std::atomic<LocalBackend*> rank0{nullptr};
+  std::atomic<bool> abort_returned{false};
   std::thread aborter([&] {
     while (rank0.load() == nullptr) std::this_thread::yield();
     rank0.load()->abort();
+    abort_returned = true;
   });
   const auto errors = run_ranks_collect(world, [&](LocalBackend& backend) {
     if (backend.rank() == 0) {
@@ -101,6 +103,8 @@ TEST_CASE("abort: blocked and later calls throw ShutDownError, peers are told th
         backend.control().allreduce_and(bits);  // rank 1 never joins the control channel
       } catch (const runrun::ShutDownError&) {
       }
+      // The backend must outlive the abort() call running on the other thread.
+      while (!abort_returned.load()) std::this_thread::yield();
       backend.barrier();  // later call: ShutDownError again
     } else {
       backend.barrier();  // rank 0 never arrives (aborted): PeerFailureError
@@ -118,19 +122,25 @@ TEST_CASE("collective timeout: a rank that never arrives turns into TimeoutError
   runrun::LocalWorldOptions options;
   options.collective_timeout = std::chrono::milliseconds(50);
   auto world = std::make_shared<LocalWorld>(2, options);
+  std::atomic<bool> rank0_done{false};
   const auto errors = run_ranks_collect(world, [&](LocalBackend& backend) {
     if (backend.rank() == 0) {
-      backend.barrier();  // rank 1 is busy elsewhere (control channel) and never comes
+      try {
+        backend.barrier();  // rank 1 stays away until this gave up
+      } catch (...) {
+        rank0_done = true;
+        throw;
+      }
+      rank0_done = true;
     } else {
-      std::vector<uint64_t> bits{1};
-      backend.control().allreduce_and(bits);
+      while (!rank0_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      backend.barrier();  // rank 0 timed out and left: PeerFailureError naming it
     }
   });
-  for (const auto& error : errors) {
-    REQUIRE(error);
-    const bool expected = is<runrun::TimeoutError>(error) || is<runrun::PeerFailureError>(error);
-    CHECK(expected);
-  }
+  REQUIRE(errors[0]);
   CHECK(is<runrun::TimeoutError>(errors[0]));
   CHECK_THAT(message_of(errors[0]), Catch::Contains("barrier") && Catch::Contains("timed out"));
+  REQUIRE(errors[1]);
+  CHECK(is<runrun::PeerFailureError>(errors[1]));
+  CHECK_THAT(message_of(errors[1]), Catch::Contains("lost rank 0") && Catch::Contains("timed out"));
 }

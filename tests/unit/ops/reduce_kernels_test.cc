@@ -176,7 +176,7 @@ TEST_CASE("reduce_into rejects average") {
                   runrun::InvalidArgumentError);
 }
 
-TEST_CASE("scale_buffer: nearest integer away from zero, clamped; floats multiply") {
+TEST_CASE("scale_buffer: nearest integer away from zero, clamped, floats multiply") {
   std::vector<int8_t> i8{3, -3, 100, -100, 1};
   cpu::scale_buffer(i8.data(), i8.size(), DataType::kInt8, 0.5);
   CHECK(i8 == std::vector<int8_t>{2, -2, 50, -50, 1});
