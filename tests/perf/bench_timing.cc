@@ -1,0 +1,63 @@
+#include "tests/perf/bench_timing.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace runrun::perf {
+namespace {
+
+// One block of `batch` calls after a barrier; the slowest rank's seconds per call.
+double time_block(MPI_Comm comm, const Side& side, int batch) {
+  using Clock = std::chrono::steady_clock;
+  MPI_Barrier(comm);
+  const auto start = Clock::now();
+  for (int i = 0; i < batch; ++i) side();
+  const double local = std::chrono::duration<double>(Clock::now() - start).count() / batch;
+  double slowest = 0;
+  MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return slowest;
+}
+
+}  // namespace
+
+Summary summarize(std::vector<double> us) {
+  Summary s;
+  s.samples = us.size();
+  if (us.empty()) return s;
+  std::sort(us.begin(), us.end());
+  const size_t n = us.size();
+  s.median_us = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+  s.min_us = us.front();
+  return s;
+}
+
+int batch_for(size_t bytes) {
+  constexpr size_t kBlockBytes = size_t{1} << 20;
+  constexpr size_t kMaxBatch = 50;
+  if (bytes == 0) return static_cast<int>(kMaxBatch);
+  return static_cast<int>(std::clamp<size_t>(kBlockBytes / bytes, 1, kMaxBatch));
+}
+
+std::vector<Summary> time_sides(const TimingPlan& plan, MPI_Comm comm,
+                                const std::vector<Side>& sides) {
+  const size_t n = sides.size();
+  for (int w = 0; w < plan.warmup; ++w) {
+    for (const Side& side : sides) time_block(comm, side, 1);
+  }
+  std::vector<std::vector<double>> us(n);
+  double spent = 0;
+  for (int iter = 0; iter < plan.iters; ++iter) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t s = (k + static_cast<size_t>(iter)) % n;
+      const double per_call = time_block(comm, sides[s], plan.batch);
+      us[s].push_back(per_call * 1e6);
+      spent += per_call * plan.batch;
+    }
+    if (iter + 1 >= kMinIters && spent > plan.budget_s) break;
+  }
+  std::vector<Summary> out;
+  for (auto& samples : us) out.push_back(summarize(std::move(samples)));
+  return out;
+}
+
+}  // namespace runrun::perf
