@@ -7,8 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/common/errors.h"
@@ -28,7 +32,7 @@ std::vector<char*> c_strings(const std::vector<std::string>& words) {
 // Spawns with stdin </dev/null, stdout to out_fd, stderr to err_fd, in a new process group.
 // Returns 0 or the errno value.
 int spawn(const std::vector<std::string>& argv, int out_fd, int err_fd,
-          const std::vector<std::string>& env_words, pid_t* pid) {
+          const std::vector<std::string>& env_words, bool new_session, pid_t* pid) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -44,8 +48,9 @@ int spawn(const std::vector<std::string>& argv, int out_fd, int err_fd,
   sigset_t no_mask;
   sigemptyset(&no_mask);
   posix_spawnattr_setsigmask(&attributes, &no_mask);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                            POSIX_SPAWN_SETSIGMASK);
+  const int group_flag = new_session ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
+  posix_spawnattr_setflags(&attributes, static_cast<short>(group_flag | POSIX_SPAWN_SETSIGDEF |
+                                                           POSIX_SPAWN_SETSIGMASK));
   auto args = c_strings(argv);
   std::vector<std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
@@ -75,7 +80,7 @@ std::vector<CapturedRun> run_all_captured(const std::vector<std::vector<std::str
       runs[i].error = std::strerror(errno);
       continue;
     }
-    const int rc = spawn(commands[i], pipe_fds[1], pipe_fds[1], {}, &pids[i]);
+    const int rc = spawn(commands[i], pipe_fds[1], pipe_fds[1], {}, false, &pids[i]);
     close(pipe_fds[1]);
     if (rc != 0) {
       runs[i].error = std::strerror(rc);
@@ -162,7 +167,7 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
                                                  std::strerror(errno));
   }
   SpawnedProcess process;
-  const int rc = spawn(argv, out_pipe[1], err_pipe[1], extra_env, &process.pid);
+  const int rc = spawn(argv, out_pipe[1], err_pipe[1], extra_env, true, &process.pid);
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (rc != 0) {
@@ -174,6 +179,31 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
   process.stdout_fd = out_pipe[0];
   process.stderr_fd = err_pipe[0];
   return process;
+}
+
+void kill_session(pid_t session) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return;
+  while (const dirent* entry = readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || pid == getpid()) continue;
+    std::FILE* stat = std::fopen(("/proc/" + std::string(entry->d_name) + "/stat").c_str(), "r");
+    if (stat == nullptr) continue;
+    char line[1024] = {};
+    const bool read_ok = std::fgets(line, sizeof(line), stat) != nullptr;
+    std::fclose(stat);
+    // Fields after "(comm)": state ppid pgrp session ...
+    const char* after_comm = read_ok ? std::strrchr(line, ')') : nullptr;
+    char state = 0;
+    long ppid = 0, pgrp = 0, sid = 0;
+    if (after_comm != nullptr &&
+        std::sscanf(after_comm + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &sid) == 4 &&
+        sid == session) {
+      kill(static_cast<pid_t>(pid), SIGKILL);
+    }
+  }
+  closedir(proc);
 }
 
 }  // namespace runrun::launcher

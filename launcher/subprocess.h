@@ -36,10 +36,15 @@ struct SpawnedProcess {
   int stderr_fd = -1;
 };
 
-// Starts `argv` in a new process group with stdin from /dev/null. `extra_env` entries
+// Starts `argv` in a new session (so also a new process group; session id = process group id =
+// pid) with stdin from /dev/null. `extra_env` entries
 // ("NAME=value") are added to this process's environment for the child. Throws
 // InvalidArgumentError when it cannot start (naming the program and the reason).
 SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
                                 const std::vector<std::string>& extra_env);
+
+// Sends SIGKILL to every process of session `session` (found in /proc), e.g. what mpirun left
+// behind in the session spawn_with_pipes gave it, even in other process groups.
+void kill_session(pid_t session);
 
 }  // namespace runrun::launcher

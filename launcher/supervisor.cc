@@ -58,7 +58,7 @@ void request_stop(Job& job, int user_signal) {
   if (job.stopping) {
     if (user_signal != 0 && !job.killed) {
       std::fprintf(stderr, "runrun: second stop request: killing mpirun\n");
-      kill(-job.mpirun.pid, SIGKILL);
+      kill_session(job.mpirun.pid);
       job.killed = true;
     }
     return;
@@ -139,7 +139,7 @@ void handle_deadlines(Job& job) {
   if (job.stopping && !job.killed && now >= job.kill_deadline) {
     std::fprintf(stderr, "runrun: mpirun did not stop within %d s: killing it\n",
                  job.settings.stop_grace_s);
-    kill(-job.mpirun.pid, SIGKILL);
+    kill_session(job.mpirun.pid);
     job.killed = true;
   }
 }
@@ -179,6 +179,9 @@ void run_loop(Job& job, int signal_fd) {
     while (waitpid(job.mpirun.pid, &job.mpirun_status, 0) < 0 && errno == EINTR) {
     }
   }
+  // Whatever mpirun started and left behind in its session (a remote-shell client stuck on an
+  // unreachable host, say) goes with it.
+  kill_session(job.mpirun.pid);
   job.router.finish();
   handle_events(job);
 }

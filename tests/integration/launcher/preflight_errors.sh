@@ -32,6 +32,10 @@ check_error "entry 'a:2:3' .* is malformed: more than one ':'" "$RUNRUN" -np 2 -
 check_error "hostfile .*hostfile line 2 'bad slots=many' is malformed" "$RUNRUN" -np 2 --hostfile "$WORK/hostfile" "${cmd[@]}"
 check_error "no command given" "$RUNRUN" -np 2
 check_error "mpirun was not found on PATH .*openmpi-bin" env PATH=/nonexistent "$RUNRUN" -np 1 "${cmd[@]}"
+mkdir -p "$WORK/fakebin"
+printf '#!/bin/sh\necho "HYDRA build details: Version: 4.0"\n' >"$WORK/fakebin/mpirun"
+chmod +x "$WORK/fakebin/mpirun"
+check_error "fakebin/mpirun is not Open MPI's mpirun .*HYDRA" env PATH="$WORK/fakebin:$PATH" "$RUNRUN" -np 1 "${cmd[@]}"
 check_error "host 'far-host': ssh: connect to host far-host port 22: Connection refused" "$RUNRUN" -np 2 -H localhost:1,far-host:1 --rsh-agent "$WORK/deny_agent.sh" "${cmd[@]}"
 check_error "host 'nohost.invalid': .*nohost.invalid" "$RUNRUN" -np 1 -H nohost.invalid:1 "${cmd[@]}"
 check_error "host 'a' is listed twice" "$RUNRUN" -np 2 -H a:1,a:1 "${cmd[@]}"
