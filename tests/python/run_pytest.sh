@@ -3,15 +3,18 @@
 # the `runrun` launcher (mpirun until the launcher is installed). Fails when any rank of any run
 # fails; `timeout` bounds every run so nothing can hang. Per-rank junit XML and logs go to
 # BUILD_DIR/pytest/np<N>/.
-# Usage: tests/python/run_pytest.sh [BUILD_DIR]
+# Usage: tests/python/run_pytest.sh [BUILD_DIR [pytest args...]]
 set -uo pipefail
 BUILD_DIR="$(cd "${1:-build}" && pwd)"
+shift || true  # the rest goes to pytest
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PYTHON="${PYTHON:-python3}"
-PER_RUN_TIMEOUT="${RUNRUN_PYTEST_TIMEOUT:-600}"
+PER_RUN_TIMEOUT="${RUNRUN_PYTEST_TIMEOUT:-300}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Ranks outnumber cores here: MPI must yield when idle instead of spinning.
 export OMPI_MCA_mpi_yield_when_idle=1
+# A collective stuck on a peer becomes an error (named in the log) instead of a hang.
+export RUNRUN_COLLECTIVE_TIMEOUT="${RUNRUN_COLLECTIVE_TIMEOUT:-120}"
 
 status=0
 for np in ${RUNRUN_PYTEST_NP:-2 4}; do

@@ -46,10 +46,9 @@ def main():
             code = pytest.main(args)
         log.write("\nRUNRUN_RANK_PASSED\n" if code == 0 else f"\nRUNRUN_RANK_FAILED {code}\n")
         log.flush()
-    # Exit without interpreter teardown racing other ranks' shutdown: the suite's conftest
-    # already shut the runtime down.
-    sys.stdout.flush()
-    os._exit(int(code))
+    # A normal exit: MPI_Finalize runs from the C atexit handlers (os._exit would skip it and
+    # mpirun would then kill the other ranks).
+    sys.exit(int(code))
 
 
 if __name__ == "__main__":

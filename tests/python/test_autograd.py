@@ -13,7 +13,7 @@ def test_allreduce_grad(hvd):
         # Every rank weighs the output with its own rank + 1.
         (y * (hvd.rank() + 1)).sum().backward()
         weights = sum(r + 1 for r in range(n))
-        expected = torch.full((5,), float(weights) * factor / n)
+        expected = torch.full((5,), float(weights) * factor / n, dtype=torch.float64)
         assert torch.allclose(x.grad, expected)
 
 

@@ -41,7 +41,7 @@ class SyncBatchNorm(_BatchNorm):
         mean = stats[:channels] / total
         var = stats[channels:2 * channels] / total - mean * mean
         if self.track_running_stats:
-            self._update_running_stats(mean.detach(), var.detach(), float(total))
+            self._update_running_stats(mean.detach(), var.detach(), float(total.detach()))
         shape = [1, channels] + [1] * (input.dim() - 2)
         out = (input - mean.view(shape)) * torch.rsqrt(var.view(shape) + self.eps)
         if self.affine:
