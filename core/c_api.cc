@@ -255,32 +255,39 @@ runrun_status runrun_grouped_reducescatter(runrun_runtime* rt, const char* const
   });
 }
 
-runrun_status runrun_join(runrun_runtime*, int32_t, runrun_handle**) {
-  return unsupported("join");
+runrun_status runrun_join(runrun_runtime* rt, int32_t process_set, runrun_handle** out) {
+  return guarded([&] {
+    require(out != nullptr, "runrun_join: out is null");
+    give(runtime_of(rt).join(process_set), out);
+  });
 }
 
-runrun_status runrun_add_process_set(runrun_runtime*, const int32_t*, size_t, int32_t*) {
-  return unsupported("add_process_set");
+runrun_status runrun_add_process_set(runrun_runtime* rt, const int32_t* ranks, size_t n,
+                                     int32_t* id_out) {
+  return guarded([&] {
+    require(id_out && (ranks || n == 0), "runrun_add_process_set: null argument");
+    *id_out = runtime_of(rt).add_process_set(std::vector<int>(ranks, ranks + n));
+  });
 }
 
-runrun_status runrun_remove_process_set(runrun_runtime*, int32_t) {
-  return unsupported("remove_process_set");
+runrun_status runrun_remove_process_set(runrun_runtime* rt, int32_t id) {
+  return guarded([&] { runtime_of(rt).remove_process_set(id); });
 }
 
 runrun_status runrun_process_set_ranks(const runrun_runtime* rt, int32_t id, int32_t* ranks,
                                        size_t capacity, size_t* n) {
   return guarded([&] {
-    require(rt && rt->runtime && n, "runrun_process_set_ranks: null argument");
-    require(id == 0, "only the global process set (0) exists");
-    int size = rt->runtime->topology().size;
-    *n = static_cast<size_t>(size);
-    for (size_t i = 0; i < capacity && i < *n; ++i) ranks[i] = static_cast<int32_t>(i);
+    require(rt && rt->runtime && n && (ranks || capacity == 0),
+            "runrun_process_set_ranks: null argument");
+    std::vector<int> members = rt->runtime->process_set_ranks(id);
+    *n = members.size();
+    for (size_t i = 0; i < capacity && i < members.size(); ++i) ranks[i] = members[i];
   });
 }
 
 int32_t runrun_process_set_rank(const runrun_runtime* rt, int32_t id) {
-  if (!rt || !rt->runtime || id != 0) return -1;
-  return rt->runtime->topology().rank;
+  if (!rt || !rt->runtime) return -1;
+  return rt->runtime->process_set_rank(id);
 }
 
 runrun_status runrun_start_timeline(runrun_runtime*, const char*) {
@@ -338,7 +345,7 @@ runrun_status runrun_handle_received_splits(runrun_handle* h, const int64_t** sp
 runrun_status runrun_handle_join_result(runrun_handle* h, int32_t* last_rank) {
   return guarded([&] {
     require(h && last_rank, "runrun_handle_join_result: null argument");
-    *last_rank = h->handle->join_result();
+    *last_rank = static_cast<int32_t>(h->handle->result());
   });
 }
 

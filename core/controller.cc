@@ -8,6 +8,7 @@ namespace {
 
 constexpr uint64_t kFlagUncached = 1;
 constexpr uint64_t kFlagShutdown = 2;
+constexpr uint64_t kFlagJoined = 4;
 
 bool bit(const std::vector<uint64_t>& words, size_t offset, size_t i) {
   return (words[offset + i / 64] >> (i % 64)) & 1U;
@@ -18,7 +19,10 @@ void set_bit(std::vector<uint64_t>& words, size_t offset, size_t i) {
 void clear_bit(std::vector<uint64_t>& words, size_t offset, size_t i) {
   words[offset + i / 64] &= ~(uint64_t{1} << (i % 64));
 }
-bool cacheable(OpType op) { return op != OpType::kBarrier && op != OpType::kJoin; }
+bool cacheable(OpType op) {
+  return op == OpType::kAllreduce || op == OpType::kAllgather || op == OpType::kBroadcast ||
+         op == OpType::kAlltoall || op == OpType::kReducescatter;
+}
 
 }  // namespace
 
@@ -40,6 +44,45 @@ void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
   }
 }
 
+bool Controller::joined() const {
+  for (const auto& [name, entry] : pending_) {
+    if (entry->request.op == OpType::kJoin) return true;
+  }
+  return false;
+}
+
+// Sorts this rank's unsent entries into cache hits (bit set) and uncached ones (stale slots
+// flagged). A group goes to the coordinator whole unless every member is a hit; caches are
+// identical on every rank, so every rank decides the same for the group.
+void Controller::classify(std::vector<uint64_t>& bits, size_t words,
+                          std::map<size_t, std::string>& hits,
+                          std::vector<std::string>& uncached) {
+  std::map<std::string, bool> group_all_hits;
+  std::vector<std::pair<std::string, ResponseCache::Lookup>> found;
+  for (const std::string& name : unsent_) {
+    const Request& request = pending_.at(name)->request;
+    ResponseCache::Lookup lookup = cache_.lookup(request);
+    bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op);
+    if (!request.group.empty()) {
+      auto [it, fresh] = group_all_hits.emplace(request.group, hit);
+      if (!fresh) it->second = it->second && hit;
+    }
+    found.emplace_back(name, lookup);
+  }
+  for (const auto& [name, lookup] : found) {
+    const Request& request = pending_.at(name)->request;
+    bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op) &&
+               (request.group.empty() || group_all_hits[request.group]);
+    if (hit) {
+      set_bit(bits, 0, lookup.slot);
+      hits[lookup.slot] = name;
+    } else {
+      if (lookup.match == ResponseCache::Match::kStale) clear_bit(bits, words, lookup.slot);
+      uncached.push_back(name);
+    }
+  }
+}
+
 Controller::Round Controller::negotiate(bool shutting_down) {
   const size_t slots = cache_.num_slots();
   const size_t words = (slots + 63) / 64;
@@ -50,19 +93,10 @@ Controller::Round Controller::negotiate(bool shutting_down) {
 
   std::map<size_t, std::string> hits;
   std::vector<std::string> uncached;
-  for (const std::string& name : unsent_) {
-    const Request& request = pending_.at(name)->request;
-    ResponseCache::Lookup found = cache_.lookup(request);
-    if (found.match == ResponseCache::Match::kHit && cacheable(request.op)) {
-      set_bit(bits, 0, found.slot);
-      hits[found.slot] = name;
-    } else {
-      if (found.match == ResponseCache::Match::kStale) clear_bit(bits, words, found.slot);
-      uncached.push_back(name);
-    }
-  }
+  classify(bits, words, hits, uncached);
   if (!uncached.empty()) bits[2 * words] &= ~kFlagUncached;
   if (shutting_down) bits[2 * words] &= ~kFlagShutdown;
+  if (joined()) bits[2 * words] &= ~kFlagJoined;
 
   channel_.allreduce_and(bits);
 
@@ -81,6 +115,12 @@ Controller::Round Controller::negotiate(bool shutting_down) {
       hits.erase(it);
     }
   }
+  // While any rank has joined, every op goes through the coordinator, which knows who joined.
+  bool any_joined = !(bits[2 * words] & kFlagJoined);
+  if (any_joined) {
+    for (const auto& [slot, name] : hits) uncached.push_back(name);
+    hits.clear();
+  }
   for (const auto& [slot, name] : hits) {
     if (!bit(bits, 0, slot)) continue;
     round.ready.push_back(cache_.response(slot));
@@ -89,7 +129,7 @@ Controller::Round Controller::negotiate(bool shutting_down) {
     unsent_.erase(std::find(unsent_.begin(), unsent_.end(), name));
   }
   bool any_uncached = !(bits[2 * words] & kFlagUncached);
-  if (any_uncached || any_stale) {
+  if (any_uncached || any_stale || any_joined) {
     std::vector<Response> answers = coordinate(uncached);
     round.ready.insert(round.ready.end(), answers.begin(), answers.end());
   }
@@ -110,7 +150,8 @@ std::vector<Response> Controller::coordinate(const std::vector<std::string>& unc
   std::vector<Response> responses = decode_responses(answer);
   for (const Response& response : responses) {
     auto it = pending_.find(response.name);
-    if (response.ok() && cacheable(response.op) && it != pending_.end()) {
+    if (response.ok() && cacheable(response.op) && response.joined_ranks.empty() &&
+        it != pending_.end()) {
       cache_.put(response, it->second->request);
     }
   }

@@ -3,7 +3,7 @@
 // tensors are ready everywhere and in which order they run. One round is:
 //   1. one AND-allreduce of a bit vector: a bit per response-cache slot this rank is ready for
 //      (steady state needs nothing else), plus inverted bits (so AND gives OR) for "this slot
-//      is stale here", "I have uncached requests" and "I am shutting down";
+//      is stale here", "I have uncached requests", "I am shutting down" and "I have joined";
 //   2. only if some rank has uncached or stale requests: gather them at the coordinator (rank 0
 //      of the set), which matches them across ranks (MessageTable), and broadcast its responses.
 // Ready = agreed cache hits in slot order, then the coordinator's responses in its order.
@@ -50,6 +50,9 @@ class Controller {
   size_t coordinator_rounds() const { return coordinator_rounds_; }
 
  private:
+  bool joined() const;  // this rank's join is pending
+  void classify(std::vector<uint64_t>& bits, size_t words, std::map<size_t, std::string>& hits,
+                std::vector<std::string>& uncached);
   std::vector<Response> coordinate(const std::vector<std::string>& uncached);
   std::string coordinator_answer(const std::vector<std::string>& gathered);
   void inspect_stalls(std::vector<Response>& responses);

@@ -41,9 +41,9 @@ std::vector<int64_t> Handle::received_splits() const {
   return received_splits_;
 }
 
-int32_t Handle::join_result() const {
+int64_t Handle::result() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return join_result_;
+  return result_;
 }
 
 void Handle::set_output(size_t index, OwnedTensor tensor) {
@@ -57,9 +57,9 @@ void Handle::set_received_splits(std::vector<int64_t> splits) {
   received_splits_ = std::move(splits);
 }
 
-void Handle::set_join_result(int32_t last_rank) {
+void Handle::set_result(int64_t value) {
   std::lock_guard<std::mutex> lock(mutex_);
-  join_result_ = last_rank;
+  result_ = value;
 }
 
 void Handle::complete_part() {

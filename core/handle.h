@@ -32,13 +32,14 @@ class Handle {
   // Moves output `index` out; nullopt when there is none or it was taken already.
   std::optional<OwnedTensor> take_output(size_t index);
   std::vector<int64_t> received_splits() const;
-  int32_t join_result() const;
+  // Integer result: the last rank to join (join), the new set id (add_process_set).
+  int64_t result() const;
 
   // --- background-thread side ---
   // Stores an output of member `index` before that member completes.
   void set_output(size_t index, OwnedTensor tensor);
   void set_received_splits(std::vector<int64_t> splits);
-  void set_join_result(int32_t last_rank);
+  void set_result(int64_t value);
   void complete_part();
   void fail(ErrorCode code, const std::string& message);
 
@@ -51,7 +52,7 @@ class Handle {
   std::string error_;
   std::vector<std::optional<OwnedTensor>> outputs_;
   std::vector<int64_t> received_splits_;
-  int32_t join_result_ = -1;
+  int64_t result_ = -1;
 };
 
 }  // namespace runrun

@@ -11,8 +11,19 @@ const char* op_type_name(OpType op) {
     case OpType::kAlltoall: return "alltoall";
     case OpType::kReducescatter: return "reducescatter";
     case OpType::kJoin: return "join";
+    case OpType::kProcessSetAdd: return "add_process_set";
+    case OpType::kProcessSetRemove: return "remove_process_set";
   }
   return "unknown";
+}
+
+OpType op_type_from_int(int value) {
+  if (value < 0 || value > static_cast<int>(OpType::kProcessSetRemove)) {
+    throw InternalError(RUNRUN_WHERE, "malformed negotiation message: op code " +
+                                          std::to_string(value) +
+                                          " (are all ranks running the same runrun version?)");
+  }
+  return static_cast<OpType>(value);
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {
@@ -40,12 +51,14 @@ void Request::encode(WireWriter& out) const {
   out.f64(postscale);
   out.i32(root);
   out.i64s(splits);
+  out.str(group);
+  out.i32(group_size);
 }
 
 Request Request::decode(WireReader& in) {
   Request r;
   r.name = in.str();
-  r.op = static_cast<OpType>(in.u8());
+  r.op = op_type_from_int(in.u8());
   r.dtype = data_type_from_int(in.i32());
   r.shape = in.i64s();
   r.reduce_op = reduce_op_from_int(in.i32());
@@ -53,6 +66,8 @@ Request Request::decode(WireReader& in) {
   r.postscale = in.f64();
   r.root = in.i32();
   r.splits = in.i64s();
+  r.group = in.str();
+  r.group_size = in.i32();
   return r;
 }
 
@@ -66,13 +81,14 @@ void Response::encode(WireWriter& out) const {
   out.f64(postscale);
   out.i32(root);
   out.i64s(first_dims);
+  out.i64s(joined_ranks);
   out.i32(static_cast<int32_t>(error_code));
   out.str(error);
 }
 
 Response Response::decode(WireReader& in) {
   Response r;
-  r.op = static_cast<OpType>(in.u8());
+  r.op = op_type_from_int(in.u8());
   r.name = in.str();
   r.dtype = data_type_from_int(in.i32());
   r.shape = in.i64s();
@@ -81,6 +97,7 @@ Response Response::decode(WireReader& in) {
   r.postscale = in.f64();
   r.root = in.i32();
   r.first_dims = in.i64s();
+  r.joined_ranks = in.i64s();
   r.error_code = static_cast<ErrorCode>(in.i32());
   r.error = in.str();
   return r;

@@ -24,9 +24,13 @@ enum class OpType : uint8_t {
   kAlltoall = 4,
   kReducescatter = 5,
   kJoin = 6,
+  kProcessSetAdd = 7,     // collective over the global set; ranks in Request::splits
+  kProcessSetRemove = 8,  // collective over the global set; the set id in Request::root
 };
 
 const char* op_type_name(OpType op);
+// Throws InternalError for codes outside the enum (a malformed message).
+OpType op_type_from_int(int value);
 
 struct Request {
   std::string name;
@@ -37,7 +41,11 @@ struct Request {
   double prescale = 1.0;
   double postscale = 1.0;
   int32_t root = -1;              // broadcast
-  std::vector<int64_t> splits;    // alltoall: rows sent to each rank
+  std::vector<int64_t> splits;    // alltoall: rows sent to each rank; process set: its ranks
+  // Grouped ops: every member names the group and its size; the coordinator releases a group
+  // only when all its members are ready on every rank, so they execute together.
+  std::string group;
+  int32_t group_size = 0;
 
   // Everything the cache must compare: two requests with the same signature would get the same
   // response. Local to a rank (allgather's first dimension is part of it).
@@ -57,6 +65,9 @@ struct Response {
   int32_t root = -1;
   // allgather: first dimension of each rank; alltoall: every rank's splits, rank-major.
   std::vector<int64_t> first_dims;
+  // Ranks that have joined (uneven data) and contribute zeros to this allreduce; the average
+  // divides by the ranks that did not. For kJoin, `root` holds the last rank to join.
+  std::vector<int64_t> joined_ranks;
   ErrorCode error_code = ErrorCode::kOk;
   std::string error;                // non-empty: fail this op on every rank with this text
 

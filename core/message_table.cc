@@ -1,26 +1,34 @@
 #include "core/message_table.h"
 
-#include <functional>
+#include <algorithm>
 #include <sstream>
 
 namespace runrun {
 namespace {
 
+using RankedRequests = std::vector<std::pair<int, Request>>;
+using FieldFn = std::string (*)(const Request&);
+
 // Returns "" when every rank's field agrees, else the error text listing each rank's value.
-template <typename Field>
-std::string disagreement(const std::vector<Request>& reqs, const char* what, Field field) {
-  auto first = field(reqs[0]);
+std::string disagreement(const RankedRequests& reqs, const char* what, FieldFn field) {
+  std::string first = field(reqs[0].second);
   bool same = true;
-  for (const Request& r : reqs) same = same && field(r) == first;
+  for (const auto& [rank, r] : reqs) same = same && field(r) == first;
   if (same) return "";
   std::ostringstream out;
-  out << "mismatched " << what << " for " << op_type_name(reqs[0].op) << " of tensor '"
-      << reqs[0].name << "':";
-  for (size_t rank = 0; rank < reqs.size(); ++rank) {
-    out << (rank ? "," : "") << " rank " << rank << ": " << field(reqs[rank]);
+  out << "mismatched " << what << " for " << op_type_name(reqs[0].second.op) << " of tensor '"
+      << reqs[0].second.name << "':";
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    out << (i ? "," : "") << " rank " << reqs[i].first << ": " << field(reqs[i].second);
   }
   out << ". Every rank must enqueue this tensor with the same " << what << ".";
   return out.str();
+}
+
+std::string number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
 }
 
 std::string op_name_of(const Request& r) { return op_type_name(r.op); }
@@ -32,20 +40,15 @@ std::string trailing_shape_of(const Request& r) {
 }
 std::string reduce_op_of(const Request& r) { return std::string(reduce_op_name(r.reduce_op)); }
 std::string root_of(const Request& r) { return std::to_string(r.root); }
-std::string prescale_of(const Request& r) {
-  std::ostringstream s;
-  s << r.prescale;
-  return s.str();
-}
-std::string postscale_of(const Request& r) {
-  std::ostringstream s;
-  s << r.postscale;
-  return s.str();
+std::string prescale_of(const Request& r) { return number(r.prescale); }
+std::string postscale_of(const Request& r) { return number(r.postscale); }
+std::string ranks_of(const Request& r) { return shape_string(r.splits); }
+std::string group_of(const Request& r) {
+  return r.group.empty() ? "none" : r.group + " of " + std::to_string(r.group_size);
 }
 
-std::string first_error(const std::vector<Request>& reqs,
-                        std::initializer_list<std::pair<const char*,
-                                                        std::string (*)(const Request&)>> checks) {
+std::string first_error(const RankedRequests& reqs,
+                        std::initializer_list<std::pair<const char*, FieldFn>> checks) {
   for (const auto& [what, field] : checks) {
     std::string error = disagreement(reqs, what, field);
     if (!error.empty()) return error;
@@ -53,11 +56,39 @@ std::string first_error(const std::vector<Request>& reqs,
   return "";
 }
 
+std::string check_agreement(const RankedRequests& reqs) {
+  std::string error = first_error(reqs, {{"op", op_name_of}, {"group", group_of}});
+  if (!error.empty()) return error;
+  switch (reqs[0].second.op) {
+    case OpType::kAllreduce:
+    case OpType::kReducescatter:
+      return first_error(reqs, {{"dtype", dtype_of},
+                                {"shape", shape_of},
+                                {"reduce op", reduce_op_of},
+                                {"prescale factor", prescale_of},
+                                {"postscale factor", postscale_of}});
+    case OpType::kAllgather:
+    case OpType::kAlltoall:
+      return first_error(
+          reqs, {{"dtype", dtype_of}, {"shape (all but the first dimension)", trailing_shape_of}});
+    case OpType::kBroadcast:
+      return first_error(reqs, {{"dtype", dtype_of}, {"shape", shape_of}, {"root rank", root_of}});
+    case OpType::kProcessSetAdd:
+      return first_error(reqs, {{"ranks", ranks_of}});
+    case OpType::kProcessSetRemove:
+      return first_error(reqs, {{"process set id", root_of}});
+    case OpType::kBarrier:
+    case OpType::kJoin:
+      return "";
+  }
+  return "";
+}
+
 }  // namespace
 
-Response build_response(const std::string& name, const std::vector<Request>& reqs) {
+Response build_response(const std::string& name, const RankedRequests& reqs) {
   Response response;
-  const Request& first = reqs[0];
+  const Request& first = reqs[0].second;
   response.name = name;
   response.op = first.op;
   response.dtype = first.dtype;
@@ -66,48 +97,31 @@ Response build_response(const std::string& name, const std::vector<Request>& req
   response.prescale = first.prescale;
   response.postscale = first.postscale;
   response.root = first.root;
-
-  std::string error = first_error(reqs, {{"op", op_name_of}});
-  if (error.empty()) {
-    switch (first.op) {
-      case OpType::kAllreduce:
-      case OpType::kReducescatter:
-        error = first_error(reqs, {{"dtype", dtype_of},
-                                   {"shape", shape_of},
-                                   {"reduce op", reduce_op_of},
-                                   {"prescale factor", prescale_of},
-                                   {"postscale factor", postscale_of}});
-        break;
-      case OpType::kAllgather:
-      case OpType::kAlltoall:
-        error = first_error(reqs, {{"dtype", dtype_of}, {"shape (all but the first dimension)",
-                                                         trailing_shape_of}});
-        break;
-      case OpType::kBroadcast:
-        error = first_error(reqs, {{"dtype", dtype_of}, {"shape", shape_of}, {"root rank", root_of}});
-        break;
-      case OpType::kBarrier:
-      case OpType::kJoin:
-        break;
-    }
-  }
+  std::string error = check_agreement(reqs);
   if (!error.empty()) {
     response.error_code = ErrorCode::kMismatch;
     response.error = error;
     return response;
   }
   if (first.op == OpType::kAllgather) {
-    for (const Request& r : reqs) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
+    for (const auto& [rank, r] : reqs) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
   }
   if (first.op == OpType::kAlltoall) {  // every rank's splits, rank-major
-    for (const Request& r : reqs) {
+    for (const auto& [rank, r] : reqs) {
       response.first_dims.insert(response.first_dims.end(), r.splits.begin(), r.splits.end());
     }
   }
   return response;
 }
 
+Response build_response(const std::string& name, const std::vector<Request>& by_rank) {
+  RankedRequests ranked;
+  for (size_t i = 0; i < by_rank.size(); ++i) ranked.emplace_back(static_cast<int>(i), by_rank[i]);
+  return build_response(name, ranked);
+}
+
 void MessageTable::add(int rank, Request request) {
+  const bool is_join = request.op == OpType::kJoin;
   std::string name = request.name;
   Row& row = rows_[name];
   if (row.by_rank.empty()) {
@@ -117,17 +131,85 @@ void MessageTable::add(int rank, Request request) {
   auto& slot = row.by_rank[static_cast<size_t>(rank)];
   if (!slot) ++row.count;
   slot = std::move(request);
-  if (row.count == size_) completed_.push_back(name);
+  if (is_join) {
+    joined_.insert(rank);
+    last_joined_ = rank;
+    std::vector<std::string> names;
+    for (const auto& [n, r] : rows_) names.push_back(n);
+    for (const std::string& n : names) check_complete(n);
+  } else {
+    check_complete(name);
+  }
+}
+
+void MessageTable::check_complete(const std::string& name) {
+  auto it = rows_.find(name);
+  if (it == rows_.end()) return;
+  const Row& row = it->second;
+  int present = row.count;
+  for (int rank : joined_) present += row.by_rank[static_cast<size_t>(rank)] ? 0 : 1;
+  bool is_join = false;
+  for (const auto& r : row.by_rank) is_join = is_join || (r && r->op == OpType::kJoin);
+  bool complete = is_join ? row.count == size_ : present >= size_ && row.count > 0;
+  if (complete && std::find(completed_.begin(), completed_.end(), name) == completed_.end()) {
+    completed_.push_back(name);
+  }
+}
+
+Response MessageTable::respond(const std::string& name, Row& row) {
+  RankedRequests reqs;
+  std::vector<int64_t> missing;
+  for (size_t rank = 0; rank < row.by_rank.size(); ++rank) {
+    if (row.by_rank[rank]) {
+      reqs.emplace_back(static_cast<int>(rank), std::move(*row.by_rank[rank]));
+    } else {
+      missing.push_back(static_cast<int64_t>(rank));
+    }
+  }
+  Response response = build_response(name, reqs);
+  if (response.op == OpType::kJoin) {
+    response.root = last_joined_;
+    joined_.clear();
+    last_joined_ = -1;
+  } else if (!missing.empty() && response.ok()) {
+    if (response.op == OpType::kAllreduce) {
+      response.joined_ranks = missing;
+    } else {
+      response.error_code = ErrorCode::kInvalidArgument;
+      response.error = std::string(op_type_name(response.op)) + " of tensor '" + name +
+                       "' while ranks " + shape_string(missing) +
+                       " have joined: only allreduce may run while ranks are joined (see "
+                       "docs/collectives.md); finish it before join() or after every rank joined";
+    }
+  }
+  return response;
 }
 
 std::vector<Response> MessageTable::take_completed() {
   std::vector<Response> responses;
   for (const std::string& name : completed_) {
     auto it = rows_.find(name);
-    std::vector<Request> reqs;
-    for (auto& r : it->second.by_rank) reqs.push_back(std::move(*r));
-    responses.push_back(runrun::build_response(name, reqs));
+    std::string group;
+    int32_t group_size = 0;
+    for (const auto& r : it->second.by_rank) {
+      if (r) {
+        group = r->group;
+        group_size = r->group_size;
+        break;
+      }
+    }
+    Response response = respond(name, it->second);
     rows_.erase(it);
+    if (group.empty() || group_size <= 1) {
+      responses.push_back(std::move(response));
+      continue;
+    }
+    auto& held = held_groups_[group];
+    held.push_back(std::move(response));
+    if (static_cast<int32_t>(held.size()) == group_size) {
+      for (auto& member : held) responses.push_back(std::move(member));
+      held_groups_.erase(group);
+    }
   }
   completed_.clear();
   return responses;
@@ -138,10 +220,12 @@ std::vector<MessageTable::Waiting> MessageTable::waiting() const {
   auto now = std::chrono::steady_clock::now();
   for (const auto& [name, row] : rows_) {
     Waiting w{name, {}, now - row.first_seen};
+    bool is_join = false;
     for (size_t rank = 0; rank < row.by_rank.size(); ++rank) {
       if (!row.by_rank[rank]) w.missing_ranks.push_back(static_cast<int>(rank));
+      is_join = is_join || (row.by_rank[rank] && row.by_rank[rank]->op == OpType::kJoin);
     }
-    out.push_back(std::move(w));
+    if (!is_join) out.push_back(std::move(w));
   }
   return out;
 }

@@ -1,14 +1,17 @@
 #pragma once
 // Why: the coordinator's memory. Requests for a tensor arrive from ranks over several rounds;
-// once every rank of the set asked for it, the table checks that they agree (op, dtype, shape,
-// reduce op, scale factors, root) and turns them into one Response, or into an error response
-// whose text names the tensor, the op and each rank's value.
+// once every rank of the set asked for it (ranks that have joined count as asking, with zeros),
+// the table checks that they agree (op, dtype, shape, reduce op, scale factors, root) and turns
+// them into one Response, or into an error response whose text names the tensor, the op and
+// each rank's value. Members of a grouped op are released together, once all are complete.
 // Thread-safety: owned by the coordinator's background thread.
 
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/message.h"
@@ -19,12 +22,14 @@ class MessageTable {
  public:
   explicit MessageTable(int size) : size_(size) {}
 
-  // Records `request` from `rank`. A tensor whose last request arrived becomes complete.
+  // Records `request` from `rank`. A tensor whose last request arrived becomes complete; a join
+  // request may complete every tensor the other ranks were waiting for.
   void add(int rank, Request request);
   // Responses for every tensor completed since the last call, in completion order.
   std::vector<Response> take_completed();
 
-  // Tensors some ranks requested and others did not, with how long they have waited.
+  // Tensors some ranks requested and others did not, with how long they have waited (joins,
+  // which legitimately wait for the last rank, are not listed).
   struct Waiting {
     std::string name;
     std::vector<int> missing_ranks;
@@ -40,12 +45,22 @@ class MessageTable {
     int count = 0;
     std::chrono::steady_clock::time_point first_seen;
   };
+  void check_complete(const std::string& name);
+  Response respond(const std::string& name, Row& row);
+
   int size_;
   std::map<std::string, Row> rows_;
   std::vector<std::string> completed_;
+  std::set<int> joined_;  // ranks whose join is pending
+  int last_joined_ = -1;
+  std::map<std::string, std::vector<Response>> held_groups_;
 };
 
-// Checks that the requests (one per rank) agree and builds the response. Exposed for tests.
+// Checks that the requests agree and builds the response. `by_rank` pairs each requesting
+// rank with its request (ranks that joined are absent). Exposed for tests.
+Response build_response(const std::string& name,
+                        const std::vector<std::pair<int, Request>>& by_rank);
+// The same with ranks 0..n-1.
 Response build_response(const std::string& name, const std::vector<Request>& by_rank);
 
 }  // namespace runrun

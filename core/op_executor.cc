@@ -21,32 +21,62 @@ void OpExecutor::execute(const std::vector<Response>& responses,
       continue;
     }
     TensorEntry* entry = entries[bucket.members[0]].get();
+    if (first.op == OpType::kAllreduce) {  // joined ranks take part without entries
+      run_allreduce_bucket(responses, bucket, entries);
+      for (size_t member : bucket.members) {
+        if (entries[member]) entries[member]->handle->complete_part();
+      }
+      continue;
+    }
     if (!entry) {
       throw InternalError(RUNRUN_WHERE, "rank " + std::to_string(backend_.rank()) +
                                             " has no entry for agreed " + op_type_name(first.op) +
                                             " of tensor '" + first.name + "'");
     }
     switch (first.op) {
-      case OpType::kAllreduce: run_allreduce_bucket(responses, bucket, entries); break;
+      case OpType::kAllreduce: break;  // handled above
       case OpType::kAllgather: run_allgather(first, *entry); break;
       case OpType::kBroadcast: run_broadcast(first, *entry); break;
       case OpType::kAlltoall: run_alltoall(first, *entry); break;
       case OpType::kReducescatter: run_reducescatter(first, *entry); break;
       case OpType::kBarrier: backend_.barrier(); break;
-      case OpType::kJoin: break;
+      case OpType::kJoin: entry->handle->set_result(first.root); break;
+      case OpType::kProcessSetAdd:
+      case OpType::kProcessSetRemove:
+        if (!run_action(*entry)) continue;
+        break;
     }
     for (size_t member : bucket.members) entries[member]->handle->complete_part();
   }
 }
 
+bool OpExecutor::run_action(TensorEntry& entry) {
+  try {
+    entry.action(backend_, *entry.handle);
+    return true;
+  } catch (const InvalidArgumentError& e) {  // the same on every rank: checked before any I/O
+    entry.handle->fail(e.code(), e.what());
+    return false;
+  }
+}
+
 void OpExecutor::finish_reduction(const Response& response, void* data, size_t count) const {
   if (response.reduce_op == ReduceOp::kAverage) {
-    cpu::divide_buffer(data, count, response.dtype, backend_.size());
+    int64_t contributors = backend_.size() - static_cast<int64_t>(response.joined_ranks.size());
+    cpu::divide_buffer(data, count, response.dtype, contributors);
   }
   if (response.postscale != 1.0) cpu::scale_buffer(data, count, response.dtype, response.postscale);
 }
 
-void OpExecutor::run_single_allreduce(const Response& r, TensorEntry& entry) {
+void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_null) {
+  if (!entry_or_null) {  // this rank joined: contribute zeros, keep nothing
+    AlignedBytes zeros = allocate_aligned(response_bytes(r));
+    std::memset(zeros.get(), 0, response_bytes(r));
+    size_t n = num_elements(r.shape);
+    backend_.allreduce(zeros.get(), zeros.get(), n, r.dtype, backend_reduce_op(r.reduce_op));
+    return;
+  }
+  TensorEntry& entry = *entry_or_null;
   size_t count = entry.input.num_elements();
   const void* in = entry.input.data;
   void* out = entry.output.data;
@@ -64,15 +94,20 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
                                       std::vector<std::unique_ptr<TensorEntry>>& entries) {
   const Response& first = responses[bucket.members[0]];
   if (!bucket.fused()) {
-    run_single_allreduce(first, *entries[bucket.members[0]]);
+    run_single_allreduce(first, entries[bucket.members[0]].get());
     return;
   }
   std::byte* buffer = fusion_buffer_.get(bucket.bytes);
   size_t offset = 0;
   for (size_t member : bucket.members) {
-    const TensorEntry& entry = *entries[member];
-    std::memcpy(buffer + offset, entry.input.data, entry.input.num_bytes());
-    offset += entry.input.num_bytes();
+    const TensorEntry* entry = entries[member].get();
+    size_t bytes = response_bytes(responses[member]);
+    if (entry) {
+      std::memcpy(buffer + offset, entry->input.data, bytes);
+    } else {
+      std::memset(buffer + offset, 0, bytes);  // joined rank
+    }
+    offset += bytes;
   }
   size_t count = bucket.bytes / element_size(first.dtype);
   if (first.prescale != 1.0) cpu::scale_buffer(buffer, count, first.dtype, first.prescale);
@@ -80,9 +115,9 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
   finish_reduction(first, buffer, count);
   offset = 0;
   for (size_t member : bucket.members) {
-    TensorEntry& entry = *entries[member];
-    std::memcpy(entry.output.data, buffer + offset, entry.output.num_bytes());
-    offset += entry.output.num_bytes();
+    size_t bytes = response_bytes(responses[member]);
+    if (TensorEntry* entry = entries[member].get()) std::memcpy(entry->output.data, buffer + offset, bytes);
+    offset += bytes;
   }
   ++fused_collectives_;
 }

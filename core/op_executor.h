@@ -24,8 +24,8 @@ class OpExecutor {
  public:
   OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger);
 
-  // entries[i] belongs to responses[i]; nullptr when this rank has no entry for it (the
-  // response is skipped on this rank; only error responses can be like that).
+  // entries[i] belongs to responses[i]; nullptr when this rank has no entry for it: an error
+  // response (skipped), or an allreduce while this rank has joined (it contributes zeros).
   void execute(const std::vector<Response>& responses,
                std::vector<std::unique_ptr<TensorEntry>>& entries);
 
@@ -34,7 +34,9 @@ class OpExecutor {
  private:
   void run_allreduce_bucket(const std::vector<Response>& responses, const FusionBucket& bucket,
                             std::vector<std::unique_ptr<TensorEntry>>& entries);
-  void run_single_allreduce(const Response& response, TensorEntry& entry);
+  void run_single_allreduce(const Response& response, TensorEntry* entry_or_null);
+  // Runs a process-set change; false when it failed its handle (invalid request).
+  bool run_action(TensorEntry& entry);
   void run_allgather(const Response& response, TensorEntry& entry);
   void run_broadcast(const Response& response, TensorEntry& entry);
   void run_alltoall(const Response& response, TensorEntry& entry);

@@ -40,6 +40,8 @@ class ProcessSetWorker {
 
   const Backend& backend() const { return *backend_; }
   int id() const { return id_; }
+  // Numbers unnamed ops (barriers) identically on every rank of the set.
+  uint64_t next_sequence() { return sequence_++; }
   // Counters for tests and logs; any thread may read them.
   size_t cache_hits() const { return controller_.cache_hits(); }
   size_t coordinator_rounds() const { return controller_.coordinator_rounds(); }
@@ -60,6 +62,7 @@ class ProcessSetWorker {
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
+  std::atomic<uint64_t> sequence_{0};
   std::string stop_reason_;
   std::thread thread_;
 };

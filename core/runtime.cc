@@ -1,5 +1,6 @@
 #include "core/runtime.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace runrun {
@@ -50,6 +51,13 @@ void check_has_rows(OpType op, const std::string& name, int rank, const TensorVi
                                          "scalar); reshape it to [1]");
 }
 
+// Members of a grouped op (more than one tensor in one call) are negotiated as one unit.
+void tag_group(Request& request, const std::vector<std::string>& names) {
+  if (names.size() < 2) return;
+  request.group = "group:" + names.front() + ":" + std::to_string(names.size());
+  request.group_size = static_cast<int32_t>(names.size());
+}
+
 std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
                                         const TensorView& out, std::shared_ptr<Handle> handle,
                                         size_t index) {
@@ -75,15 +83,22 @@ Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
   logger_->info("runrun started: backend {}, rank {}/{}, local {}/{}, cross {}/{}", backend_name_,
                 topology_.rank, topology_.size, topology_.local_rank, topology_.local_size,
                 topology_.cross_rank, topology_.cross_size);
-  workers_[0] = std::make_unique<ProcessSetWorker>(0, std::move(backend), config_, logger_);
+  std::vector<int> everyone(static_cast<size_t>(topology_.size));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  process_sets_[0] = everyone;
+  workers_[0] = std::make_shared<ProcessSetWorker>(0, std::move(backend), config_, logger_);
 }
 
 Runtime::~Runtime() { shutdown(); }
 
 void Runtime::shutdown() {
   shut_down_ = true;
-  std::lock_guard<std::mutex> lock(workers_mutex_);
-  for (auto& [id, worker] : workers_) worker->shutdown();
+  std::vector<std::shared_ptr<ProcessSetWorker>> workers;
+  {
+    std::lock_guard<std::mutex> lock(workers_mutex_);
+    for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) workers.push_back(it->second);
+  }
+  for (auto& worker : workers) worker->shutdown();  // added sets first, the global set last
 }
 
 bool Runtime::running() const {
@@ -91,21 +106,138 @@ bool Runtime::running() const {
   return worker(0).running();
 }
 
-ProcessSetWorker& Runtime::worker(int32_t process_set) const {
+std::shared_ptr<ProcessSetWorker> Runtime::worker_ptr(int32_t process_set) const {
   std::lock_guard<std::mutex> lock(workers_mutex_);
   auto it = workers_.find(process_set);
-  RUNRUN_ENFORCE(it != workers_.end(), InvalidArgumentError,
+  if (it != workers_.end()) return it->second;
+  auto set = process_sets_.find(process_set);
+  RUNRUN_ENFORCE(set != process_sets_.end(), InvalidArgumentError,
                  "process set " + std::to_string(process_set) + " does not exist on rank " +
                      std::to_string(topology_.rank) +
                      ": use 0 (the global set) or an id returned by add_process_set");
-  return *it->second;
+  std::vector<int64_t> ranks(set->second.begin(), set->second.end());
+  throw InvalidArgumentError(RUNRUN_WHERE, "rank " + std::to_string(topology_.rank) +
+                                               " is not a member of process set " +
+                                               std::to_string(process_set) + " (ranks " +
+                                               shape_string(ranks) +
+                                               "): only its members may enqueue ops on it");
 }
+
+ProcessSetWorker& Runtime::worker(int32_t process_set) const { return *worker_ptr(process_set); }
 
 std::shared_ptr<Handle> Runtime::submit(std::vector<std::unique_ptr<TensorEntry>> entries,
                                         int32_t process_set) {
   std::shared_ptr<Handle> handle = entries.front()->handle;
-  worker(process_set).enqueue(std::move(entries));
+  worker_ptr(process_set)->enqueue(std::move(entries));
   return handle;
+}
+
+std::shared_ptr<Handle> Runtime::run_on_global_thread(
+    Request request, std::function<void(Backend&, Handle&)> action) {
+  auto handle = std::make_shared<Handle>();
+  std::vector<std::unique_ptr<TensorEntry>> entries;
+  entries.push_back(make_entry(std::move(request), TensorView{nullptr, DataType::kUInt8, {0}},
+                               TensorView{nullptr, DataType::kUInt8, {0}}, handle, 0));
+  entries.back()->action = std::move(action);
+  return submit(std::move(entries), 0);
+}
+
+void Runtime::install_process_set(int32_t id, std::vector<int> ranks,
+                                  std::unique_ptr<Backend> backend) {
+  std::lock_guard<std::mutex> lock(workers_mutex_);
+  process_sets_[id] = std::move(ranks);
+  if (backend) {
+    workers_[id] = std::make_shared<ProcessSetWorker>(id, std::move(backend), config_, logger_);
+  }
+}
+
+int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
+  const int rank = topology_.rank;
+  std::vector<int64_t> ranks64(ranks.begin(), ranks.end());
+  bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
+               std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
+               ranks.front() >= 0 && ranks.back() < topology_.size;
+  RUNRUN_ENFORCE(valid, InvalidArgumentError,
+                 "add_process_set on rank " + std::to_string(rank) + ": ranks " +
+                     shape_string(ranks64) + " must be non-empty, sorted, distinct and within 0.." +
+                     std::to_string(topology_.size - 1));
+  Request r;
+  r.name = "process_set.add." + std::to_string(control_op_count_++);
+  r.op = OpType::kProcessSetAdd;
+  r.dtype = DataType::kUInt8;
+  r.splits = ranks64;
+  auto handle = run_on_global_thread(std::move(r), [this, ranks](Backend& global, Handle& done) {
+    {
+      std::lock_guard<std::mutex> lock(workers_mutex_);
+      for (const auto& [id, existing] : process_sets_) {
+        RUNRUN_ENFORCE(existing != ranks, InvalidArgumentError,
+                       "add_process_set: a process set with these ranks already exists (id " +
+                           std::to_string(id) + "); reuse it");
+      }
+    }
+    std::unique_ptr<Backend> backend = global.create_subgroup(ranks);
+    int32_t id = next_process_set_id_++;
+    install_process_set(id, ranks, std::move(backend));
+    done.set_result(id);
+  });
+  handle->wait();
+  RUNRUN_ENFORCE(handle->code() == ErrorCode::kOk, InvalidArgumentError, handle->error());
+  return static_cast<int32_t>(handle->result());
+}
+
+void Runtime::remove_process_set(int32_t id) {
+  RUNRUN_ENFORCE(id != 0, InvalidArgumentError,
+                 "remove_process_set: the global process set (0) cannot be removed");
+  process_set_ranks(id);  // unknown ids fail here, at once
+  Request r;
+  r.name = "process_set.remove." + std::to_string(control_op_count_++);
+  r.op = OpType::kProcessSetRemove;
+  r.dtype = DataType::kUInt8;
+  r.root = id;
+  auto handle = run_on_global_thread(std::move(r), [this, id](Backend&, Handle&) {
+    std::shared_ptr<ProcessSetWorker> removed;
+    {
+      std::lock_guard<std::mutex> lock(workers_mutex_);
+      RUNRUN_ENFORCE(process_sets_.count(id), InvalidArgumentError,
+                     "remove_process_set: process set " + std::to_string(id) + " does not exist");
+      process_sets_.erase(id);
+      if (auto it = workers_.find(id); it != workers_.end()) {
+        removed = it->second;
+        workers_.erase(it);
+      }
+    }
+    if (removed) removed->shutdown();  // every member does this at the same point
+  });
+  handle->wait();
+  RUNRUN_ENFORCE(handle->code() == ErrorCode::kOk, InvalidArgumentError, handle->error());
+}
+
+std::vector<int> Runtime::process_set_ranks(int32_t id) const {
+  std::lock_guard<std::mutex> lock(workers_mutex_);
+  auto it = process_sets_.find(id);
+  RUNRUN_ENFORCE(it != process_sets_.end(), InvalidArgumentError,
+                 "process set " + std::to_string(id) + " does not exist");
+  return it->second;
+}
+
+int Runtime::process_set_rank(int32_t id) const {
+  std::lock_guard<std::mutex> lock(workers_mutex_);
+  auto it = process_sets_.find(id);
+  if (it == process_sets_.end()) return -1;
+  auto pos = std::find(it->second.begin(), it->second.end(), topology_.rank);
+  return pos == it->second.end() ? -1 : static_cast<int>(pos - it->second.begin());
+}
+
+std::shared_ptr<Handle> Runtime::join(int32_t process_set) {
+  auto handle = std::make_shared<Handle>();
+  Request r;
+  r.name = "join." + std::to_string(process_set);
+  r.op = OpType::kJoin;
+  r.dtype = DataType::kUInt8;
+  std::vector<std::unique_ptr<TensorEntry>> entries;
+  entries.push_back(make_entry(std::move(r), TensorView{nullptr, DataType::kUInt8, {0}},
+                               TensorView{nullptr, DataType::kUInt8, {0}}, handle, 0));
+  return submit(std::move(entries), process_set);
 }
 
 std::shared_ptr<Handle> Runtime::allreduce(const std::string& name, const TensorView& input,
@@ -133,6 +265,7 @@ std::shared_ptr<Handle> Runtime::grouped_allreduce(const std::vector<std::string
     check_reduction(OpType::kAllreduce, names[i], rank, inputs[i].dtype, options);
     Request r;
     r.name = names[i];
+    tag_group(r, names);
     r.op = OpType::kAllreduce;
     r.reduce_op = options.op;
     r.prescale = options.prescale;
@@ -156,6 +289,7 @@ std::shared_ptr<Handle> Runtime::allgather(const std::vector<std::string>& names
     check_has_rows(OpType::kAllgather, names[i], rank, inputs[i]);
     Request r;
     r.name = names[i];
+    tag_group(r, names);
     r.op = OpType::kAllgather;
     entries.push_back(make_entry(std::move(r), inputs[i], TensorView{}, handle, i));
   }
@@ -169,11 +303,14 @@ std::shared_ptr<Handle> Runtime::broadcast(const std::string& name, const Tensor
   check_tensor(OpType::kBroadcast, name, rank, input, "input");
   check_tensor(OpType::kBroadcast, name, rank, output, "output");
   check_same_layout(OpType::kBroadcast, name, rank, input, output);
-  int set_size = worker(process_set).backend().size();
-  RUNRUN_ENFORCE(root >= 0 && root < set_size, InvalidArgumentError,
+  // root_rank is a global rank; inside a process set the backend numbers members 0..n-1.
+  std::vector<int> members = process_set_ranks(process_set);
+  auto member = std::find(members.begin(), members.end(), root);
+  std::vector<int64_t> members64(members.begin(), members.end());
+  RUNRUN_ENFORCE(member != members.end(), InvalidArgumentError,
                  where(OpType::kBroadcast, name, rank) + ": root rank " + std::to_string(root) +
-                     " is outside the process set (ranks 0.." + std::to_string(set_size - 1) +
-                     ")");
+                     " is outside the process set (ranks " + shape_string(members64) + ")");
+  root = static_cast<int32_t>(member - members.begin());
   auto handle = std::make_shared<Handle>();
   Request r;
   r.name = name;
@@ -243,6 +380,7 @@ std::shared_ptr<Handle> Runtime::reducescatter(const std::vector<std::string>& n
     check_reduction(OpType::kReducescatter, names[i], rank, inputs[i].dtype, options);
     Request r;
     r.name = names[i];
+    tag_group(r, names);
     r.op = OpType::kReducescatter;
     r.reduce_op = options.op;
     r.prescale = options.prescale;
@@ -255,7 +393,8 @@ std::shared_ptr<Handle> Runtime::reducescatter(const std::vector<std::string>& n
 std::shared_ptr<Handle> Runtime::barrier(int32_t process_set) {
   auto handle = std::make_shared<Handle>();
   Request r;
-  r.name = "barrier." + std::to_string(process_set) + "." + std::to_string(barrier_count_++);
+  r.name = "barrier." + std::to_string(process_set) + "." +
+           std::to_string(worker(process_set).next_sequence());
   r.op = OpType::kBarrier;
   r.dtype = DataType::kUInt8;
   std::vector<std::unique_ptr<TensorEntry>> entries;

@@ -7,6 +7,7 @@
 // Thread-safety: every public method may be called from any thread concurrently.
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -60,25 +61,47 @@ class Runtime {
                                         const std::vector<TensorView>& inputs,
                                         const AllreduceOptions& options);
   std::shared_ptr<Handle> barrier(int32_t process_set);
+  // Uneven data: this rank has no more batches. Completes when every rank of the set joined;
+  // Handle::result() is the last rank to join. Meanwhile this rank contributes zeros to the
+  // allreduces of the others.
+  std::shared_ptr<Handle> join(int32_t process_set);
+
+  // Collective over every rank (each passes the same sorted global ranks): registers a process
+  // set and returns its id (> 0) on members and non-members alike. Blocks until done.
+  int32_t add_process_set(const std::vector<int>& ranks);
+  // Collective over every rank; fails the set's pending ops. The global set 0 stays.
+  void remove_process_set(int32_t id);
+  // Global ranks of set `id`; throws InvalidArgumentError for an unknown id.
+  std::vector<int> process_set_ranks(int32_t id) const;
+  // This rank's rank within set `id`, or -1 when it is not a member or the set is unknown.
+  int process_set_rank(int32_t id) const;
 
   // Stops every worker (see ProcessSetWorker::shutdown); pending and later ops fail with
   // ShutDownError. Idempotent.
   void shutdown();
   bool running() const;
 
+  // Throws InvalidArgumentError for an unknown set or one this rank is not a member of.
   ProcessSetWorker& worker(int32_t process_set) const;
 
  private:
   std::shared_ptr<Handle> submit(std::vector<std::unique_ptr<TensorEntry>> entries,
                                  int32_t process_set);
+  std::shared_ptr<ProcessSetWorker> worker_ptr(int32_t process_set) const;
+  // Runs `action` on the global background thread once every rank agreed; waits for it.
+  std::shared_ptr<Handle> run_on_global_thread(Request request,
+                                               std::function<void(Backend&, Handle&)> action);
+  void install_process_set(int32_t id, std::vector<int> ranks, std::unique_ptr<Backend> backend);
 
   Config config_;
   Topology topology_;
   std::string backend_name_;
   Logger logger_;
   mutable std::mutex workers_mutex_;
-  std::map<int32_t, std::unique_ptr<ProcessSetWorker>> workers_;
-  std::atomic<uint64_t> barrier_count_{0};
+  std::map<int32_t, std::vector<int>> process_sets_;  // every set, member or not
+  std::map<int32_t, std::shared_ptr<ProcessSetWorker>> workers_;  // the sets this rank is in
+  int32_t next_process_set_id_ = 1;  // touched only by the global background thread
+  std::atomic<uint64_t> control_op_count_{0};
   std::atomic<bool> shut_down_{false};
 };
 

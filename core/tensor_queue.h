@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "core/handle.h"
 #include "core/message.h"
 #include "core/tensor.h"
+#include "ops/backend.h"
 
 namespace runrun {
 
@@ -29,6 +31,9 @@ struct TensorEntry {
   std::shared_ptr<Handle> handle;
   size_t handle_index = 0;  // which output of the handle this entry fills
   std::chrono::steady_clock::time_point enqueued_at;
+  // Process-set changes: runs on the background thread, with the set's backend, once every
+  // rank agreed; an InvalidArgumentError it throws fails only this op.
+  std::function<void(Backend&, Handle&)> action;
 };
 
 class TensorQueue {

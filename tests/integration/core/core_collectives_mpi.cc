@@ -209,6 +209,49 @@ class Checker {
     }
   }
 
+  // Process sets over MPI subcommunicators, and join with uneven steps per rank.
+  void process_sets_and_join() {
+    std::vector<int> even, odd;
+    for (int r = 0; r < size_; ++r) (r % 2 ? odd : even).push_back(r);
+    int32_t even_id = rt_.add_process_set(even);
+    int32_t odd_id = rt_.add_process_set(odd);
+    int32_t mine = rank_ % 2 ? odd_id : even_id;
+    const std::vector<int>& members = rank_ % 2 ? odd : even;
+    for (int step = 0; step < 3; ++step) {
+      std::vector<float> x(1000, static_cast<float>(rank_ + step));
+      AllreduceOptions options;
+      options.op = ReduceOp::kSum;
+      options.process_set = mine;
+      auto h = rt_.allreduce("set.x" + std::to_string(step), TensorView{x.data(), DataType::kFloat32, {1000}},
+                             TensorView{x.data(), DataType::kFloat32, {1000}}, options);
+      wait_ok(*h, "process set allreduce");
+      float expected = 0;
+      for (int m : members) expected += static_cast<float>(m + step);
+      expect(DataType::kFloat32, x.data(), x.size(), "process set allreduce", [&](size_t) { return expected; });
+    }
+    rt_.remove_process_set(even_id);
+    rt_.remove_process_set(odd_id);
+
+    // Rank r trains r + 1 steps, then joins; the average divides by the ranks still training.
+    for (int step = 0; step < size_; ++step) {
+      if (step > rank_) break;
+      std::vector<double> g(257, static_cast<double>(rank_ + 1));
+      AllreduceOptions options;
+      options.op = ReduceOp::kAverage;
+      auto h = rt_.allreduce("join.grad" + std::to_string(step), TensorView{g.data(), DataType::kFloat64, {257}},
+                             TensorView{g.data(), DataType::kFloat64, {257}}, options);
+      wait_ok(*h, "allreduce with joined ranks");
+      double sum = 0;
+      int contributors = 0;
+      for (int r = step; r < size_; ++r) { sum += r + 1; ++contributors; }
+      expect(DataType::kFloat64, g.data(), g.size(), "allreduce with joined ranks", [&](size_t) { return sum / contributors; });
+    }
+    auto joined = rt_.join(0);
+    wait_ok(*joined, "join");
+    if (joined->result() != size_ - 1) fail("join returned " + std::to_string(joined->result()) + ", expected the last rank");
+    ++checks_;
+  }
+
   size_t checks() const { return checks_; }
 
  private:
@@ -232,6 +275,7 @@ int main() {
     checker.allgather_broadcast_matrix();
     checker.alltoall_reducescatter();
     checker.concurrent_shuffled();
+    checker.process_sets_and_join();
     std::printf("rank %d/%d: %zu checks passed\n", rt.topology().rank, rt.topology().size,
                 checker.checks());
     rt.shutdown();
