@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Why: `make demo`: the 4-process example. Runs the C++ allreduce example until the PyTorch
-# example lands.
+# Why: `make demo`: the 4-process example: the PyTorch MNIST example (examples/pytorch), whose
+# loss falls epoch by epoch, on 4 ranks under the launcher (mpirun until it is installed).
 set -euo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+PYTHON="${PYTHON:-python3}"
+EXAMPLE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/examples/pytorch/train_mnist.py"
 if command -v runrun >/dev/null 2>&1; then
-  exec runrun -np 4 -H localhost:4 runrun_example_allreduce
+  exec runrun -np 4 -H localhost:4 "$PYTHON" "$EXAMPLE"
 fi
-exec mpirun -np 4 --oversubscribe --bind-to none runrun_example_allreduce
+export OMPI_MCA_mpi_yield_when_idle=1
+exec mpirun -np 4 --oversubscribe --bind-to none "$PYTHON" "$EXAMPLE"
