@@ -344,7 +344,9 @@ void Timeline::end(const std::string& tensor, std::string_view phase) {
   if (match == 0) return;  // begun before this file started, or never
   int64_t ts = session_->now_ns();
   size_t mark = session_->pending.size();
-  for (size_t d = row.depth; d >= match; --d) append_event_locked('E', row, row.open[d - 1], {}, ts);
+  for (size_t d = row.depth; d >= match; --d) {
+    append_event_locked('E', row, row.open[d - 1], {}, ts);
+  }
   if (!reserve_locked(session_->pending.size() - mark)) return;  // stays open: stop() ends it
   row.depth = match - 1;
 }
