@@ -3,7 +3,7 @@
 # loss falls epoch by epoch, on 4 ranks under the launcher (mpirun until it is installed).
 set -euo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-PYTHON="${PYTHON:-python3}"
+PYTHON="$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')"
 EXAMPLE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/examples/pytorch/train_mnist.py"
 if command -v runrun >/dev/null 2>&1; then
   exec runrun -np 4 -H localhost:4 "$PYTHON" "$EXAMPLE"

@@ -8,7 +8,8 @@ set -uo pipefail
 BUILD_DIR="$(cd "${1:-build}" && pwd)"
 shift || true  # the rest goes to pytest
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-PYTHON="${PYTHON:-python3}"
+# The real interpreter, not a shim: ranks may start with a different PATH or directory.
+PYTHON="$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')"
 PER_RUN_TIMEOUT="${RUNRUN_PYTEST_TIMEOUT:-300}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Ranks outnumber cores here: MPI must yield when idle instead of spinning.
