@@ -24,7 +24,7 @@ TensorView view_of(std::vector<float>& buffer) {
 
 void report(BenchContext& ctx, const std::string& op, size_t bytes,
             const std::vector<Summary>& s) {
-  ctx.reporter.row(Row{op, bytes, 1, bus_factor_for(op, ctx.size), s[0], s[1], std::nullopt});
+  ctx.reporter.row(Row{op, bytes, 1, bus_factor_for(op, ctx.size), s[0], s[1], std::nullopt, std::nullopt});
 }
 
 void bench_allreduce(BenchContext& ctx, size_t bytes) {

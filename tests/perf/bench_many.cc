@@ -56,6 +56,26 @@ struct ManySides {
   Side runtime, grouped, raw, one_call;
 };
 
+// Counts the runtime's fused collectives per step of a side: how many buckets (one per
+// negotiation round at least) the step's tensors were split into.
+struct FusionCounter {
+  const ProcessSetWorker* worker = nullptr;
+  size_t steps = 0;
+  size_t fused = 0;
+
+  Side wrap(Side side) {
+    return [this, side] {
+      const size_t before = worker->fused_collectives();
+      side();
+      fused += worker->fused_collectives() - before;
+      ++steps;
+    };
+  }
+  double per_step() const {
+    return steps ? static_cast<double>(fused) / static_cast<double>(steps) : 0;
+  }
+};
+
 // `order`: the order tensors are enqueued and raw-reduced in.
 ManySides make_sides(BenchContext& ctx, TensorSet& set, const std::vector<size_t>& order) {
   ManySides s;
@@ -100,8 +120,9 @@ void verify(BenchContext& ctx, TensorSet& set, const std::vector<const Side*>& s
 }
 
 Row make_row(BenchContext& ctx, const std::string& op, const TensorSet& set, Summary runtime,
-             Summary raw, Summary one_call) {
-  return Row{op, set.bytes(), set.views.size(), bus_factor_for(op, ctx.size), runtime, raw, one_call};
+             Summary raw, Summary one_call, const FusionCounter& fused) {
+  return Row{op,     set.bytes(), set.views.size(), bus_factor_for(op, ctx.size),
+             runtime, raw,         one_call,         fused.per_step()};
 }
 
 }  // namespace
@@ -115,9 +136,12 @@ void run_many_small(BenchContext& ctx) {
   verify(ctx, set, {&s.runtime, &s.grouped, &s.raw, &s.one_call}, "allreduce.many");
   TimingPlan plan = ctx.plan(set.bytes());
   plan.batch = 1;  // one block = one step
-  std::vector<Summary> t = time_sides(plan, ctx.comm, {s.runtime, s.grouped, s.raw, s.one_call});
-  ctx.reporter.row(make_row(ctx, "allreduce.many", set, t[0], t[2], t[3]));
-  ctx.reporter.row(make_row(ctx, "allreduce.many_grouped", set, t[1], t[2], t[3]));
+  FusionCounter single{&ctx.runtime.worker(0)};
+  FusionCounter grouped{&ctx.runtime.worker(0)};
+  std::vector<Summary> t = time_sides(
+      plan, ctx.comm, {single.wrap(s.runtime), grouped.wrap(s.grouped), s.raw, s.one_call});
+  ctx.reporter.row(make_row(ctx, "allreduce.many", set, t[0], t[2], t[3], single));
+  ctx.reporter.row(make_row(ctx, "allreduce.many_grouped", set, t[1], t[2], t[3], grouped));
 }
 
 void run_resnet50(BenchContext& ctx) {
@@ -130,8 +154,9 @@ void run_resnet50(BenchContext& ctx) {
   verify(ctx, set, {&s.runtime, &s.raw}, "allreduce.resnet50");
   TimingPlan plan = ctx.plan(set.bytes());
   plan.batch = 1;
-  std::vector<Summary> t = time_sides(plan, ctx.comm, {s.runtime, s.raw, s.one_call});
-  ctx.reporter.row(make_row(ctx, "allreduce.resnet50", set, t[0], t[1], t[2]));
+  FusionCounter fused{&ctx.runtime.worker(0)};
+  std::vector<Summary> t = time_sides(plan, ctx.comm, {fused.wrap(s.runtime), s.raw, s.one_call});
+  ctx.reporter.row(make_row(ctx, "allreduce.resnet50", set, t[0], t[1], t[2], fused));
 }
 
 }  // namespace runrun::perf

@@ -57,6 +57,7 @@ void Reporter::table_header(const Row& row) {
                                    "bytes", "tensors", "rt_med_us", "rt_min_us", "raw_med_us",
                                    "raw_min_us", "rt/raw", "rt_busbw", "raw_busbw");
   if (row.raw_one_call) header += fmt::format(" {:>12} {:>9}", "one_call_us", "rt/one");
+  if (row.fused_per_step) header += fmt::format(" {:>10}", "fused/step");
   emit(header);
 }
 
@@ -68,15 +69,16 @@ void Reporter::row(const Row& r) {
   if (json_) {
     std::string line = fmt::format(
         R"({{"op":"{}","bytes":{},"tensors":{},"ranks":{},"fusion_threshold":{},"iters":{},)"
-        R"("runtime_us":{:.3f},"runtime_min_us":{:.3f},"raw_us":{:.3f},"raw_min_us":{:.3f},)"
-        R"("ratio":{:.4f},"algbw":{:.4f},"busbw":{:.4f},"raw_algbw":{:.4f},"raw_busbw":{:.4f})",
+        R"("runtime_us":{:.6g},"runtime_min_us":{:.6g},"raw_us":{:.6g},"raw_min_us":{:.6g},)"
+        R"("ratio":{:.6g},"algbw":{:.6g},"busbw":{:.6g},"raw_algbw":{:.6g},"raw_busbw":{:.6g})",
         r.op, r.bytes, r.tensors, info_.ranks, info_.fusion_threshold, r.runtime.samples,
         r.runtime.median_us, r.runtime.min_us, r.raw.median_us, r.raw.min_us, ratio, algbw,
         algbw * r.bus_factor, raw_algbw, raw_algbw * r.bus_factor);
     if (r.raw_one_call) {
-      line += fmt::format(R"(,"raw_one_call_us":{:.3f},"raw_one_call_min_us":{:.3f})",
+      line += fmt::format(R"(,"raw_one_call_us":{:.6g},"raw_one_call_min_us":{:.6g})",
                           r.raw_one_call->median_us, r.raw_one_call->min_us);
     }
+    if (r.fused_per_step) line += fmt::format(R"(,"fused_per_step":{:.6g})", *r.fused_per_step);
     emit(line + "}");
     return;
   }
@@ -90,6 +92,7 @@ void Reporter::row(const Row& r) {
     const double one = r.raw_one_call->median_us;
     line += fmt::format(" {:>12.1f} {:>9.2f}", one, one > 0 ? r.runtime.median_us / one : 0);
   }
+  if (r.fused_per_step) line += fmt::format(" {:>10.2f}", *r.fused_per_step);
   emit(line);
 }
 

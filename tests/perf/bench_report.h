@@ -23,6 +23,7 @@ struct Row {
   Summary runtime;
   Summary raw;
   std::optional<Summary> raw_one_call;  // many-tensor cases: one raw call over all the bytes
+  std::optional<double> fused_per_step;  // many-tensor cases: fused collectives per runtime step
 };
 
 // What a block of rows was measured under (printed once per runtime).
