@@ -80,10 +80,6 @@ void give(std::shared_ptr<runrun::Handle> handle, runrun_handle** out) {
   *out = new runrun_handle{std::move(handle), {}, {}};
 }
 
-runrun_status unsupported(const char* what) {
-  last_error = std::string(what) + " is not implemented in this runrun version yet";
-  return RUNRUN_UNSUPPORTED;
-}
 
 }  // namespace
 
@@ -290,11 +286,16 @@ int32_t runrun_process_set_rank(const runrun_runtime* rt, int32_t id) {
   return rt->runtime->process_set_rank(id);
 }
 
-runrun_status runrun_start_timeline(runrun_runtime*, const char*) {
-  return unsupported("the timeline");
+runrun_status runrun_start_timeline(runrun_runtime* rt, const char* path) {
+  return guarded([&] {
+    require(path && *path, "runrun_start_timeline: the path is empty");
+    runtime_of(rt).start_timeline(path);
+  });
 }
 
-runrun_status runrun_stop_timeline(runrun_runtime*) { return RUNRUN_OK; }
+runrun_status runrun_stop_timeline(runrun_runtime* rt) {
+  return guarded([&] { runtime_of(rt).stop_timeline(); });
+}
 
 runrun_status runrun_handle_poll(runrun_handle* h) {
   if (!h) return RUNRUN_INVALID_ARGUMENT;

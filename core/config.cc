@@ -63,6 +63,8 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
       std::chrono::seconds(static_cast<int64_t>(reader.number(knobs::kShutdownTimeout, 0)));
   c.collective_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(reader.number(knobs::kCollectiveTimeout, 0) * 1000));
+  c.peer_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(reader.number(knobs::kPeerTimeout, 0) * 1000));
   return c;
 }
 

@@ -22,6 +22,7 @@ struct Config {
   std::chrono::seconds stall_shutdown_time{0};
   std::chrono::seconds shutdown_timeout{30};
   std::chrono::milliseconds collective_timeout{0};
+  std::chrono::milliseconds peer_timeout{30000};
 
   // Defaults, overridden by the environment, overridden by `overrides` (knob env name -> value).
   // Throws InvalidArgumentError for an unknown override name or a malformed value.

@@ -27,18 +27,20 @@ bool cacheable(OpType op) {
 }  // namespace
 
 Controller::Controller(ControlChannel& channel, int rank, int size, const Config& config,
-                       Logger logger)
+                       Logger logger, Timeline* timeline)
     : channel_(channel),
       rank_(rank),
       size_(size),
       config_(config),
       logger_(std::move(logger)),
+      timeline_(timeline),
       cache_(config.cache_capacity),
       table_(size) {}
 
 void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
   for (auto& entry : entries) {
     std::string name = entry->request.name;
+    if (timeline_ && timeline_->active()) timeline_->begin(name, "NEGOTIATE");
     unsent_.push_back(name);
     pending_[name] = std::move(entry);
   }
@@ -139,8 +141,12 @@ Controller::Round Controller::negotiate(bool shutting_down) {
 std::vector<Response> Controller::coordinate(const std::vector<std::string>& uncached) {
   ++coordinator_rounds_;
   std::vector<Request> requests;
+  auto now = std::chrono::steady_clock::now();
   for (const std::string& name : uncached) {
-    requests.push_back(pending_.at(name)->request);
+    const TensorEntry& entry = *pending_.at(name);
+    requests.push_back(entry.request);
+    requests.back().waited_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(now - entry.enqueued_at).count();
     unsent_.erase(std::find(unsent_.begin(), unsent_.end(), name));
   }
   std::vector<std::string> gathered = channel_.gather(encode_requests(requests), 0);
@@ -159,6 +165,7 @@ std::vector<Response> Controller::coordinate(const std::vector<std::string>& unc
 }
 
 std::string Controller::coordinator_answer(const std::vector<std::string>& gathered) {
+  table_.begin_round();
   for (size_t rank = 0; rank < gathered.size(); ++rank) {
     for (Request& request : decode_requests(gathered[rank])) {
       table_.add(static_cast<int>(rank), std::move(request));
@@ -206,6 +213,7 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
 std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
   auto it = pending_.find(name);
   if (it == pending_.end()) return nullptr;
+  if (timeline_ && timeline_->active()) timeline_->end(name, "NEGOTIATE");
   std::unique_ptr<TensorEntry> entry = std::move(it->second);
   pending_.erase(it);
   stall_warned_.erase(name);

@@ -21,13 +21,16 @@
 #include "core/message_table.h"
 #include "core/response_cache.h"
 #include "core/tensor_queue.h"
+#include "core/timeline.h"
 #include "ops/backend.h"
 
 namespace runrun {
 
 class Controller {
  public:
-  Controller(ControlChannel& channel, int rank, int size, const Config& config, Logger logger);
+  // `timeline` may be null; it must outlive the controller.
+  Controller(ControlChannel& channel, int rank, int size, const Config& config, Logger logger,
+             Timeline* timeline);
 
   // Takes ownership of newly enqueued entries.
   void add(std::vector<std::unique_ptr<TensorEntry>> entries);
@@ -62,6 +65,7 @@ class Controller {
   int size_;
   const Config& config_;
   Logger logger_;
+  Timeline* timeline_;
   ResponseCache cache_;
   MessageTable table_;  // used on the coordinator only
   std::map<std::string, std::unique_ptr<TensorEntry>> pending_;

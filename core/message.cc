@@ -36,8 +36,10 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 }
 
 std::string Request::signature() const {
+  Request timeless = *this;
+  timeless.waited_us = 0;
   WireWriter w;
-  encode(w);
+  timeless.encode(w);
   return w.take();
 }
 
@@ -53,6 +55,7 @@ void Request::encode(WireWriter& out) const {
   out.i64s(splits);
   out.str(group);
   out.i32(group_size);
+  out.i64(waited_us);
 }
 
 Request Request::decode(WireReader& in) {
@@ -68,6 +71,7 @@ Request Request::decode(WireReader& in) {
   r.splits = in.i64s();
   r.group = in.str();
   r.group_size = in.i32();
+  r.waited_us = in.i64();
   return r;
 }
 
@@ -82,6 +86,7 @@ void Response::encode(WireWriter& out) const {
   out.i32(root);
   out.i64s(first_dims);
   out.i64s(joined_ranks);
+  out.i64s(late_ranks);
   out.i32(static_cast<int32_t>(error_code));
   out.str(error);
 }
@@ -98,6 +103,7 @@ Response Response::decode(WireReader& in) {
   r.root = in.i32();
   r.first_dims = in.i64s();
   r.joined_ranks = in.i64s();
+  r.late_ranks = in.i64s();
   r.error_code = static_cast<ErrorCode>(in.i32());
   r.error = in.str();
   return r;

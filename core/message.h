@@ -46,6 +46,8 @@ struct Request {
   // only when all its members are ready on every rank, so they execute together.
   std::string group;
   int32_t group_size = 0;
+  // How long the op had waited on its rank when this request was sent (not in the signature).
+  int64_t waited_us = 0;
 
   // Everything the cache must compare: two requests with the same signature would get the same
   // response. Local to a rank (allgather's first dimension is part of it).
@@ -68,6 +70,9 @@ struct Response {
   // Ranks that have joined (uneven data) and contribute zeros to this allreduce; the average
   // divides by the ranks that did not. For kJoin, `root` holds the last rank to join.
   std::vector<int64_t> joined_ranks;
+  // Ranks whose request reached the coordinator in a later round than the first one (for the
+  // timeline: who made the others wait).
+  std::vector<int64_t> late_ranks;
   ErrorCode error_code = ErrorCode::kOk;
   std::string error;                // non-empty: fail this op on every rank with this text
 

@@ -127,8 +127,10 @@ void MessageTable::add(int rank, Request request) {
   if (row.by_rank.empty()) {
     row.by_rank.resize(static_cast<size_t>(size_));
     row.first_seen = std::chrono::steady_clock::now();
+    row.first_round = round_;
   }
   auto& slot = row.by_rank[static_cast<size_t>(rank)];
+  if (!slot && round_ > row.first_round) row.late.push_back(rank);
   if (!slot) ++row.count;
   slot = std::move(request);
   if (is_join) {
@@ -156,6 +158,22 @@ void MessageTable::check_complete(const std::string& name) {
   }
 }
 
+// Ranks that made the others wait: those whose request came in a later coordinator round, and
+// those that had waited far less than the longest-waiting rank (more than 1 ms and half less).
+std::vector<int64_t> MessageTable::late_ranks(const Row& row, const RankedRequests& reqs) {
+  std::vector<int64_t> late = row.late;
+  int64_t longest = 0;
+  for (const auto& [rank, r] : reqs) longest = std::max(longest, r.waited_us);
+  for (const auto& [rank, r] : reqs) {
+    bool waited_little = longest - r.waited_us > 1000 && r.waited_us < longest / 2;
+    if (waited_little && std::find(late.begin(), late.end(), rank) == late.end()) {
+      late.push_back(rank);
+    }
+  }
+  std::sort(late.begin(), late.end());
+  return late;
+}
+
 Response MessageTable::respond(const std::string& name, Row& row) {
   RankedRequests reqs;
   std::vector<int64_t> missing;
@@ -167,6 +185,7 @@ Response MessageTable::respond(const std::string& name, Row& row) {
     }
   }
   Response response = build_response(name, reqs);
+  response.late_ranks = late_ranks(row, reqs);
   if (response.op == OpType::kJoin) {
     response.root = last_joined_;
     joined_.clear();

@@ -22,6 +22,8 @@ class MessageTable {
  public:
   explicit MessageTable(int size) : size_(size) {}
 
+  // Marks the start of a coordinator round (requests of later rounds count as late).
+  void begin_round() { ++round_; }
   // Records `request` from `rank`. A tensor whose last request arrived becomes complete; a join
   // request may complete every tensor the other ranks were waiting for.
   void add(int rank, Request request);
@@ -44,15 +46,20 @@ class MessageTable {
     std::vector<std::optional<Request>> by_rank;
     int count = 0;
     std::chrono::steady_clock::time_point first_seen;
+    uint64_t first_round = 0;
+    std::vector<int64_t> late;
   };
   void check_complete(const std::string& name);
   Response respond(const std::string& name, Row& row);
+  static std::vector<int64_t> late_ranks(const Row& row,
+                                         const std::vector<std::pair<int, Request>>& reqs);
 
   int size_;
   std::map<std::string, Row> rows_;
   std::vector<std::string> completed_;
   std::set<int> joined_;  // ranks whose join is pending
   int last_joined_ = -1;
+  uint64_t round_ = 0;
   std::map<std::string, std::vector<Response>> held_groups_;
 };
 

@@ -1,5 +1,6 @@
 #include "core/op_executor.h"
 
+#include <cctype>
 #include <cstring>
 #include <numeric>
 
@@ -9,13 +10,72 @@ namespace runrun {
 
 ReduceOp backend_reduce_op(ReduceOp op) { return op == ReduceOp::kAverage ? ReduceOp::kSum : op; }
 
-OpExecutor::OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger)
-    : backend_(backend), fusion_threshold_(fusion_threshold), logger_(std::move(logger)) {}
+OpExecutor::OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger,
+                       Timeline* timeline)
+    : backend_(backend),
+      fusion_threshold_(fusion_threshold),
+      logger_(std::move(logger)),
+      timeline_(timeline) {}
+
+namespace {
+
+std::string upper(const char* text) {
+  std::string s(text);
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string rank_list(const std::vector<int64_t>& ranks) {
+  std::string s;
+  for (int64_t r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+
+// Timeline spans over the members of a bucket; a no-op when the timeline is off.
+class BucketSpans {
+ public:
+  BucketSpans(Timeline* timeline, const std::vector<Response>& responses,
+              const FusionBucket& bucket)
+      : timeline_(timeline && timeline->active() ? timeline : nullptr),
+        responses_(responses),
+        bucket_(bucket) {}
+  void begin(std::string_view phase) const {
+    if (!timeline_) return;
+    for (size_t m : bucket_.members) {
+      const Response& r = responses_[m];
+      Timeline::Args args{{"bytes", std::to_string(response_bytes(r))},
+                          {"fused_with", std::to_string(bucket_.members.size() - 1)}};
+      if (!r.late_ranks.empty()) args.emplace_back("late_ranks", rank_list(r.late_ranks));
+      if (!r.joined_ranks.empty()) args.emplace_back("joined_ranks", rank_list(r.joined_ranks));
+      timeline_->begin(r.name, phase, args);
+    }
+  }
+  void end(std::string_view phase) const {
+    if (!timeline_) return;
+    for (size_t m : bucket_.members) timeline_->end(responses_[m].name, phase);
+  }
+
+ private:
+  Timeline* timeline_;
+  const std::vector<Response>& responses_;
+  const FusionBucket& bucket_;
+};
+
+}  // namespace
 
 void OpExecutor::execute(const std::vector<Response>& responses,
                          std::vector<std::unique_ptr<TensorEntry>>& entries) {
   for (const FusionBucket& bucket : plan_fusion(responses, fusion_threshold_)) {
     const Response& first = responses[bucket.members[0]];
+    BucketSpans spans(timeline_, responses, bucket);
+    spans.end("QUEUE");
+    std::string collective = upper(op_type_name(first.op));
+    spans.begin(collective);
+    struct EndSpan {
+      const BucketSpans& spans;
+      const std::string& phase;
+      ~EndSpan() { spans.end(phase); }
+    } end_span{spans, collective};
     if (!first.ok()) {
       if (auto& entry = entries[bucket.members[0]]) entry->handle->fail(first.error_code, first.error);
       continue;
@@ -97,6 +157,8 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
     run_single_allreduce(first, entries[bucket.members[0]].get());
     return;
   }
+  BucketSpans spans(timeline_, responses, bucket);
+  spans.begin("MEMCPY_IN_FUSION_BUFFER");
   std::byte* buffer = fusion_buffer_.get(bucket.bytes);
   size_t offset = 0;
   for (size_t member : bucket.members) {
@@ -110,15 +172,18 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
     offset += bytes;
   }
   size_t count = bucket.bytes / element_size(first.dtype);
+  spans.end("MEMCPY_IN_FUSION_BUFFER");
   if (first.prescale != 1.0) cpu::scale_buffer(buffer, count, first.dtype, first.prescale);
   backend_.allreduce(buffer, buffer, count, first.dtype, backend_reduce_op(first.reduce_op));
   finish_reduction(first, buffer, count);
+  spans.begin("MEMCPY_OUT_FUSION_BUFFER");
   offset = 0;
   for (size_t member : bucket.members) {
     size_t bytes = response_bytes(responses[member]);
     if (TensorEntry* entry = entries[member].get()) std::memcpy(entry->output.data, buffer + offset, bytes);
     offset += bytes;
   }
+  spans.end("MEMCPY_OUT_FUSION_BUFFER");
   ++fused_collectives_;
 }
 

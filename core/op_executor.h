@@ -14,15 +14,16 @@
 #include "core/fusion_buffer.h"
 #include "core/fusion_planner.h"
 #include "core/tensor_queue.h"
+#include "core/timeline.h"
 #include "ops/backend.h"
 
 namespace runrun {
 
-class Timeline;
 
 class OpExecutor {
  public:
-  OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger);
+  // `timeline` may be null; it must outlive the executor.
+  OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger, Timeline* timeline);
 
   // entries[i] belongs to responses[i]; nullptr when this rank has no entry for it: an error
   // response (skipped), or an allreduce while this rank has joined (it contributes zeros).
@@ -47,6 +48,7 @@ class OpExecutor {
   Backend& backend_;
   size_t fusion_threshold_;
   Logger logger_;
+  Timeline* timeline_;
   FusionBuffer fusion_buffer_;
   std::atomic<size_t> fused_collectives_{0};
 };

@@ -2,17 +2,20 @@
 
 #include <chrono>
 #include <future>
+#include <tuple>
 
 namespace runrun {
 
 ProcessSetWorker::ProcessSetWorker(int id, std::unique_ptr<Backend> backend, const Config& config,
-                                   Logger logger)
+                                   Logger logger, Timeline* timeline)
     : id_(id),
       backend_(std::move(backend)),
       config_(config),
       logger_(std::move(logger)),
-      controller_(backend_->control(), backend_->rank(), backend_->size(), config, logger_),
-      executor_(*backend_, config.fusion_threshold, logger_) {
+      timeline_(timeline),
+      controller_(backend_->control(), backend_->rank(), backend_->size(), config, logger_,
+                  timeline),
+      executor_(*backend_, config.fusion_threshold, logger_, timeline) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -39,6 +42,16 @@ void ProcessSetWorker::shutdown() {
   thread_.join();
 }
 
+void ProcessSetWorker::fail(ErrorCode code, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    if (failure_) return;
+    failure_ = std::make_pair(code, message);
+  }
+  backend_->abort();
+  queue_.wake();
+}
+
 void ProcessSetWorker::loop() {
   std::string reason = "runrun is shut down on rank " + std::to_string(backend_->rank()) +
                        ": call init() again before enqueueing more ops";
@@ -46,6 +59,10 @@ void ProcessSetWorker::loop() {
   try {
     while (true) {
       if (!controller_.has_pending() && !shutdown_requested_) queue_.wait(std::nullopt);
+      {
+        std::lock_guard<std::mutex> lock(failure_mutex_);
+        if (failure_) throw_error(failure_->first, RUNRUN_WHERE, failure_->second);
+      }
       controller_.add(queue_.pop_all());
       bool shutting_down = shutdown_requested_;
       if (!controller_.has_pending() && !shutting_down) continue;
@@ -66,14 +83,17 @@ void ProcessSetWorker::loop() {
       for (const Response& response : round.ready) {
         executing_.push_back(controller_.take(response.name));
         if (executing_.back()) queue_.finished(response.name);
+        if (timeline_ && timeline_->active()) timeline_->begin(response.name, "QUEUE");
       }
       executor_.execute(round.ready, executing_);
       executing_.clear();
     }
   } catch (const Error& e) {
-    code = e.code() == ErrorCode::kShutDown ? ErrorCode::kShutDown : e.code();
+    code = e.code();
     reason = e.what();
-    logger_->error("process set {}: background thread stops: {} ({})", id_, e.what(), e.where());
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    if (failure_) std::tie(code, reason) = *failure_;  // the cause, not the abort it caused
+    logger_->error("process set {}: background thread stops: {} ({})", id_, reason, e.where());
   } catch (const std::exception& e) {
     code = ErrorCode::kInternal;
     reason = std::string("internal error in the background thread: ") + e.what();
@@ -84,7 +104,7 @@ void ProcessSetWorker::loop() {
 }
 
 void ProcessSetWorker::fail_everything(ErrorCode code, const std::string& message) {
-  for (auto& entry : queue_.close(message)) entry->handle->fail(code, message);
+  for (auto& entry : queue_.close(message, code)) entry->handle->fail(code, message);
   for (auto& entry : executing_) {
     if (entry) entry->handle->fail(code, message);  // no-op for the ones that completed
   }

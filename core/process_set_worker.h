@@ -10,6 +10,9 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,7 +28,9 @@ namespace runrun {
 
 class ProcessSetWorker {
  public:
-  ProcessSetWorker(int id, std::unique_ptr<Backend> backend, const Config& config, Logger logger);
+  // `timeline` may be null; it must outlive the worker.
+  ProcessSetWorker(int id, std::unique_ptr<Backend> backend, const Config& config, Logger logger,
+                   Timeline* timeline);
   ~ProcessSetWorker();
   ProcessSetWorker(const ProcessSetWorker&) = delete;
   ProcessSetWorker& operator=(const ProcessSetWorker&) = delete;
@@ -37,6 +42,10 @@ class ProcessSetWorker {
   // timeout for the other ranks, then aborts the backend and joins the thread. Idempotent.
   void shutdown();
   bool running() const { return !stopped_.load(); }
+
+  // A peer was lost (or another fatal condition seen outside this thread): every pending and
+  // later op fails with `message`; the blocked backend call is aborted. Any thread.
+  void fail(ErrorCode code, const std::string& message);
 
   const Backend& backend() const { return *backend_; }
   int id() const { return id_; }
@@ -56,6 +65,7 @@ class ProcessSetWorker {
   std::unique_ptr<Backend> backend_;
   const Config& config_;
   Logger logger_;
+  Timeline* timeline_;
   TensorQueue queue_;
   Controller controller_;
   OpExecutor executor_;
@@ -63,7 +73,8 @@ class ProcessSetWorker {
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> sequence_{0};
-  std::string stop_reason_;
+  std::mutex failure_mutex_;
+  std::optional<std::pair<ErrorCode, std::string>> failure_;  // set by fail()
   std::thread thread_;
 };
 

@@ -1,7 +1,10 @@
 #include "core/runtime.h"
 
+#include "core/wire.h"
+
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 namespace runrun {
 namespace {
@@ -79,17 +82,60 @@ Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
     : config_(std::move(config)),
       topology_(backend->topology()),
       backend_name_(backend->name()),
-      logger_(make_rank_logger(topology_.rank, topology_.size, config_.log_level)) {
+      logger_(make_rank_logger(topology_.rank, topology_.size, config_.log_level)),
+      timeline_(logger_) {
+  // RUNRUN_TIMELINE names one file: the coordinator (rank 0) writes it, as it sees every
+  // negotiation; other ranks start their own timelines through the API.
+  if (!config_.timeline_path.empty() && topology_.rank == 0) {
+    timeline_.start(config_.timeline_path, topology_.rank);
+  }
   logger_->info("runrun started: backend {}, rank {}/{}, local {}/{}, cross {}/{}", backend_name_,
                 topology_.rank, topology_.size, topology_.local_rank, topology_.local_size,
                 topology_.cross_rank, topology_.cross_size);
   std::vector<int> everyone(static_cast<size_t>(topology_.size));
   std::iota(everyone.begin(), everyone.end(), 0);
   process_sets_[0] = everyone;
-  workers_[0] = std::make_shared<ProcessSetWorker>(0, std::move(backend), config_, logger_);
+  start_peer_monitor(*backend);
+  workers_[0] = std::make_shared<ProcessSetWorker>(0, std::move(backend), config_, logger_,
+                                                &timeline_);
 }
 
 Runtime::~Runtime() { shutdown(); }
+
+void Runtime::start_peer_monitor(Backend& global) {
+  if (config_.peer_timeout.count() == 0 || topology_.size < 2) return;
+  auto interval = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(1000),
+                                                      config_.peer_timeout / 4);
+  peer_monitor_ = std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval,
+                                                config_.peer_timeout, logger_);
+  ControlChannel& control = global.control();
+  std::vector<std::string> gathered = control.gather(peer_monitor_->address(), 0);
+  std::string table;
+  if (topology_.rank == 0) {
+    WireWriter w;
+    w.i64(static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}());
+    for (const std::string& address : gathered) w.str(address);
+    table = w.take();
+  }
+  control.broadcast(table, 0);
+  WireReader reader(table);
+  auto job_key = static_cast<uint64_t>(reader.i64());
+  std::vector<std::string> addresses;
+  for (int r = 0; r < topology_.size; ++r) addresses.push_back(reader.str());
+  peer_monitor_->start(addresses, job_key, [this](int, const std::string& why) { on_peer_lost(why); });
+}
+
+void Runtime::on_peer_lost(const std::string& why) {
+  std::string message = "runrun on rank " + std::to_string(topology_.rank) + ": " + why +
+                        ". Every pending and later op fails; shut down and restart the job "
+                        "(see docs/troubleshooting.md).";
+  std::vector<std::shared_ptr<ProcessSetWorker>> workers;
+  {
+    std::lock_guard<std::mutex> lock(workers_mutex_);
+    for (auto& [id, worker] : workers_) workers.push_back(worker);
+  }
+  for (auto& worker : workers) worker->fail(ErrorCode::kPeerFailure, message);
+}
 
 void Runtime::shutdown() {
   shut_down_ = true;
@@ -99,6 +145,8 @@ void Runtime::shutdown() {
     for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) workers.push_back(it->second);
   }
   for (auto& worker : workers) worker->shutdown();  // added sets first, the global set last
+  if (peer_monitor_) peer_monitor_->stop();  // says goodbye: peers do not take it for a loss
+  timeline_.stop();  // valid JSON on every shutdown path, errors included
 }
 
 bool Runtime::running() const {
@@ -147,7 +195,8 @@ void Runtime::install_process_set(int32_t id, std::vector<int> ranks,
   std::lock_guard<std::mutex> lock(workers_mutex_);
   process_sets_[id] = std::move(ranks);
   if (backend) {
-    workers_[id] = std::make_shared<ProcessSetWorker>(id, std::move(backend), config_, logger_);
+    workers_[id] =
+        std::make_shared<ProcessSetWorker>(id, std::move(backend), config_, logger_, &timeline_);
   }
 }
 

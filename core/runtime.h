@@ -18,8 +18,10 @@
 #include "core/common/logging.h"
 #include "core/config.h"
 #include "core/handle.h"
+#include "core/peer_monitor.h"
 #include "core/process_set_worker.h"
 #include "core/tensor.h"
+#include "core/timeline.h"
 #include "ops/backend.h"
 
 namespace runrun {
@@ -76,6 +78,15 @@ class Runtime {
   // This rank's rank within set `id`, or -1 when it is not a member or the set is unknown.
   int process_set_rank(int32_t id) const;
 
+  // Chrome-trace timeline of this rank (see docs/timeline.md); start replaces a running one.
+  void start_timeline(const std::string& path) { timeline_.start(path, topology_.rank); }
+  void stop_timeline() { timeline_.stop(); }
+
+  // For tests: make this rank look hung to its peers' monitors.
+  void freeze_peer_monitor_for_test() {
+    if (peer_monitor_) peer_monitor_->freeze_for_test();
+  }
+
   // Stops every worker (see ProcessSetWorker::shutdown); pending and later ops fail with
   // ShutDownError. Idempotent.
   void shutdown();
@@ -93,16 +104,22 @@ class Runtime {
                                                std::function<void(Backend&, Handle&)> action);
   void install_process_set(int32_t id, std::vector<int> ranks, std::unique_ptr<Backend> backend);
 
+  // Connects the peer monitor (a collective step over the global control channel).
+  void start_peer_monitor(Backend& global);
+  void on_peer_lost(const std::string& why);
+
   Config config_;
   Topology topology_;
   std::string backend_name_;
   Logger logger_;
+  Timeline timeline_;  // declared before the workers, which use it: destroyed after them
   mutable std::mutex workers_mutex_;
   std::map<int32_t, std::vector<int>> process_sets_;  // every set, member or not
   std::map<int32_t, std::shared_ptr<ProcessSetWorker>> workers_;  // the sets this rank is in
   int32_t next_process_set_id_ = 1;  // touched only by the global background thread
   std::atomic<uint64_t> control_op_count_{0};
   std::atomic<bool> shut_down_{false};
+  std::unique_ptr<PeerMonitor> peer_monitor_;  // null when RUNRUN_PEER_TIMEOUT=0 or one rank
 };
 
 }  // namespace runrun

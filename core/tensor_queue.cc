@@ -7,7 +7,7 @@ namespace runrun {
 void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int rank) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (closed_) throw ShutDownError(RUNRUN_WHERE, close_reason_);
+    if (closed_) throw_error(close_code_, RUNRUN_WHERE, close_reason_);
     std::unordered_set<std::string> batch;
     for (const auto& entry : entries) {
       const std::string& name = entry->request.name;
@@ -55,13 +55,15 @@ void TensorQueue::finished(const std::string& name) {
   in_flight_.erase(name);
 }
 
-std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& reason) {
+std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& reason,
+                                                             ErrorCode code) {
   std::vector<std::unique_ptr<TensorEntry>> left;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!closed_) {
       closed_ = true;
       close_reason_ = reason;
+      close_code_ = code;
     }
     left = std::exchange(incoming_, {});
     for (const auto& entry : left) in_flight_.erase(entry->request.name);

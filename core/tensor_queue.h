@@ -52,8 +52,9 @@ class TensorQueue {
   // The op named `name` completed or failed: the name may be enqueued again.
   void finished(const std::string& name);
 
-  // Later pushes throw ShutDownError(reason); returns what was never popped.
-  std::vector<std::unique_ptr<TensorEntry>> close(const std::string& reason);
+  // Later pushes throw an Error of `code` with `reason`; returns what was never popped.
+  std::vector<std::unique_ptr<TensorEntry>> close(const std::string& reason,
+                                                  ErrorCode code = ErrorCode::kShutDown);
   bool closed() const;
 
  private:
@@ -64,6 +65,7 @@ class TensorQueue {
   bool woken_ = false;
   bool closed_ = false;
   std::string close_reason_;
+  ErrorCode close_code_ = ErrorCode::kShutDown;
 };
 
 }  // namespace runrun

@@ -58,6 +58,10 @@ RUNRUN_DEFINE_ERROR(UnsupportedError, kUnsupported);
 
 #undef RUNRUN_DEFINE_ERROR
 
+// Throws the exception class that matches `code` (InvalidArgumentError for kInvalidArgument...),
+// so that C++ callers can catch by type whatever code an error travelled with.
+[[noreturn]] void throw_error(ErrorCode code, SourceLocation where, const std::string& message);
+
 // Throws `ErrorType(where, message)` unless `condition` holds. For checks on user input or peer
 // behaviour; programmer bugs use assert.
 #define RUNRUN_ENFORCE(condition, ErrorType, message)           \

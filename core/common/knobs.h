@@ -46,13 +46,17 @@ inline constexpr Knob kCollectiveTimeout{
     "RUNRUN_COLLECTIVE_TIMEOUT", "0",
     "seconds a collective every rank agreed on may take before it fails as a lost peer; 0: no "
     "limit"};
+inline constexpr Knob kPeerTimeout{
+    "RUNRUN_PEER_TIMEOUT", "30",
+    "seconds without a heartbeat after which a peer counts as lost (a dead process is noticed "
+    "at once); 0 turns peer monitoring off"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
     knobs::kLogLevel,         knobs::kBackend,        knobs::kCycleTimeMs,
     knobs::kFusionThreshold,  knobs::kCacheCapacity,  knobs::kTimeline,
     knobs::kStallCheckTime,   knobs::kStallShutdownTime, knobs::kShutdownTimeout,
-    knobs::kCollectiveTimeout,
+    knobs::kCollectiveTimeout, knobs::kPeerTimeout,
 };
 
 }  // namespace runrun

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -16,13 +17,18 @@ std::mutex& lifetime_mutex() {
   return mutex;
 }
 
+std::atomic<bool> finalize_skipped{false};
+
 void finalize_at_exit() {
+  if (finalize_skipped.load()) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
 }
 
 }  // namespace
+
+void skip_finalize_at_exit() { finalize_skipped.store(true); }
 
 void ensure_initialized() {
   std::lock_guard<std::mutex> lock(lifetime_mutex());

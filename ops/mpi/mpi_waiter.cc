@@ -1,5 +1,7 @@
 #include "ops/mpi/mpi_waiter.h"
 
+#include "ops/mpi/mpi_lifetime.h"
+
 #include <algorithm>
 #include <string>
 #include <thread>
@@ -49,6 +51,9 @@ void MpiWaiter::wait(MPI_Request& request, const char* op) {
     int done = 0;
     RUNRUN_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE), op, rank_);
     if (done) return;
+    if (aborted_.load() || (timeout_.count() > 0 && Clock::now() - start > timeout_)) {
+      skip_finalize_at_exit();  // this request stays pending: MPI_Finalize could wait on it
+    }
     check_usable(op);
     const auto waited = Clock::now() - start;
     if (timeout_.count() > 0 && waited > timeout_) fail_timeout(op, waited);

@@ -1,0 +1,75 @@
+#pragma once
+// Why: a dead or hung peer must become an error on every rank in bounded time, never a hang.
+// MPI cannot tell us (a collective with a dead peer just waits), so every rank keeps one TCP
+// connection to every other rank, beside the data transport. A process that dies closes its
+// sockets (peers see it at once); one that stops answering (stopped, frozen host, cut network)
+// stops sending the heartbeat byte sent every `interval` (peers see it after `timeout`). A
+// clean shutdown says goodbye first, so it is never mistaken for a loss.
+// Threading contract: construct and start() on one thread (a collective step of init: every
+// rank must start); afterwards the monitor's own thread does everything and calls `on_lost`
+// at most once, from that thread. stop() may be called from any thread; the destructor stops.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/common/logging.h"
+
+namespace runrun {
+
+class PeerMonitor {
+ public:
+  using OnLost = std::function<void(int rank, const std::string& why)>;
+
+  PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
+              std::chrono::milliseconds timeout, Logger logger);
+  ~PeerMonitor();
+  PeerMonitor(const PeerMonitor&) = delete;
+  PeerMonitor& operator=(const PeerMonitor&) = delete;
+
+  // "host|ip1,ip2,...|port": where peers reach this rank. Valid from construction.
+  const std::string& address() const { return address_; }
+
+  // Connects to every peer (addresses indexed by rank, `job_key` equal on every rank so that
+  // a connection to a stranger's port is refused), then starts the monitor thread. Throws
+  // PeerFailureError naming the rank that could not be reached within `connect_timeout`.
+  void start(const std::vector<std::string>& addresses, uint64_t job_key, OnLost on_lost,
+             std::chrono::milliseconds connect_timeout = std::chrono::seconds(60));
+
+  // Says goodbye to every peer and joins the thread. Idempotent.
+  void stop();
+
+  // For tests: stop sending heartbeats (as a frozen process would) without closing anything.
+  void freeze_for_test() { frozen_ = true; }
+  // For tests: close every connection without goodbye, as a killed process would.
+  void crash_for_test();
+
+ private:
+  void connect_to_lower_ranks(const std::vector<std::string>& addresses, uint64_t job_key,
+                              std::chrono::steady_clock::time_point deadline);
+  void accept_higher_ranks(uint64_t job_key, std::chrono::steady_clock::time_point deadline);
+  void run();
+  void lose(int rank, const std::string& why);
+
+  int rank_;
+  int size_;
+  std::chrono::milliseconds interval_;
+  std::chrono::milliseconds timeout_;
+  Logger logger_;
+  std::string address_;
+  int listen_fd_ = -1;
+  int wake_pipe_[2] = {-1, -1};
+  std::vector<int> peer_fds_;  // by rank; -1 for self
+  std::vector<std::string> peer_hosts_;
+  OnLost on_lost_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> frozen_{false};
+  bool lost_reported_ = false;
+  std::thread thread_;
+};
+
+}  // namespace runrun

@@ -1,0 +1,122 @@
+// The peer monitor: a killed peer is noticed at once, a frozen one after the timeout, a clean
+// goodbye never counts as a loss; and the runtime turns a loss into errors on every op.
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/peer_monitor.h"
+#include "tests/unit/core/rank_threads.h"
+
+using namespace runrun;
+
+namespace {
+
+struct Loss {
+  int rank = -1;
+  std::string why;
+  std::chrono::steady_clock::time_point when;
+};
+
+class MonitorGroup {
+ public:
+  MonitorGroup(int size, std::chrono::milliseconds timeout) : losses_(static_cast<size_t>(size)) {
+    auto logger = make_rank_logger(0, size, "off");
+    std::vector<std::string> addresses;
+    for (int r = 0; r < size; ++r) {
+      monitors_.push_back(std::make_unique<PeerMonitor>(r, size, std::chrono::milliseconds(50),
+                                                        timeout, logger));
+      addresses.push_back(monitors_.back()->address());
+    }
+    std::vector<std::thread> starters;
+    for (int r = 0; r < size; ++r) {
+      starters.emplace_back([&, r] {
+        monitors_[static_cast<size_t>(r)]->start(addresses, 42, [this, r](int lost, const std::string& why) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          losses_[static_cast<size_t>(r)] = Loss{lost, why, std::chrono::steady_clock::now()};
+        });
+      });
+    }
+    for (auto& t : starters) t.join();
+  }
+  PeerMonitor& operator[](int r) { return *monitors_[static_cast<size_t>(r)]; }
+  Loss loss(int r) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return losses_[static_cast<size_t>(r)];
+  }
+  // Waits up to `limit` for rank r to report a loss.
+  Loss wait_loss(int r, std::chrono::seconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline && loss(r).rank < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return loss(r);
+  }
+
+ private:
+  std::vector<std::unique_ptr<PeerMonitor>> monitors_;
+  std::mutex mutex_;
+  std::vector<Loss> losses_;
+};
+
+}  // namespace
+
+TEST_CASE("a peer whose connections close without goodbye is lost at once", "[core][fault]") {
+  MonitorGroup group(4, std::chrono::seconds(30));
+  auto killed_at = std::chrono::steady_clock::now();
+  group[2].crash_for_test();
+  for (int r : {0, 1, 3}) {
+    Loss loss = group.wait_loss(r, std::chrono::seconds(10));
+    INFO("rank " << r);
+    CHECK(loss.rank == 2);
+    CHECK_THAT(loss.why, Catch::Contains("lost rank 2") && Catch::Contains("exited or was killed"));
+    CHECK(loss.when - killed_at < std::chrono::seconds(5));  // far below the 30 s timeout
+  }
+}
+
+TEST_CASE("a peer that stops sending heartbeats is lost after the timeout", "[core][fault]") {
+  MonitorGroup group(3, std::chrono::milliseconds(400));
+  group[1].freeze_for_test();
+  for (int r : {0, 2}) {
+    Loss loss = group.wait_loss(r, std::chrono::seconds(10));
+    CHECK(loss.rank == 1);
+    CHECK_THAT(loss.why, Catch::Contains("stopped answering"));
+  }
+}
+
+TEST_CASE("a clean stop is not a loss", "[core][fault]") {
+  MonitorGroup group(3, std::chrono::milliseconds(300));
+  group[0].stop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));  // three timeouts
+  CHECK(group.loss(1).rank == -1);
+  CHECK(group.loss(2).rank == -1);
+}
+
+TEST_CASE("a lost peer fails every pending and later op with its rank", "[core][fault]") {
+  // Rank 1 never enqueues and freezes its monitor (a hung process); the others' op fails.
+  std::atomic<bool> done{false};
+  runrun::testing::run_ranks(3, [&](int rank, Runtime& rt) {
+    if (rank == 1) {
+      rt.freeze_peer_monitor_for_test();
+      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return;
+    }
+    struct Release {
+      std::atomic<bool>& flag;
+      ~Release() { flag = true; }  // rank 1 must not wait forever if a check below fails
+    } release{done};
+    std::vector<float> x(4, 1.0f);
+    TensorView v{x.data(), DataType::kFloat32, {4}};
+    auto pending = rt.allreduce("x", v, v, {});
+    std::string error = runrun::testing::require_error(*pending, ErrorCode::kPeerFailure);
+    RANK_CHECK(error.find("lost rank 1") != std::string::npos);
+    try {
+      rt.allreduce("later", v, v, {});
+      RANK_CHECK(false);
+    } catch (const PeerFailureError& e) {
+      RANK_CHECK(std::string(e.what()).find("lost rank 1") != std::string::npos);
+    }
+  }, {{"RUNRUN_PEER_TIMEOUT", "0.5"}, {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
+}

@@ -1,0 +1,40 @@
+// The runtime writes the timeline phases of each tensor, and the file is valid JSON.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "tests/unit/core/rank_threads.h"
+
+using namespace runrun;
+
+TEST_CASE("RUNRUN_TIMELINE records negotiation, queue, fusion copies and the collective", "[core][timeline]") {
+  std::string path = "/tmp/runrun_timeline_test_" + std::to_string(::getpid()) + ".json";
+  std::remove(path.c_str());
+  runrun::testing::run_ranks(2, [](int rank, Runtime& rt) {
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));  // rank 1 is late
+    std::vector<std::vector<float>> t(4, std::vector<float>(8, 1.0f));
+    std::vector<std::shared_ptr<Handle>> handles;
+    for (size_t i = 0; i < t.size(); ++i) {
+      TensorView v{t[i].data(), DataType::kFloat32, {8}};
+      handles.push_back(rt.allreduce("layer" + std::to_string(i), v, v, {}));
+    }
+    for (auto& h : handles) runrun::testing::require_ok(*h);
+  }, {{"RUNRUN_TIMELINE", path}});
+  std::ifstream file(path);
+  REQUIRE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  for (const char* phase : {"NEGOTIATE", "QUEUE", "MEMCPY_IN_FUSION_BUFFER", "ALLREDUCE",
+                            "MEMCPY_OUT_FUSION_BUFFER", "layer3", "late_ranks"}) {
+    INFO(phase);
+    CHECK(text.str().find(phase) != std::string::npos);
+  }
+  std::string check = "python3 -c 'import json,sys; json.load(open(sys.argv[1]))' " + path;
+  CHECK(std::system(check.c_str()) == 0);
+  std::remove(path.c_str());
+}
