@@ -15,7 +15,7 @@ struct Config {
   std::string log_level = "warn";
   std::string backend = "auto";
   std::chrono::microseconds cycle_time{1000};
-  size_t fusion_threshold = 64 << 20;
+  size_t fusion_threshold = 4 << 20;
   size_t cache_capacity = 1024;
   std::string timeline_path;
   std::chrono::seconds stall_check_time{60};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 namespace runrun {
 namespace {
@@ -44,6 +45,12 @@ void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
     unsent_.push_back(name);
     pending_[name] = std::move(entry);
   }
+}
+
+// One pass over unsent_, whatever the number of names: rounds with many tensors stay linear.
+void Controller::drop_unsent(const std::unordered_set<std::string>& names) {
+  if (names.empty()) return;
+  std::erase_if(unsent_, [&](const std::string& name) { return names.count(name) > 0; });
 }
 
 bool Controller::joined() const {
@@ -123,13 +130,15 @@ Controller::Round Controller::negotiate(bool shutting_down) {
     for (const auto& [slot, name] : hits) uncached.push_back(name);
     hits.clear();
   }
+  std::unordered_set<std::string> agreed;
   for (const auto& [slot, name] : hits) {
     if (!bit(bits, 0, slot)) continue;
     round.ready.push_back(cache_.response(slot));
     cache_.touch(slot);
     ++cache_hits_;
-    unsent_.erase(std::find(unsent_.begin(), unsent_.end(), name));
+    agreed.insert(name);
   }
+  drop_unsent(agreed);
   bool any_uncached = !(bits[2 * words] & kFlagUncached);
   if (any_uncached || any_stale || any_joined) {
     std::vector<Response> answers = coordinate(uncached);
@@ -147,8 +156,8 @@ std::vector<Response> Controller::coordinate(const std::vector<std::string>& unc
     requests.push_back(entry.request);
     requests.back().waited_us =
         std::chrono::duration_cast<std::chrono::microseconds>(now - entry.enqueued_at).count();
-    unsent_.erase(std::find(unsent_.begin(), unsent_.end(), name));
   }
+  drop_unsent(std::unordered_set<std::string>(uncached.begin(), uncached.end()));
   std::vector<std::string> gathered = channel_.gather(encode_requests(requests), 0);
   std::string answer;
   if (rank_ == 0) answer = coordinator_answer(gathered);
@@ -217,10 +226,7 @@ std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
   std::unique_ptr<TensorEntry> entry = std::move(it->second);
   pending_.erase(it);
   stall_warned_.erase(name);
-  if (auto u = std::find(unsent_.begin(), unsent_.end(), name); u != unsent_.end()) {
-    unsent_.erase(u);
-  }
-  return entry;
+  return entry;  // agreed entries have left unsent_ already (negotiate/coordinate)
 }
 
 std::vector<std::unique_ptr<TensorEntry>> Controller::take_all() {

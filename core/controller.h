@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/common/logging.h"
@@ -54,6 +55,7 @@ class Controller {
 
  private:
   bool joined() const;  // this rank's join is pending
+  void drop_unsent(const std::unordered_set<std::string>& names);
   void classify(std::vector<uint64_t>& bits, size_t words, std::map<size_t, std::string>& hits,
                 std::vector<std::string>& uncached);
   std::vector<Response> coordinate(const std::vector<std::string>& uncached);

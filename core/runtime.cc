@@ -1,6 +1,7 @@
 #include "core/runtime.h"
 
 #include "core/wire.h"
+#include "ops/backend_factory.h"
 
 #include <algorithm>
 #include <numeric>
@@ -126,6 +127,7 @@ void Runtime::start_peer_monitor(Backend& global) {
 }
 
 void Runtime::on_peer_lost(const std::string& why) {
+  skip_transport_finalize();
   std::string message = "runrun on rank " + std::to_string(topology_.rank) + ": " + why +
                         ". Every pending and later op fails; shut down and restart the job "
                         "(see docs/troubleshooting.md).";

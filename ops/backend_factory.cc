@@ -68,6 +68,12 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
                                            "auto or one of the built backends: " + built_list());
 }
 
+void skip_transport_finalize() {
+#if RUNRUN_HAVE_MPI
+  mpi::skip_finalize_at_exit();
+#endif
+}
+
 bool mpi_threads_multiple() {
 #if RUNRUN_HAVE_MPI
   return mpi::threads_multiple();

@@ -34,4 +34,8 @@ std::vector<std::string> built_backends();
 // MPI is not built or not (yet) initialized.
 bool mpi_threads_multiple();
 
+// A peer process was lost: MPI_Finalize at exit could wait for it forever, so transports that
+// finalize at exit skip it. Any thread.
+void skip_transport_finalize();
+
 }  // namespace runrun

@@ -25,7 +25,7 @@ inline constexpr Knob kCycleTimeMs{
     "longest time (ms) the background thread waits to batch more tensors into a round when the "
     "previous round agreed nothing; never a fixed sleep"};
 inline constexpr Knob kFusionThreshold{
-    "RUNRUN_FUSION_THRESHOLD", "67108864",
+    "RUNRUN_FUSION_THRESHOLD", "4194304",
     "bytes of the fusion buffer; tensors are fused up to this size, larger ones go unfused; 0 "
     "disables fusion"};
 inline constexpr Knob kCacheCapacity{

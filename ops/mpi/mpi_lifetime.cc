@@ -43,6 +43,11 @@ void ensure_initialized() {
                            "before runrun is done (runrun finalizes MPI itself at exit)");
   }
   if (initialized) return;
+  // Open MPI's non-blocking allreduce (libnbc) picks the binomial algorithm for in-place
+  // operations, 2-4x slower than MPI_Allreduce from 1 MiB up (docs/benchmarks.md); every
+  // runtime allreduce is in place. Rabenseifner's algorithm matches the blocking call. A value
+  // the user set wins (overwrite = 0).
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
   int provided = 0;
   const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
   if (rc != MPI_SUCCESS) {

@@ -22,8 +22,8 @@ bool is_active();
 // finalized, it returns false, since no thread level has been granted to this process.
 bool threads_multiple();
 
-// After a collective was abandoned (abort, timeout, lost peer) MPI_Finalize may wait forever
-// for it; this makes the exit-time finalize skip MPI_Finalize. Any thread.
+// After a peer process was lost MPI_Finalize may wait for it forever; this makes the
+// exit-time finalize skip MPI_Finalize. Any thread.
 void skip_finalize_at_exit();
 
 // The provided thread level's name ("MPI_THREAD_MULTIPLE", ...), or "not initialized".

@@ -11,7 +11,7 @@ using namespace runrun;
 
 TEST_CASE("config reads defaults, then the environment, then overrides", "[config]") {
   unsetenv("RUNRUN_FUSION_THRESHOLD");
-  CHECK(Config::load().fusion_threshold == 64u << 20);
+  CHECK(Config::load().fusion_threshold == 4u << 20);
   setenv("RUNRUN_FUSION_THRESHOLD", "1024", 1);
   CHECK(Config::load().fusion_threshold == 1024);
   CHECK(Config::load({{"RUNRUN_FUSION_THRESHOLD", "7"}}).fusion_threshold == 7);
