@@ -95,9 +95,10 @@ TEST_CASE("a clean stop is not a loss", "[core][fault]") {
 }
 
 TEST_CASE("a lost peer fails every pending and later op with its rank", "[core][fault]") {
-  // Rank 1 never enqueues and freezes its monitor (a hung process); the others' op fails.
+  // Rank 1 never enqueues and freezes its monitor (a hung process); rank 0's op fails. (Two
+  // ranks: with more, the local backend would also pass on rank 0's abort to the others.)
   std::atomic<bool> done{false};
-  runrun::testing::run_ranks(3, [&](int rank, Runtime& rt) {
+  runrun::testing::run_ranks(2, [&](int rank, Runtime& rt) {
     if (rank == 1) {
       rt.freeze_peer_monitor_for_test();
       while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -118,5 +119,5 @@ TEST_CASE("a lost peer fails every pending and later op with its rank", "[core][
     } catch (const PeerFailureError& e) {
       RANK_CHECK(std::string(e.what()).find("lost rank 1") != std::string::npos);
     }
-  }, {{"RUNRUN_PEER_TIMEOUT", "0.5"}, {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
+  }, {{"RUNRUN_PEER_TIMEOUT", "2"}, {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
 }
