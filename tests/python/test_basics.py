@@ -3,7 +3,6 @@
 import json
 import os
 
-import pytest
 import torch
 
 
@@ -30,8 +29,6 @@ def test_build_and_backend_queries(hvd):
     hvd.init()  # idempotent
 
 
-@pytest.mark.xfail(reason="core: runrun_start_timeline returns RUNRUN_UNSUPPORTED (issue 3)",
-                   raises=NotImplementedError, strict=True)
 def test_timeline_is_valid_json(hvd, tmp_path):
     path = tmp_path / f"timeline.{hvd.rank()}.json"
     hvd.start_timeline(str(path))

@@ -180,8 +180,6 @@ def test_barrier(hvd):
     hvd.barrier(process_set=hvd.global_process_set)
 
 
-@pytest.mark.xfail(reason="core: runrun_join returns RUNRUN_UNSUPPORTED (issue 3)",
-                   raises=NotImplementedError, strict=True)
 def test_join(hvd):
     # Every rank joins at once first: when join is unsupported, all ranks fail here together
     # instead of leaving some in an allreduce that a joined rank never enters.
@@ -190,13 +188,11 @@ def test_join(hvd):
     for step in range(hvd.size() - 1):
         if step < hvd.rank():
             contributors = [q for q in range(hvd.size()) if q > step]
-            out = hvd.allreduce(torch.ones(2), op=hvd.Sum, name=f"join.{step}")
+            out = hvd.allreduce(torch.ones(2), op=hvd.Sum, name=f"uneven.{step}")
             assert torch.equal(out, torch.full((2,), float(len(contributors))))
     assert hvd.join() == hvd.size() - 1
 
 
-@pytest.mark.xfail(reason="core: runrun_add_process_set returns RUNRUN_UNSUPPORTED (issue 3)",
-                   raises=NotImplementedError, strict=True)
 def test_process_sets(hvd):
     if hvd.size() < 2:
         pytest.skip("needs 2 ranks")
@@ -204,7 +200,8 @@ def test_process_sets(hvd):
     try:
         assert evens.process_set_id > 0
         if evens.included():
-            out = hvd.allreduce(torch.tensor([float(hvd.rank())]), op=hvd.Sum, process_set=evens)
+            out = hvd.allreduce(torch.tensor([float(hvd.rank())]), op=hvd.Sum, process_set=evens,
+                                name="evens_sum")
             assert out.item() == sum(r for r in range(hvd.size()) if r % 2 == 0)
             assert evens.rank() == hvd.rank() // 2
         else:
