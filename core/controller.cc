@@ -53,6 +53,12 @@ void Controller::drop_unsent(const std::unordered_set<std::string>& names) {
   std::erase_if(unsent_, [&](const std::string& name) { return names.count(name) > 0; });
 }
 
+std::vector<std::string> Controller::pending_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : pending_) names.push_back(name);
+  return names;
+}
+
 bool Controller::joined() const {
   for (const auto& [name, entry] : pending_) {
     if (entry->request.op == OpType::kJoin) return true;
@@ -103,7 +109,9 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   std::map<size_t, std::string> hits;
   std::vector<std::string> uncached;
   classify(bits, words, hits, uncached);
-  if (!uncached.empty()) bits[2 * words] &= ~kFlagUncached;
+  // The coordinator also asks for a coordinator phase when it is time to inspect stalls: tensors
+  // that some ranks sent and others never will would otherwise sit in its table unseen.
+  if (!uncached.empty() || stall_inspection_due()) bits[2 * words] &= ~kFlagUncached;
   if (shutting_down) bits[2 * words] &= ~kFlagShutdown;
   if (joined()) bits[2 * words] &= ~kFlagJoined;
 
@@ -173,6 +181,15 @@ std::vector<Response> Controller::coordinate(const std::vector<std::string>& unc
   return responses;
 }
 
+bool Controller::stall_inspection_due() const {
+  if (rank_ != 0) return false;
+  if (config_.stall_check_time.count() == 0 && config_.stall_shutdown_time.count() == 0) {
+    return false;
+  }
+  return std::chrono::steady_clock::now() - last_stall_inspection_ >= std::chrono::seconds(1) &&
+         !table_.waiting().empty();
+}
+
 std::string Controller::coordinator_answer(const std::vector<std::string>& gathered) {
   table_.begin_round();
   for (size_t rank = 0; rank < gathered.size(); ++rank) {
@@ -189,6 +206,7 @@ std::string Controller::coordinator_answer(const std::vector<std::string>& gathe
 // fails them on every rank once RUNRUN_STALL_SHUTDOWN_TIME passed.
 void Controller::inspect_stalls(std::vector<Response>& responses) {
   if (config_.stall_check_time.count() == 0 && config_.stall_shutdown_time.count() == 0) return;
+  last_stall_inspection_ = std::chrono::steady_clock::now();
   for (const MessageTable::Waiting& waiting : table_.waiting()) {
     std::ostringstream missing;
     for (size_t i = 0; i < waiting.missing_ranks.size(); ++i) {

@@ -36,6 +36,7 @@ class Controller {
   // Takes ownership of newly enqueued entries.
   void add(std::vector<std::unique_ptr<TensorEntry>> entries);
   bool has_pending() const { return !pending_.empty(); }
+  std::vector<std::string> pending_names() const;
 
   struct Round {
     std::vector<Response> ready;
@@ -61,6 +62,7 @@ class Controller {
   std::vector<Response> coordinate(const std::vector<std::string>& uncached);
   std::string coordinator_answer(const std::vector<std::string>& gathered);
   void inspect_stalls(std::vector<Response>& responses);
+  bool stall_inspection_due() const;
 
   ControlChannel& channel_;
   int rank_;
@@ -73,6 +75,7 @@ class Controller {
   std::map<std::string, std::unique_ptr<TensorEntry>> pending_;
   std::vector<std::string> unsent_;  // pending names not yet sent to the coordinator, in order
   std::map<std::string, std::chrono::steady_clock::time_point> stall_warned_;
+  std::chrono::steady_clock::time_point last_stall_inspection_{};
   std::atomic<size_t> cache_hits_{0};
   std::atomic<size_t> coordinator_rounds_{0};
 };

@@ -18,7 +18,8 @@
 namespace runrun {
 namespace {
 
-constexpr char kHeartbeat = 'h';
+constexpr char kHeartbeat = 'h';         // alive, not waiting in negotiation
+constexpr char kHeartbeatWaiting = 'w';  // alive, waiting in negotiation with ops pending
 constexpr char kGoodbye = 'g';
 
 struct Hello {
@@ -133,7 +134,8 @@ ParsedAddress parse_address(const std::string& text) {
 PeerMonitor::PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
                          std::chrono::milliseconds timeout, Logger logger)
     : rank_(rank), size_(size), interval_(interval), timeout_(timeout), logger_(std::move(logger)),
-      peer_fds_(static_cast<size_t>(size), -1), peer_hosts_(static_cast<size_t>(size)) {
+      peer_fds_(static_cast<size_t>(size), -1), peer_hosts_(static_cast<size_t>(size)),
+      peer_state_(static_cast<size_t>(size), kHeartbeat) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   RUNRUN_ENFORCE(listen_fd_ >= 0, PeerFailureError, os_error("peer monitor: socket"));
   sockaddr_in addr{};
@@ -239,6 +241,15 @@ void PeerMonitor::accept_higher_ranks(uint64_t job_key,
   }
 }
 
+std::vector<int> PeerMonitor::idle_peers() const {
+  std::vector<int> idle;
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_ && peer_state_[static_cast<size_t>(r)] == kHeartbeat) idle.push_back(r);
+  }
+  return idle;
+}
+
 void PeerMonitor::stop() {
   if (stopping_.exchange(true)) return;
   if (wake_pipe_[1] >= 0) {
@@ -282,13 +293,15 @@ void PeerMonitor::run() {
   while (!stopping_) {
     clock::time_point now = clock::now();
     if (now >= next_beat) {
+      const char beat = is_waiting_ && is_waiting_() ? kHeartbeatWaiting : kHeartbeat;
       for (int r = 0; r < size_; ++r) {
         int fd = peer_fds_[static_cast<size_t>(r)];
         if (fd >= 0 && !gone[static_cast<size_t>(r)] && !frozen_) {
-          ::send(fd, &kHeartbeat, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+          ::send(fd, &beat, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         }
       }
       next_beat = now + interval_;
+      if (tick_) tick_();
     }
     for (int r = 0; r < size_; ++r) {
       if (peer_fds_[static_cast<size_t>(r)] >= 0 && !gone[static_cast<size_t>(r)] && now - last_heard[static_cast<size_t>(r)] > timeout_) {
@@ -319,6 +332,8 @@ void PeerMonitor::run() {
       if (n > 0) {
         last_heard[static_cast<size_t>(r)] = clock::now();
         if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n))) gone[static_cast<size_t>(r)] = true;
+        std::lock_guard<std::mutex> lock(state_mutex_);
+        peer_state_[static_cast<size_t>(r)] = buffer[n - 1];
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;

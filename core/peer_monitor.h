@@ -4,7 +4,9 @@
 // connection to every other rank, beside the data transport. A process that dies closes its
 // sockets (peers see it at once); one that stops answering (stopped, frozen host, cut network)
 // stops sending the heartbeat byte sent every `interval` (peers see it after `timeout`). A
-// clean shutdown says goodbye first, so it is never mistaken for a loss.
+// clean shutdown says goodbye first, so it is never mistaken for a loss. The heartbeat byte also
+// says whether this rank is waiting in negotiation, so a rank stuck waiting can tell which
+// peers have enqueued nothing at all (the stall inspector's view of idle ranks).
 // Threading contract: construct and start() on one thread (a collective step of init: every
 // rank must start); afterwards the monitor's own thread does everything and calls `on_lost`
 // at most once, from that thread. stop() may be called from any thread; the destructor stops.
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +43,13 @@ class PeerMonitor {
   void start(const std::vector<std::string>& addresses, uint64_t job_key, OnLost on_lost,
              std::chrono::milliseconds connect_timeout = std::chrono::seconds(60));
 
+  // What the heartbeat reports (called on the monitor thread each beat), and a hook run on the
+  // monitor thread after each beat. Set before start().
+  void set_waiting_probe(std::function<bool()> is_waiting) { is_waiting_ = std::move(is_waiting); }
+  void set_tick(std::function<void()> tick) { tick_ = std::move(tick); }
+  // Peers whose last heartbeat said they are not waiting in negotiation. Any thread.
+  std::vector<int> idle_peers() const;
+
   // Says goodbye to every peer and joins the thread. Idempotent.
   void stop();
 
@@ -66,6 +76,10 @@ class PeerMonitor {
   std::vector<int> peer_fds_;  // by rank; -1 for self
   std::vector<std::string> peer_hosts_;
   OnLost on_lost_;
+  std::function<bool()> is_waiting_;
+  std::function<void()> tick_;
+  mutable std::mutex state_mutex_;
+  std::vector<char> peer_state_;  // last heartbeat byte of each peer
   std::atomic<bool> stopping_{false};
   std::atomic<bool> frozen_{false};
   bool lost_reported_ = false;

@@ -42,6 +42,26 @@ void ProcessSetWorker::shutdown() {
   thread_.join();
 }
 
+void ProcessSetWorker::note_waiting() {
+  if (waiting_since_.load() != 0) return;
+  {
+    std::lock_guard<std::mutex> lock(waiting_mutex_);
+    waiting_for_ = controller_.pending_names();
+  }
+  waiting_since_ = std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+std::optional<std::chrono::steady_clock::time_point> ProcessSetWorker::waiting_since() const {
+  int64_t ticks = waiting_since_.load();
+  if (ticks == 0) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ticks));
+}
+
+std::vector<std::string> ProcessSetWorker::waiting_for() const {
+  std::lock_guard<std::mutex> lock(waiting_mutex_);
+  return waiting_for_;
+}
+
 void ProcessSetWorker::fail(ErrorCode code, const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(failure_mutex_);
@@ -58,7 +78,10 @@ void ProcessSetWorker::loop() {
   ErrorCode code = ErrorCode::kShutDown;
   try {
     while (true) {
-      if (!controller_.has_pending() && !shutdown_requested_) queue_.wait(std::nullopt);
+      if (!controller_.has_pending() && !shutdown_requested_) {
+        waiting_since_ = 0;
+        queue_.wait(std::nullopt);
+      }
       {
         std::lock_guard<std::mutex> lock(failure_mutex_);
         if (failure_) throw_error(failure_->first, RUNRUN_WHERE, failure_->second);
@@ -66,6 +89,7 @@ void ProcessSetWorker::loop() {
       controller_.add(queue_.pop_all());
       bool shutting_down = shutdown_requested_;
       if (!controller_.has_pending() && !shutting_down) continue;
+      note_waiting();
       Controller::Round round = controller_.negotiate(shutting_down);
       if (round.peer_shutdown) {
         if (!shutting_down) {
@@ -79,6 +103,7 @@ void ProcessSetWorker::loop() {
         queue_.wait(std::chrono::steady_clock::now() + config_.cycle_time);
         continue;
       }
+      waiting_since_ = 0;  // progress
       executing_.clear();
       for (const Response& response : round.ready) {
         executing_.push_back(controller_.take(response.name));

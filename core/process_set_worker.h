@@ -9,6 +9,7 @@
 // to the worker thread. The destructor stops and joins the thread.
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -43,6 +44,11 @@ class ProcessSetWorker {
   void shutdown();
   bool running() const { return !stopped_.load(); }
 
+  // Since when this rank has been waiting in negotiation with ops pending (nullopt: it is not),
+  // and the names it waits for. Any thread.
+  std::optional<std::chrono::steady_clock::time_point> waiting_since() const;
+  std::vector<std::string> waiting_for() const;
+
   // A peer was lost (or another fatal condition seen outside this thread): every pending and
   // later op fails with `message`; the blocked backend call is aborted. Any thread.
   void fail(ErrorCode code, const std::string& message);
@@ -58,6 +64,7 @@ class ProcessSetWorker {
 
  private:
   void loop();
+  void note_waiting();
   void run_round();
   void fail_everything(ErrorCode code, const std::string& message);
 
@@ -73,6 +80,9 @@ class ProcessSetWorker {
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> sequence_{0};
+  std::atomic<int64_t> waiting_since_{0};  // steady_clock ticks; 0: not waiting
+  mutable std::mutex waiting_mutex_;
+  std::vector<std::string> waiting_for_;
   std::mutex failure_mutex_;
   std::optional<std::pair<ErrorCode, std::string>> failure_;  // set by fail()
   std::thread thread_;

@@ -10,6 +10,9 @@
 namespace runrun {
 namespace {
 
+// Prefix of the names of runrun's own ops; user tensor names may not start with it.
+constexpr const char* kReservedPrefix = "__runrun.";
+
 std::string where(OpType op, const std::string& name, int rank) {
   return std::string(op_type_name(op)) + " of tensor '" + name + "' on rank " +
          std::to_string(rank);
@@ -21,6 +24,10 @@ void check_tensor(OpType op, const std::string& name, int rank, const TensorView
                  std::string(op_type_name(op)) + " on rank " + std::to_string(rank) +
                      ": the tensor name is empty; give every op a name unique among the ops in "
                      "flight");
+  RUNRUN_ENFORCE(name.rfind(kReservedPrefix, 0) != 0, InvalidArgumentError,
+                 where(op, name, rank) + ": names starting with '" + kReservedPrefix +
+                     "' are reserved for runrun's own ops (barrier, join, process sets); "
+                     "choose another name");
   for (int64_t d : t.shape) {
     RUNRUN_ENFORCE(d >= 0, InvalidArgumentError,
                    where(op, name, rank) + ": the " + role + " has a negative dimension " +
@@ -123,7 +130,53 @@ void Runtime::start_peer_monitor(Backend& global) {
   auto job_key = static_cast<uint64_t>(reader.i64());
   std::vector<std::string> addresses;
   for (int r = 0; r < topology_.size; ++r) addresses.push_back(reader.str());
+  peer_monitor_->set_waiting_probe([this] {
+    std::shared_ptr<ProcessSetWorker> worker = global_worker();  // null until init finished
+    return worker && worker->waiting_since().has_value();
+  });
+  peer_monitor_->set_tick([this] { watch_for_idle_stall(); });
   peer_monitor_->start(addresses, job_key, [this](int, const std::string& why) { on_peer_lost(why); });
+}
+
+std::shared_ptr<ProcessSetWorker> Runtime::global_worker() const {
+  std::lock_guard<std::mutex> lock(workers_mutex_);
+  auto it = workers_.find(0);
+  return it == workers_.end() ? nullptr : it->second;
+}
+
+// Monitor thread, every heartbeat. The coordinator's stall inspector only sees ranks that take
+// part in negotiation; a rank that enqueued nothing at all does not, so the ranks waiting for it
+// detect it here, from the heartbeats that say who is waiting and who is not.
+void Runtime::watch_for_idle_stall() {
+  std::shared_ptr<ProcessSetWorker> worker = global_worker();
+  auto since = worker ? worker->waiting_since() : std::nullopt;
+  if (!since) {
+    idle_stall_warned_ = false;
+    return;
+  }
+  std::vector<int> idle = peer_monitor_->idle_peers();
+  if (idle.empty()) return;
+  auto age = std::chrono::steady_clock::now() - *since;
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(age).count();
+  bool warn = config_.stall_check_time.count() > 0 && age >= config_.stall_check_time;
+  bool fail = config_.stall_shutdown_time.count() > 0 && age >= config_.stall_shutdown_time;
+  if (!warn && !fail) return;
+  std::vector<int64_t> idle64(idle.begin(), idle.end());
+  std::string names;
+  for (const std::string& name : worker->waiting_for()) names += (names.empty() ? "'" : ", '") + name + "'";
+  std::string text = "stall: tensors [" + names + "] have waited " + std::to_string(seconds) +
+                     " s on rank " + std::to_string(topology_.rank) + "; ranks " +
+                     shape_string(idle64) +
+                     " have enqueued nothing (busy elsewhere, e.g. evaluating or checkpointing on "
+                     "one rank, or stuck)";
+  if (fail) {
+    worker->fail(ErrorCode::kTimeout, text + ". RUNRUN_STALL_SHUTDOWN_TIME=" +
+                                          std::to_string(config_.stall_shutdown_time.count()) +
+                                          " s passed: every op on this rank fails.");
+  } else if (!idle_stall_warned_) {
+    idle_stall_warned_ = true;
+    logger_->warn("{}", text);
+  }
 }
 
 void Runtime::on_peer_lost(const std::string& why) {
@@ -213,7 +266,7 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
                      shape_string(ranks64) + " must be non-empty, sorted, distinct and within 0.." +
                      std::to_string(topology_.size - 1));
   Request r;
-  r.name = "process_set.add." + std::to_string(control_op_count_++);
+  r.name = std::string(kReservedPrefix) + "process_set.add." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetAdd;
   r.dtype = DataType::kUInt8;
   r.splits = ranks64;
@@ -241,7 +294,7 @@ void Runtime::remove_process_set(int32_t id) {
                  "remove_process_set: the global process set (0) cannot be removed");
   process_set_ranks(id);  // unknown ids fail here, at once
   Request r;
-  r.name = "process_set.remove." + std::to_string(control_op_count_++);
+  r.name = std::string(kReservedPrefix) + "process_set.remove." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetRemove;
   r.dtype = DataType::kUInt8;
   r.root = id;
@@ -282,7 +335,7 @@ int Runtime::process_set_rank(int32_t id) const {
 std::shared_ptr<Handle> Runtime::join(int32_t process_set) {
   auto handle = std::make_shared<Handle>();
   Request r;
-  r.name = "join." + std::to_string(process_set);
+  r.name = std::string(kReservedPrefix) + "join." + std::to_string(process_set);
   r.op = OpType::kJoin;
   r.dtype = DataType::kUInt8;
   std::vector<std::unique_ptr<TensorEntry>> entries;
@@ -444,7 +497,7 @@ std::shared_ptr<Handle> Runtime::reducescatter(const std::vector<std::string>& n
 std::shared_ptr<Handle> Runtime::barrier(int32_t process_set) {
   auto handle = std::make_shared<Handle>();
   Request r;
-  r.name = "barrier." + std::to_string(process_set) + "." +
+  r.name = std::string(kReservedPrefix) + "barrier." + std::to_string(process_set) + "." +
            std::to_string(worker(process_set).next_sequence());
   r.op = OpType::kBarrier;
   r.dtype = DataType::kUInt8;

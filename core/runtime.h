@@ -107,6 +107,8 @@ class Runtime {
   // Connects the peer monitor (a collective step over the global control channel).
   void start_peer_monitor(Backend& global);
   void on_peer_lost(const std::string& why);
+  void watch_for_idle_stall();
+  std::shared_ptr<ProcessSetWorker> global_worker() const;
 
   Config config_;
   Topology topology_;
@@ -120,6 +122,7 @@ class Runtime {
   std::atomic<uint64_t> control_op_count_{0};
   std::atomic<bool> shut_down_{false};
   std::unique_ptr<PeerMonitor> peer_monitor_;  // null when RUNRUN_PEER_TIMEOUT=0 or one rank
+  bool idle_stall_warned_ = false;              // monitor thread only
 };
 
 }  // namespace runrun

@@ -1,6 +1,9 @@
 // Error cases: immediate errors (nothing enqueued) and mismatches that fail an op on every
 // rank with a message naming the tensor, the op and each rank's value; shutdown.
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "tests/unit/core/rank_threads.h"
@@ -145,4 +148,56 @@ TEST_CASE("a rank shutting down fails the pending ops of the others", "[core][er
       rt.shutdown();
     }
   });
+}
+
+TEST_CASE("a stall turns into an error on the ranks that submitted, after the shutdown time", "[core][errors]") {
+  // Rank 0 waits for 'only0', rank 1 for 'only1': neither is ever submitted by the other rank.
+  run_ranks(2, [](int rank, Runtime& rt) {
+    std::vector<float> f(4, 1.0f);
+    std::string name = rank == 0 ? "only0" : "only1";
+    auto start = std::chrono::steady_clock::now();
+    std::string error = require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
+    RANK_CHECK(contains(error, "tensor '" + name + "' stalled: ranks [" + std::to_string(1 - rank) + "]"));
+    RANK_CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+    // The runtime goes on: both ranks now agree.
+    AllreduceOptions sum;
+    sum.op = ReduceOp::kSum;
+    require_ok(*rt.allreduce("both", view_of(f), view_of(f), sum));
+    RANK_CHECK(f[0] == 2.0f);
+  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"}});
+}
+
+TEST_CASE("alltoall split errors are immediate and name the problem", "[core][errors]") {
+  run_ranks(2, [](int, Runtime& rt) {
+    std::vector<float> f(6, 1.0f);
+    TensorView v{f.data(), DataType::kFloat32, {3, 2}};
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("a", v, {1, 1}, 0); }),
+                        "add up to 2 but the first dimension is 3"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("b", v, {3}, 0); }),
+                        "got 1 splits for 2 ranks"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("c", v, {4, -1}, 0); }),
+                        "negative split"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("d", v, {}, 0); }),
+                        "does not divide by the 2 ranks"));
+  });
+}
+
+TEST_CASE("a rank that enqueues nothing is named by the ranks waiting for it", "[core][errors]") {
+  std::atomic<bool> released{false};
+  run_ranks(2, [&](int rank, Runtime& rt) {
+    if (rank == 1) {  // busy elsewhere: enqueues nothing until rank 0 gave up
+      while (!released) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return;
+    }
+    struct Release {
+      std::atomic<bool>& flag;
+      ~Release() { flag = true; }
+    } release{released};
+    std::vector<float> f(4, 1.0f);
+    std::string error = require_error(*rt.allreduce("lonely", view_of(f), view_of(f), {}),
+                                      ErrorCode::kTimeout);
+    RANK_CHECK(contains(error, "stall: tensors ['lonely']"));
+    RANK_CHECK(contains(error, "ranks [1] have enqueued nothing"));
+  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
+      {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
 }
