@@ -76,6 +76,24 @@ runrun::TensorView view(const char* op, const char* name, int rank, const DLTens
 
 std::string name_of(const char* name) { return name ? name : ""; }
 
+// The names and views of a grouped call's tensors (outputs too when `outputs` is not null).
+struct GroupArgs {
+  std::vector<std::string> names;
+  std::vector<runrun::TensorView> inputs;
+  std::vector<runrun::TensorView> outputs;
+};
+
+GroupArgs group_args(const char* op, int rank, const char* const* names,
+                     const DLTensor* const* inputs, const DLTensor* const* outputs, size_t n) {
+  GroupArgs args;
+  for (size_t i = 0; i < n; ++i) {
+    args.names.push_back(name_of(names[i]));
+    args.inputs.push_back(view(op, names[i], rank, inputs[i], "input"));
+    if (outputs) args.outputs.push_back(view(op, names[i], rank, outputs[i], "output"));
+  }
+  return args;
+}
+
 void give(std::shared_ptr<runrun::Handle> handle, runrun_handle** out) {
   *out = new runrun_handle{std::move(handle), {}, {}};
 }
@@ -160,15 +178,8 @@ runrun_status runrun_grouped_allreduce(runrun_runtime* rt, const char* const* na
   return guarded([&] {
     require(out && names && inputs && outputs, "runrun_grouped_allreduce: null argument");
     runrun::Runtime& r = runtime_of(rt);
-    int rank = r.topology().rank;
-    std::vector<std::string> ns;
-    std::vector<runrun::TensorView> ins, outs;
-    for (size_t i = 0; i < n; ++i) {
-      ns.push_back(name_of(names[i]));
-      ins.push_back(view("allreduce", names[i], rank, inputs[i], "input"));
-      outs.push_back(view("allreduce", names[i], rank, outputs[i], "output"));
-    }
-    give(r.grouped_allreduce(ns, ins, outs, options_of(options)), out);
+    GroupArgs args = group_args("allreduce", r.topology().rank, names, inputs, outputs, n);
+    give(r.grouped_allreduce(args.names, args.inputs, args.outputs, options_of(options)), out);
   });
 }
 
@@ -183,14 +194,8 @@ runrun_status runrun_grouped_allgather(runrun_runtime* rt, const char* const* na
   return guarded([&] {
     require(out && names && inputs, "runrun_grouped_allgather: null argument");
     runrun::Runtime& r = runtime_of(rt);
-    int rank = r.topology().rank;
-    std::vector<std::string> ns;
-    std::vector<runrun::TensorView> ins;
-    for (size_t i = 0; i < n; ++i) {
-      ns.push_back(name_of(names[i]));
-      ins.push_back(view("allgather", names[i], rank, inputs[i], "input"));
-    }
-    give(r.allgather(ns, ins, process_set), out);
+    GroupArgs args = group_args("allgather", r.topology().rank, names, inputs, nullptr, n);
+    give(r.allgather(args.names, args.inputs, process_set), out);
   });
 }
 
@@ -240,14 +245,8 @@ runrun_status runrun_grouped_reducescatter(runrun_runtime* rt, const char* const
   return guarded([&] {
     require(out && names && inputs, "runrun_grouped_reducescatter: null argument");
     runrun::Runtime& r = runtime_of(rt);
-    int rank = r.topology().rank;
-    std::vector<std::string> ns;
-    std::vector<runrun::TensorView> ins;
-    for (size_t i = 0; i < n; ++i) {
-      ns.push_back(name_of(names[i]));
-      ins.push_back(view("reducescatter", names[i], rank, inputs[i], "input"));
-    }
-    give(r.reducescatter(ns, ins, options_of(options)), out);
+    GroupArgs args = group_args("reducescatter", r.topology().rank, names, inputs, nullptr, n);
+    give(r.reducescatter(args.names, args.inputs, options_of(options)), out);
   });
 }
 

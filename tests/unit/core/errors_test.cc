@@ -12,12 +12,9 @@ using namespace runrun;
 using runrun::testing::require_error;
 using runrun::testing::require_ok;
 using runrun::testing::run_ranks;
+using runrun::testing::view_of;
 
 namespace {
-
-TensorView view_of(std::vector<float>& v) {
-  return TensorView{v.data(), DataType::kFloat32, {static_cast<int64_t>(v.size())}};
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

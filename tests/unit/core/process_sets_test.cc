@@ -9,12 +9,9 @@ using namespace runrun;
 using runrun::testing::require_error;
 using runrun::testing::require_ok;
 using runrun::testing::run_ranks;
+using runrun::testing::view_of;
 
 namespace {
-
-TensorView view_of(std::vector<float>& v) {
-  return TensorView{v.data(), DataType::kFloat32, {static_cast<int64_t>(v.size())}};
-}
 
 AllreduceOptions on_set(int32_t set, ReduceOp op = ReduceOp::kSum) {
   AllreduceOptions o;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/runtime.h"
 #include "ops/local/local_world.h"
@@ -21,6 +22,11 @@ using RankBody = std::function<void(int rank, Runtime& runtime)>;
 // Runs `body` on `size` thread-ranks; knob overrides apply to every rank's Config.
 void run_ranks(int size, const RankBody& body,
                const std::map<std::string, std::string>& overrides = {});
+
+// A 1-d float32 view of `values` (the tensor most tests use).
+inline TensorView view_of(std::vector<float>& values) {
+  return TensorView{values.data(), DataType::kFloat32, {static_cast<int64_t>(values.size())}};
+}
 
 // Waits for `handle` (at most 60 s, so a bug fails instead of hanging); throws unless it
 // succeeded.
