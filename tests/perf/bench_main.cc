@@ -2,7 +2,10 @@
 // Usage: mpirun -np 2 --bind-to none runrun_bench [--json] [--sizes 4,1K,1M] [--iters N] ...
 // MPI is initialized here with MPI_THREAD_MULTIPLE before any runtime exists, so the runtime's
 // mpi backend (background thread, duplicated communicators) and the raw calls (main thread,
-// MPI_COMM_WORLD) share one MPI. Any failure aborts every rank (nothing may hang).
+// MPI_COMM_WORLD) share one MPI. Because the benchmark, not the runtime, initializes MPI, it
+// applies the runtime's own MPI_Init-time setting first (libnbc iallreduce algorithm 3 unless
+// the user chose one, as ops/mpi/mpi_lifetime.cc does), so the runtime is measured as users get
+// it. Any failure aborts every rank (nothing may hang).
 #include <mpi.h>
 
 #include <cstdio>
@@ -22,8 +25,8 @@
 namespace runrun::perf {
 namespace {
 
-std::string yield_setting() {
-  const char* value = std::getenv("OMPI_MCA_mpi_yield_when_idle");
+std::string env_or_unset(const char* name) {
+  const char* value = std::getenv(name);
   return value ? value : "unset";
 }
 
@@ -38,8 +41,12 @@ void run_with_runtime(const BenchOptions& options, std::optional<size_t> thresho
   backend.collective_timeout = config.collective_timeout;
   Runtime runtime(make_backend(backend), config);
   reporter.run_info(RunInfo{size, config.fusion_threshold,
-                            static_cast<long>(config.cycle_time.count()), yield_setting(),
-                            std::string(runtime.backend_name())});
+                            static_cast<long>(config.cycle_time.count()),
+                            env_or_unset("OMPI_MCA_mpi_yield_when_idle"),
+                            std::string(runtime.backend_name()),
+                            env_or_unset("OMPI_MCA_coll_libnbc_iallreduce_algorithm"),
+                            static_cast<long>(config.peer_timeout.count()),
+                            !config.timeline_path.empty()});
   BenchContext ctx{runtime, MPI_COMM_WORLD, rank, size, options, reporter};
   for (const std::string& name : options.cases) {
     if (name == "many") {
@@ -75,6 +82,8 @@ int run(int argc, char** argv) {
 }  // namespace runrun::perf
 
 int main(int argc, char** argv) {
+  // Same as the runtime's own MPI initialization (ops/mpi/mpi_lifetime.cc); a user value wins.
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
   int provided = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "runrun_bench: MPI_Init_thread failed; run it under mpirun\n");

@@ -7,10 +7,17 @@
 //   - a condition-variable round trip to a helper thread (the runtime's enqueue/complete
 //     handoff) and that round trip with the pair above run on the helper thread;
 //   - 1..64 MiB: blocking MPI_Allreduce (coll/tuned) vs MPI_Iallreduce (coll/libnbc) polled
-//     in a tight loop vs polled the way ops/mpi/mpi_waiter.cc does (50 us of polling, then
-//     sleeps doubling from 8 us to 1 ms).
+//     in a tight loop vs polled the way ops/mpi/mpi_waiter.cc does (50 us busy, yielding up to
+//     2 ms, then sleeps doubling from 20 us to 200 us with 1 us timer slack);
+//   - 4..64 MiB allgather and alltoall: blocking into a reused buffer vs the non-blocking
+//     (libnbc) v-variant the mpi backend posts, into a reused buffer and into a fresh
+//     allocation per call (what the runtime does for its outputs), to separate libnbc from
+//     page faults.
+// Run it with the libnbc settings the runtime uses (-x OMPI_MCA_coll_libnbc_iallreduce_algorithm=3)
+// to see what the runtime gets; the runtime sets that itself before MPI_Init.
 // Thread-safety: the helper thread and the main thread never call MPI at the same time.
 #include <mpi.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +25,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -50,15 +59,66 @@ void poll_tight(MPI_Request& request) {
 // The polling schedule of ops/mpi/mpi_waiter.cc (kept in step with it by hand).
 void poll_with_backoff(MPI_Request& request) {
   const auto start = Clock::now();
-  auto sleep = std::chrono::microseconds(8);
+  auto sleep = std::chrono::microseconds(20);
   for (;;) {
     int done = 0;
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) return;
-    if (Clock::now() - start < std::chrono::microseconds(50)) continue;
+    const auto waited = Clock::now() - start;
+    if (waited < std::chrono::microseconds(50)) continue;
+    if (waited < std::chrono::microseconds(2000)) {
+      std::this_thread::yield();
+      continue;
+    }
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     std::this_thread::sleep_for(sleep);
-    sleep = std::min(sleep * 2, std::chrono::microseconds(1000));
+    sleep = std::min(sleep * 2, std::chrono::microseconds(200));
   }
+}
+
+struct AlignedFree {
+  void operator()(float* p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
+// Uninitialised 64-byte aligned floats, as core/tensor.cc allocates runtime outputs.
+std::unique_ptr<float[], AlignedFree> fresh_floats(size_t n) {
+  return std::unique_ptr<float[], AlignedFree>(
+      static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t(64))));
+}
+
+// allgather and alltoall of `mib` MiB of output per rank: blocking (reused output), the
+// non-blocking v-variant into a reused output, and into a fresh output per call.
+void gather_family(MPI_Comm comm, int mib, int size,
+                   const std::function<void(const char*, double)>& print) {
+  const size_t total = static_cast<size_t>(mib) << 18;  // floats in the whole output
+  const int block = static_cast<int>(total / static_cast<size_t>(size));
+  std::vector<float> in(total, 1.0f), out(total, 0.0f);
+  std::vector<int> counts(static_cast<size_t>(size), block), displs(static_cast<size_t>(size));
+  for (int p = 0; p < size; ++p) displs[static_cast<size_t>(p)] = p * block;
+  auto iallgatherv = [&](float* dst) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Iallgatherv(in.data(), block, MPI_FLOAT, dst, counts.data(), displs.data(), MPI_FLOAT,
+                    comm, &request);
+    poll_with_backoff(request);
+  };
+  auto ialltoallv = [&](float* dst) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Ialltoallv(in.data(), counts.data(), displs.data(), MPI_FLOAT, dst, counts.data(),
+                   displs.data(), MPI_FLOAT, comm, &request);
+    poll_with_backoff(request);
+  };
+  char label[96];
+  std::snprintf(label, sizeof label, "%d MiB MPI_Allgather, reused output", mib);
+  print(label, time_us([&] { MPI_Allgather(in.data(), block, MPI_FLOAT, out.data(), block, MPI_FLOAT, comm); }, 1));
+  std::snprintf(label, sizeof label, "%d MiB MPI_Iallgatherv, reused output", mib);
+  print(label, time_us([&] { iallgatherv(out.data()); }, 1));
+  std::snprintf(label, sizeof label, "%d MiB MPI_Iallgatherv, fresh output per call", mib);
+  print(label, time_us([&] { iallgatherv(fresh_floats(total).get()); }, 1));
+  std::snprintf(label, sizeof label, "%d MiB MPI_Alltoall, reused output", mib);
+  print(label, time_us([&] { MPI_Alltoall(in.data(), block, MPI_FLOAT, out.data(), block, MPI_FLOAT, comm); }, 1));
+  std::snprintf(label, sizeof label, "%d MiB MPI_Ialltoallv, reused output", mib);
+  print(label, time_us([&] { ialltoallv(out.data()); }, 1));
+  std::snprintf(label, sizeof label, "%d MiB MPI_Ialltoallv, fresh output per call", mib);
+  print(label, time_us([&] { ialltoallv(fresh_floats(total).get()); }, 1));
 }
 
 void iallreduce(MPI_Comm comm, void* data, int count, MPI_Datatype type, MPI_Op op,
@@ -155,6 +215,9 @@ int main(int argc, char** argv) {
     std::snprintf(label, sizeof label, "%d MiB MPI_Iallreduce (libnbc), backoff polling", mib);
     print(label, time_us([&] { iallreduce(comm, data.data(), n, MPI_FLOAT, MPI_SUM, poll_with_backoff); }, 2));
   }
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  for (int mib : {4, 16, 64}) gather_family(comm, mib, size, print);
   MPI_Comm_free(&comm);
   MPI_Finalize();
   return 0;

@@ -4,7 +4,8 @@
 Why: docs/benchmarks.md records repeated runs on a noisy shared machine; this keeps every figure
 traceable to the JSON lines the benchmark printed. Per (op, bytes, tensors, fusion threshold) it
 shows the median over runs of each run's median time, the best minimum over runs, the
-runtime/raw ratio of those medians, the ratio of each run separately (to show the noise) and
+runtime/raw ratio of those medians, the ratio of the best minima (the steadier figure when
+other processes share the cores), the ratio of each run separately (to show the noise) and
 the bus bandwidth of both sides.
 
 Usage: summarize.py RUN.jsonl [RUN.jsonl ...]
@@ -44,8 +45,8 @@ def fmt_us(us):
 
 def table(rows):
     print("| op | bytes | tensors | fusion thr. | runtime median (min) | raw median (min) "
-          "| runtime/raw | per run | busbw runtime / raw GB/s | one raw call |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| runtime/raw | min/min | per run | busbw runtime / raw GB/s | one raw call |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for (op, nbytes, tensors, threshold), runs in rows.items():
         rt = statistics.median(r["runtime_us"] for r in runs)
         raw = statistics.median(r["raw_us"] for r in runs)
@@ -59,7 +60,7 @@ def table(rows):
             one = fmt_us(statistics.median(r["raw_one_call_us"] for r in runs))
         print(f"| {op} | {human(nbytes)} | {tensors} | {human(threshold)} | {fmt_us(rt)} "
               f"({fmt_us(rt_min)}) | {fmt_us(raw)} ({fmt_us(raw_min)}) | {rt / raw:.2f} "
-              f"| {per_run} | {busbw:.3f} / {raw_busbw:.3f} | {one} |")
+              f"| {rt_min / raw_min:.2f} | {per_run} | {busbw:.3f} / {raw_busbw:.3f} | {one} |")
 
 
 if __name__ == "__main__":
