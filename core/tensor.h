@@ -25,11 +25,15 @@ struct TensorView {
   size_t num_bytes() const { return num_elements() * element_size(dtype); }
 };
 
+// Frees what allocate_aligned returned: heap blocks, or mapped ones (mapped_bytes > 0).
 struct AlignedDelete {
-  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
+  size_t mapped_bytes = 0;
+  void operator()(std::byte* p) const;
 };
 using AlignedBytes = std::unique_ptr<std::byte[], AlignedDelete>;
-// Uninitialised 64-byte aligned memory (at least 1 byte).
+// Uninitialised 64-byte aligned memory (at least 1 byte). Blocks of 32 MiB and more are mapped
+// with transparent huge pages: a fresh 64 MiB output otherwise costs ~16k page faults per op,
+// which made allgather/alltoall 3x slower than raw MPI (docs/benchmarks.md).
 AlignedBytes allocate_aligned(size_t bytes);
 
 struct OwnedTensor {
