@@ -1,0 +1,75 @@
+#include "core/enqueue_checks.h"
+
+namespace runrun {
+
+std::string where(OpType op, const std::string& name, int rank) {
+  return std::string(op_type_name(op)) + " of tensor '" + name + "' on rank " +
+         std::to_string(rank);
+}
+
+void check_tensor(OpType op, const std::string& name, int rank, const TensorView& t,
+                  const char* role) {
+  RUNRUN_ENFORCE(!name.empty(), InvalidArgumentError,
+                 std::string(op_type_name(op)) + " on rank " + std::to_string(rank) +
+                     ": the tensor name is empty; give every op a name unique among the ops in "
+                     "flight");
+  RUNRUN_ENFORCE(name.rfind(kReservedPrefix, 0) != 0, InvalidArgumentError,
+                 where(op, name, rank) + ": names starting with '" + kReservedPrefix +
+                     "' are reserved for runrun's own ops (barrier, join, process sets); "
+                     "choose another name");
+  for (int64_t d : t.shape) {
+    RUNRUN_ENFORCE(d >= 0, InvalidArgumentError,
+                   where(op, name, rank) + ": the " + role + " has a negative dimension " +
+                       shape_string(t.shape));
+  }
+  RUNRUN_ENFORCE(t.data != nullptr || t.num_bytes() == 0, InvalidArgumentError,
+                 where(op, name, rank) + ": the " + role + " is a null pointer with " +
+                     std::to_string(t.num_bytes()) + " bytes; pass an allocated tensor");
+}
+
+void check_same_layout(OpType op, const std::string& name, int rank, const TensorView& in,
+                       const TensorView& out) {
+  RUNRUN_ENFORCE(in.dtype == out.dtype && in.shape == out.shape, InvalidArgumentError,
+                 where(op, name, rank) + ": the output (" + std::string(data_type_name(out.dtype)) +
+                     " " + shape_string(out.shape) + ") must have the input's dtype and shape (" +
+                     std::string(data_type_name(in.dtype)) + " " + shape_string(in.shape) + ")");
+}
+
+void check_reduction(OpType op, const std::string& name, int rank, DataType dtype,
+                     const AllreduceOptions& o) {
+  if (dtype != DataType::kBool) return;
+  RUNRUN_ENFORCE(o.op != ReduceOp::kAverage, InvalidArgumentError,
+                 where(op, name, rank) + ": average is not defined for bool tensors; use sum "
+                                         "(logical or), min/product (and) or max (or)");
+  RUNRUN_ENFORCE(o.prescale == 1.0 && o.postscale == 1.0, InvalidArgumentError,
+                 where(op, name, rank) + ": scale factors cannot apply to bool tensors");
+}
+
+void check_has_rows(OpType op, const std::string& name, int rank, const TensorView& t) {
+  RUNRUN_ENFORCE(!t.shape.empty(), InvalidArgumentError,
+                 where(op, name, rank) + ": needs a tensor with at least one dimension (got a "
+                                         "scalar); reshape it to [1]");
+}
+
+void tag_group(Request& request, const std::vector<std::string>& names) {
+  if (names.size() < 2) return;
+  request.group = "group:" + names.front() + ":" + std::to_string(names.size());
+  request.group_size = static_cast<int32_t>(names.size());
+}
+
+std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
+                                        const TensorView& out, std::shared_ptr<Handle> handle,
+                                        size_t index) {
+  auto entry = std::make_unique<TensorEntry>();
+  request.dtype = in.dtype;
+  request.shape = in.shape;
+  entry->request = std::move(request);
+  entry->input = in;
+  entry->output = out;
+  entry->handle = std::move(handle);
+  entry->handle_index = index;
+  entry->enqueued_at = std::chrono::steady_clock::now();
+  return entry;
+}
+
+}  // namespace runrun

@@ -1,0 +1,37 @@
+#pragma once
+// Why: what every enqueue checks on the calling thread before anything is queued (tensor,
+// dtype, layout, names), and how it builds the queue entry. An error here throws
+// InvalidArgumentError naming the op, the tensor and the rank; nothing was enqueued.
+// Thread-safety: pure functions.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/runtime.h"
+#include "core/tensor_queue.h"
+
+namespace runrun {
+
+// Prefix of the names of runrun's own ops; user tensor names may not start with it.
+inline constexpr const char* kReservedPrefix = "__runrun.";
+
+// "allreduce of tensor 'w' on rank 1" for messages.
+std::string where(OpType op, const std::string& name, int rank);
+
+void check_tensor(OpType op, const std::string& name, int rank, const TensorView& t,
+                  const char* role);
+void check_same_layout(OpType op, const std::string& name, int rank, const TensorView& in,
+                       const TensorView& out);
+void check_reduction(OpType op, const std::string& name, int rank, DataType dtype,
+                     const AllreduceOptions& o);
+void check_has_rows(OpType op, const std::string& name, int rank, const TensorView& t);
+
+// Members of a grouped op (more than one tensor in one call) are negotiated as one unit.
+void tag_group(Request& request, const std::vector<std::string>& names);
+
+std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
+                                        const TensorView& out, std::shared_ptr<Handle> handle,
+                                        size_t index);
+
+}  // namespace runrun

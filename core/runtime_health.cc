@@ -1,0 +1,93 @@
+// Runtime: peer monitoring and the waiting ranks' view of stalls (see runtime.h). Runs on the
+// constructing thread (start_peer_monitor) and on the peer monitor's thread (the rest).
+#include <random>
+
+#include "core/runtime.h"
+#include "core/wire.h"
+#include "ops/backend_factory.h"
+
+namespace runrun {
+
+void Runtime::start_peer_monitor(Backend& global) {
+  if (config_.peer_timeout.count() == 0 || topology_.size < 2) return;
+  auto interval = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(1000),
+                                                      config_.peer_timeout / 4);
+  peer_monitor_ = std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval,
+                                                config_.peer_timeout, logger_);
+  ControlChannel& control = global.control();
+  std::vector<std::string> gathered = control.gather(peer_monitor_->address(), 0);
+  std::string table;
+  if (topology_.rank == 0) {
+    WireWriter w;
+    w.i64(static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}());
+    for (const std::string& address : gathered) w.str(address);
+    table = w.take();
+  }
+  control.broadcast(table, 0);
+  WireReader reader(table);
+  auto job_key = static_cast<uint64_t>(reader.i64());
+  std::vector<std::string> addresses;
+  for (int r = 0; r < topology_.size; ++r) addresses.push_back(reader.str());
+  peer_monitor_->set_waiting_probe([this] {
+    std::shared_ptr<ProcessSetWorker> worker = global_worker();  // null until init finished
+    return worker && worker->waiting_since().has_value();
+  });
+  peer_monitor_->set_tick([this] { watch_for_idle_stall(); });
+  peer_monitor_->start(addresses, job_key, [this](int, const std::string& why) { on_peer_lost(why); });
+}
+
+std::shared_ptr<ProcessSetWorker> Runtime::global_worker() const {
+  std::lock_guard<std::mutex> lock(workers_mutex_);
+  auto it = workers_.find(0);
+  return it == workers_.end() ? nullptr : it->second;
+}
+
+// Monitor thread, every heartbeat. The coordinator's stall inspector only sees ranks that take
+// part in negotiation; a rank that enqueued nothing at all does not, so the ranks waiting for it
+// detect it here, from the heartbeats that say who is waiting and who is not.
+void Runtime::watch_for_idle_stall() {
+  std::shared_ptr<ProcessSetWorker> worker = global_worker();
+  auto since = worker ? worker->waiting_since() : std::nullopt;
+  if (!since) {
+    idle_stall_warned_ = false;
+    return;
+  }
+  std::vector<int> idle = peer_monitor_->idle_peers();
+  if (idle.empty()) return;
+  auto age = std::chrono::steady_clock::now() - *since;
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(age).count();
+  bool warn = config_.stall_check_time.count() > 0 && age >= config_.stall_check_time;
+  bool fail = config_.stall_shutdown_time.count() > 0 && age >= config_.stall_shutdown_time;
+  if (!warn && !fail) return;
+  std::vector<int64_t> idle64(idle.begin(), idle.end());
+  std::string names;
+  for (const std::string& name : worker->waiting_for()) names += (names.empty() ? "'" : ", '") + name + "'";
+  std::string text = "stall: tensors [" + names + "] have waited " + std::to_string(seconds) +
+                     " s on rank " + std::to_string(topology_.rank) + "; ranks " +
+                     shape_string(idle64) +
+                     " have enqueued nothing (busy elsewhere, e.g. evaluating or checkpointing on "
+                     "one rank, or stuck)";
+  if (fail) {
+    worker->fail(ErrorCode::kTimeout, text + ". RUNRUN_STALL_SHUTDOWN_TIME=" +
+                                          std::to_string(config_.stall_shutdown_time.count()) +
+                                          " s passed: every op on this rank fails.");
+  } else if (!idle_stall_warned_) {
+    idle_stall_warned_ = true;
+    logger_->warn("{}", text);
+  }
+}
+
+void Runtime::on_peer_lost(const std::string& why) {
+  skip_transport_finalize();
+  std::string message = "runrun on rank " + std::to_string(topology_.rank) + ": " + why +
+                        ". Every pending and later op fails; shut down and restart the job "
+                        "(see docs/troubleshooting.md).";
+  std::vector<std::shared_ptr<ProcessSetWorker>> workers;
+  {
+    std::lock_guard<std::mutex> lock(workers_mutex_);
+    for (auto& [id, worker] : workers_) workers.push_back(worker);
+  }
+  for (auto& worker : workers) worker->fail(ErrorCode::kPeerFailure, message);
+}
+
+}  // namespace runrun

@@ -1,0 +1,98 @@
+// Runtime: process sets (registry, collective add/remove) and join (see runtime.h).
+#include <algorithm>
+
+#include "core/enqueue_checks.h"
+#include "core/runtime.h"
+
+namespace runrun {
+
+int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
+  const int rank = topology_.rank;
+  std::vector<int64_t> ranks64(ranks.begin(), ranks.end());
+  bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
+               std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
+               ranks.front() >= 0 && ranks.back() < topology_.size;
+  RUNRUN_ENFORCE(valid, InvalidArgumentError,
+                 "add_process_set on rank " + std::to_string(rank) + ": ranks " +
+                     shape_string(ranks64) + " must be non-empty, sorted, distinct and within 0.." +
+                     std::to_string(topology_.size - 1));
+  Request r;
+  r.name = std::string(kReservedPrefix) + "process_set.add." + std::to_string(control_op_count_++);
+  r.op = OpType::kProcessSetAdd;
+  r.dtype = DataType::kUInt8;
+  r.splits = ranks64;
+  auto handle = run_on_global_thread(std::move(r), [this, ranks](Backend& global, Handle& done) {
+    {
+      std::lock_guard<std::mutex> lock(workers_mutex_);
+      for (const auto& [id, existing] : process_sets_) {
+        RUNRUN_ENFORCE(existing != ranks, InvalidArgumentError,
+                       "add_process_set: a process set with these ranks already exists (id " +
+                           std::to_string(id) + "); reuse it");
+      }
+    }
+    std::unique_ptr<Backend> backend = global.create_subgroup(ranks);
+    int32_t id = next_process_set_id_++;
+    install_process_set(id, ranks, std::move(backend));
+    done.set_result(id);
+  });
+  handle->wait();
+  RUNRUN_ENFORCE(handle->code() == ErrorCode::kOk, InvalidArgumentError, handle->error());
+  return static_cast<int32_t>(handle->result());
+}
+
+void Runtime::remove_process_set(int32_t id) {
+  RUNRUN_ENFORCE(id != 0, InvalidArgumentError,
+                 "remove_process_set: the global process set (0) cannot be removed");
+  process_set_ranks(id);  // unknown ids fail here, at once
+  Request r;
+  r.name = std::string(kReservedPrefix) + "process_set.remove." + std::to_string(control_op_count_++);
+  r.op = OpType::kProcessSetRemove;
+  r.dtype = DataType::kUInt8;
+  r.root = id;
+  auto handle = run_on_global_thread(std::move(r), [this, id](Backend&, Handle&) {
+    std::shared_ptr<ProcessSetWorker> removed;
+    {
+      std::lock_guard<std::mutex> lock(workers_mutex_);
+      RUNRUN_ENFORCE(process_sets_.count(id), InvalidArgumentError,
+                     "remove_process_set: process set " + std::to_string(id) + " does not exist");
+      process_sets_.erase(id);
+      if (auto it = workers_.find(id); it != workers_.end()) {
+        removed = it->second;
+        workers_.erase(it);
+      }
+    }
+    if (removed) removed->shutdown();  // every member does this at the same point
+  });
+  handle->wait();
+  RUNRUN_ENFORCE(handle->code() == ErrorCode::kOk, InvalidArgumentError, handle->error());
+}
+
+std::vector<int> Runtime::process_set_ranks(int32_t id) const {
+  std::lock_guard<std::mutex> lock(workers_mutex_);
+  auto it = process_sets_.find(id);
+  RUNRUN_ENFORCE(it != process_sets_.end(), InvalidArgumentError,
+                 "process set " + std::to_string(id) + " does not exist");
+  return it->second;
+}
+
+int Runtime::process_set_rank(int32_t id) const {
+  std::lock_guard<std::mutex> lock(workers_mutex_);
+  auto it = process_sets_.find(id);
+  if (it == process_sets_.end()) return -1;
+  auto pos = std::find(it->second.begin(), it->second.end(), topology_.rank);
+  return pos == it->second.end() ? -1 : static_cast<int>(pos - it->second.begin());
+}
+
+std::shared_ptr<Handle> Runtime::join(int32_t process_set) {
+  auto handle = std::make_shared<Handle>();
+  Request r;
+  r.name = std::string(kReservedPrefix) + "join." + std::to_string(process_set);
+  r.op = OpType::kJoin;
+  r.dtype = DataType::kUInt8;
+  std::vector<std::unique_ptr<TensorEntry>> entries;
+  entries.push_back(make_entry(std::move(r), TensorView{nullptr, DataType::kUInt8, {0}},
+                               TensorView{nullptr, DataType::kUInt8, {0}}, handle, 0));
+  return submit(std::move(entries), process_set);
+}
+
+}  // namespace runrun
