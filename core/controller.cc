@@ -171,6 +171,11 @@ std::vector<Response> Controller::coordinate(const std::vector<std::string>& unc
   if (rank_ == 0) answer = coordinator_answer(gathered);
   channel_.broadcast(answer, 0);
   std::vector<Response> responses = decode_responses(answer);
+  std::erase_if(responses, [&](const Response& r) {
+    if (r.op != OpType::kNotice) return false;
+    logger_->warn("{}", r.error);  // the coordinator's notices are logged on every rank
+    return true;
+  });
   for (const Response& response : responses) {
     auto it = pending_.find(response.name);
     if (response.ok() && cacheable(response.op) && response.joined_ranks.empty() &&
@@ -228,11 +233,16 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
     if (config_.stall_check_time.count() > 0 && waiting.age >= config_.stall_check_time &&
         !stall_warned_.count(waiting.name)) {
       stall_warned_[waiting.name] = std::chrono::steady_clock::now();
-      logger_->warn(
-          "stall: tensor '{}' was submitted by some ranks {} s ago; ranks [{}] have not submitted "
-          "it. One rank may be waiting on a different tensor or stuck in its own code.",
-          waiting.name,
-          std::chrono::duration_cast<std::chrono::seconds>(waiting.age).count(), missing.str());
+      Response notice;
+      notice.op = OpType::kNotice;
+      notice.name = "__runrun.notice";
+      notice.error =
+          "stall: tensor '" + waiting.name + "' was submitted by some ranks " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(waiting.age).count()) +
+          " s ago; ranks [" + missing.str() +
+          "] have not submitted it. One rank may be waiting on a different tensor or stuck in "
+          "its own code (see docs/troubleshooting.md).";
+      responses.push_back(std::move(notice));
     }
   }
 }

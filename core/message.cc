@@ -13,12 +13,13 @@ const char* op_type_name(OpType op) {
     case OpType::kJoin: return "join";
     case OpType::kProcessSetAdd: return "add_process_set";
     case OpType::kProcessSetRemove: return "remove_process_set";
+    case OpType::kNotice: return "notice";
   }
   return "unknown";
 }
 
 OpType op_type_from_int(int value) {
-  if (value < 0 || value > static_cast<int>(OpType::kProcessSetRemove)) {
+  if (value < 0 || value > static_cast<int>(OpType::kNotice)) {
     throw InternalError(RUNRUN_WHERE, "malformed negotiation message: op code " +
                                           std::to_string(value) +
                                           " (are all ranks running the same runrun version?)");

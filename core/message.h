@@ -26,6 +26,7 @@ enum class OpType : uint8_t {
   kJoin = 6,
   kProcessSetAdd = 7,     // collective over the global set; ranks in Request::splits
   kProcessSetRemove = 8,  // collective over the global set; the set id in Request::root
+  kNotice = 9,            // coordinator -> every rank: log Response::error as a warning
 };
 
 const char* op_type_name(OpType op);

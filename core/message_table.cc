@@ -75,6 +75,8 @@ std::string check_agreement(const RankedRequests& reqs) {
       return first_error(reqs, {{"dtype", dtype_of}, {"shape", shape_of}, {"root rank", root_of}});
     case OpType::kProcessSetAdd:
       return first_error(reqs, {{"ranks", ranks_of}});
+    case OpType::kNotice:
+      return "";
     case OpType::kProcessSetRemove:
       return first_error(reqs, {{"process set id", root_of}});
     case OpType::kBarrier:

@@ -6,6 +6,10 @@
 #include <thread>
 #include <vector>
 
+#include <sstream>
+
+#include <spdlog/sinks/ostream_sink.h>
+
 #include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;
@@ -197,4 +201,22 @@ TEST_CASE("a rank that enqueues nothing is named by the ranks waiting for it", "
     RANK_CHECK(contains(error, "ranks [1] have enqueued nothing"));
   }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
       {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
+}
+
+TEST_CASE("the coordinator's stall warning is logged on every rank", "[core][errors]") {
+  // Each rank's log also goes to a stream of the test's, added once the runtime started.
+  std::ostringstream logs[2];
+  run_ranks(2, [&](int rank, Runtime& rt) {
+    rt.logger()->sinks().push_back(std::make_shared<spdlog::sinks::ostream_sink_mt>(logs[rank]));
+    std::vector<float> f(4, 1.0f);
+    std::string name = rank == 0 ? "stall0" : "stall1";
+    require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
+  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "3"}});
+  for (int rank : {0, 1}) {
+    INFO("rank " << rank << " logged:\n" << logs[rank].str());
+    // Each rank hears of the other's tensor, which it has not submitted itself.
+    CHECK(contains(logs[rank].str(), "stall: tensor 'stall" + std::to_string(1 - rank) +
+                                         "' was submitted by some ranks"));
+    CHECK(contains(logs[rank].str(), "ranks [" + std::to_string(rank) + "] have not submitted"));
+  }
 }
