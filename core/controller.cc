@@ -43,6 +43,7 @@ void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
     std::string name = entry->request.name;
     if (timeline_ && timeline_->active()) timeline_->begin(name, "NEGOTIATE");
     unsent_.push_back(name);
+    unsent_names_.insert(name);
     pending_[name] = std::move(entry);
   }
 }
@@ -51,12 +52,35 @@ void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
 void Controller::drop_unsent(const std::unordered_set<std::string>& names) {
   if (names.empty()) return;
   std::erase_if(unsent_, [&](const std::string& name) { return names.count(name) > 0; });
+  for (const std::string& name : names) unsent_names_.erase(name);
 }
 
 std::vector<std::string> Controller::pending_names() const {
   std::vector<std::string> names;
   for (const auto& [name, entry] : pending_) names.push_back(name);
   return names;
+}
+
+// A group takes one path on every rank: once a member goes to the coordinator (its slot went
+// stale), its cached siblings follow, else they would wait on the cache path for ranks that
+// sent the whole group to the coordinator.
+void Controller::keep_groups_together(std::map<size_t, std::string>& hits,
+                                      std::vector<std::string>& uncached) const {
+  std::unordered_set<std::string> coordinated;
+  for (const std::string& name : uncached) {
+    const std::string& group = pending_.at(name)->request.group;
+    if (!group.empty()) coordinated.insert(group);
+  }
+  if (coordinated.empty()) return;
+  for (auto it = hits.begin(); it != hits.end();) {
+    const std::string& group = pending_.at(it->second)->request.group;
+    if (!group.empty() && coordinated.count(group)) {
+      uncached.push_back(it->second);
+      it = hits.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 bool Controller::joined() const {
@@ -138,6 +162,7 @@ Controller::Round Controller::negotiate(bool shutting_down) {
     for (const auto& [slot, name] : hits) uncached.push_back(name);
     hits.clear();
   }
+  keep_groups_together(hits, uncached);
   std::unordered_set<std::string> agreed;
   for (const auto& [slot, name] : hits) {
     if (!bit(bits, 0, slot)) continue;
@@ -218,16 +243,14 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
       missing << (i ? ", " : "") << waiting.missing_ranks[i];
     }
     if (config_.stall_shutdown_time.count() > 0 && waiting.age >= config_.stall_shutdown_time) {
-      Response failed;
-      failed.name = waiting.name;
-      failed.error_code = ErrorCode::kTimeout;
-      failed.error = "tensor '" + waiting.name + "' stalled: ranks [" + missing.str() +
-                     "] did not submit it within RUNRUN_STALL_SHUTDOWN_TIME=" +
-                     std::to_string(config_.stall_shutdown_time.count()) +
-                     " s while the others did. Make every rank enqueue the same tensors (see "
-                     "docs/troubleshooting.md).";
-      table_.drop(waiting.name);
-      responses.push_back(std::move(failed));
+      std::string message = "tensor '" + waiting.name + "' stalled: ranks [" + missing.str() +
+                            "] did not submit it within RUNRUN_STALL_SHUTDOWN_TIME=" +
+                            std::to_string(config_.stall_shutdown_time.count()) +
+                            " s while the others did. Make every rank enqueue the same tensors "
+                            "(see docs/troubleshooting.md).";
+      for (Response& failed : table_.fail(waiting.name, ErrorCode::kTimeout, message)) {
+        responses.push_back(std::move(failed));
+      }
       continue;
     }
     if (config_.stall_check_time.count() > 0 && waiting.age >= config_.stall_check_time &&
@@ -254,7 +277,10 @@ std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
   std::unique_ptr<TensorEntry> entry = std::move(it->second);
   pending_.erase(it);
   stall_warned_.erase(name);
-  return entry;  // agreed entries have left unsent_ already (negotiate/coordinate)
+  // Agreed entries have left unsent_ already; one failed by the coordinator (a stall) while it
+  // still waited on the cache path has not.
+  if (unsent_names_.count(name)) drop_unsent({name});
+  return entry;
 }
 
 std::vector<std::unique_ptr<TensorEntry>> Controller::take_all() {
@@ -262,6 +288,7 @@ std::vector<std::unique_ptr<TensorEntry>> Controller::take_all() {
   for (auto& [name, entry] : pending_) all.push_back(std::move(entry));
   pending_.clear();
   unsent_.clear();
+  unsent_names_.clear();
   return all;
 }
 

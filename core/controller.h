@@ -57,6 +57,8 @@ class Controller {
  private:
   bool joined() const;  // this rank's join is pending
   void drop_unsent(const std::unordered_set<std::string>& names);
+  void keep_groups_together(std::map<size_t, std::string>& hits,
+                            std::vector<std::string>& uncached) const;
   void classify(std::vector<uint64_t>& bits, size_t words, std::map<size_t, std::string>& hits,
                 std::vector<std::string>& uncached);
   std::vector<Response> coordinate(const std::vector<std::string>& uncached);
@@ -74,6 +76,7 @@ class Controller {
   MessageTable table_;  // used on the coordinator only
   std::map<std::string, std::unique_ptr<TensorEntry>> pending_;
   std::vector<std::string> unsent_;  // pending names not yet sent to the coordinator, in order
+  std::unordered_set<std::string> unsent_names_;  // the same names, for lookups
   std::map<std::string, std::chrono::steady_clock::time_point> stall_warned_;
   std::chrono::steady_clock::time_point last_stall_inspection_{};
   std::atomic<size_t> cache_hits_{0};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 namespace runrun {
 namespace {
@@ -208,12 +209,16 @@ Response MessageTable::respond(const std::string& name, Row& row) {
 
 std::vector<Response> MessageTable::take_completed() {
   std::vector<Response> responses;
-  for (const std::string& name : completed_) {
+  std::vector<std::string> names = std::exchange(completed_, {});
+  for (const std::string& name : names) {
     auto it = rows_.find(name);
+    if (it == rows_.end()) continue;  // failed with its group meanwhile
+    // The group any rank put the tensor in: when ranks disagree (a mismatch), the group that
+    // some rank waits on must still fail as a whole.
     std::string group;
     int32_t group_size = 0;
     for (const auto& r : it->second.by_rank) {
-      if (r) {
+      if (r && !r->group.empty()) {
         group = r->group;
         group_size = r->group_size;
         break;
@@ -221,19 +226,93 @@ std::vector<Response> MessageTable::take_completed() {
     }
     Response response = respond(name, it->second);
     rows_.erase(it);
-    if (group.empty() || group_size <= 1) {
-      responses.push_back(std::move(response));
-      continue;
+    release(std::move(response), group, group_size, responses);
+  }
+  return responses;
+}
+
+// Group members wait for each other; an error in one fails the whole group at once (held
+// members now, later members as they complete), so no rank waits for a group that cannot run.
+void MessageTable::release(Response response, const std::string& group, int32_t group_size,
+                           std::vector<Response>& out) {
+  if (group.empty() || group_size <= 1) {
+    out.push_back(std::move(response));
+    return;
+  }
+  GroupState& state = groups_[group];
+  ++state.seen;
+  if (!response.ok() && state.error.empty()) {
+    state.error = "grouped op failed: member '" + response.name + "': " + response.error;
+    state.code = response.error_code;
+    for (Response& held : state.held) {
+      held.error_code = state.code;
+      held.error = state.error;
+      out.push_back(std::move(held));
     }
-    auto& held = held_groups_[group];
-    held.push_back(std::move(response));
-    if (static_cast<int32_t>(held.size()) == group_size) {
-      for (auto& member : held) responses.push_back(std::move(member));
-      held_groups_.erase(group);
+    state.held.clear();
+    fail_waiting_members(group, state, out);
+  }
+  if (!state.error.empty()) {
+    if (response.ok()) {
+      response.error_code = state.code;
+      response.error = state.error;
+    }
+    out.push_back(std::move(response));
+  } else {
+    state.held.push_back(std::move(response));
+    if (static_cast<int32_t>(state.held.size()) == group_size) {
+      for (Response& member : state.held) out.push_back(std::move(member));
+      state.held.clear();
     }
   }
-  completed_.clear();
-  return responses;
+  if (state.seen == group_size) groups_.erase(group);
+}
+
+// Members of a failed group that some ranks are still waiting for fail now, on the ranks that
+// submitted them, instead of waiting for ranks that may never submit them.
+void MessageTable::fail_waiting_members(const std::string& group, GroupState& state,
+                                        std::vector<Response>& out) {
+  for (auto it = rows_.begin(); it != rows_.end();) {
+    const Request* member = nullptr;
+    for (const auto& r : it->second.by_rank) member = member ? member : (r ? &*r : nullptr);
+    if (!member || member->group != group) {
+      ++it;
+      continue;
+    }
+    Response failed;
+    failed.name = it->first;
+    failed.op = member->op;
+    failed.error_code = state.code;
+    failed.error = state.error;
+    out.push_back(std::move(failed));
+    ++state.seen;
+    std::erase(completed_, it->first);
+    it = rows_.erase(it);
+  }
+}
+
+std::vector<Response> MessageTable::fail(const std::string& name, ErrorCode code,
+                                         const std::string& message) {
+  std::vector<Response> out;
+  auto it = rows_.find(name);
+  if (it == rows_.end()) return out;
+  Response failed;
+  failed.name = name;
+  failed.error_code = code;
+  failed.error = message;
+  std::string group;
+  int32_t group_size = 0;
+  for (const auto& r : it->second.by_rank) {
+    if (!r) continue;
+    failed.op = r->op;
+    group = r->group;
+    group_size = r->group_size;
+    break;
+  }
+  rows_.erase(it);
+  std::erase(completed_, name);
+  release(std::move(failed), group, group_size, out);
+  return out;
 }
 
 std::vector<MessageTable::Waiting> MessageTable::waiting() const {

@@ -38,8 +38,9 @@ class MessageTable {
     std::chrono::steady_clock::duration age;
   };
   std::vector<Waiting> waiting() const;
-  // Forgets a tensor (its stall was turned into an error).
-  void drop(const std::string& name) { rows_.erase(name); }
+  // Fails a waiting tensor (a stall) with `message`: its response, and those of the members of
+  // its group, which cannot run either.
+  std::vector<Response> fail(const std::string& name, ErrorCode code, const std::string& message);
 
  private:
   struct Row {
@@ -60,7 +61,17 @@ class MessageTable {
   std::set<int> joined_;  // ranks whose join is pending
   int last_joined_ = -1;
   uint64_t round_ = 0;
-  std::map<std::string, std::vector<Response>> held_groups_;
+  struct GroupState {
+    std::vector<Response> held;  // complete members waiting for the rest
+    int32_t seen = 0;            // members released or held so far
+    ErrorCode code = ErrorCode::kOk;
+    std::string error;           // set once a member failed: the rest fail with it
+  };
+  void release(Response response, const std::string& group, int32_t group_size,
+               std::vector<Response>& out);
+  void fail_waiting_members(const std::string& group, GroupState& state,
+                            std::vector<Response>& out);
+  std::map<std::string, GroupState> groups_;
 };
 
 // Checks that the requests agree and builds the response. `by_rank` pairs each requesting
