@@ -2,6 +2,7 @@
 // catches every exception at the boundary and turns it into a status code plus message.
 #include "runrun/c_api.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -304,7 +305,8 @@ runrun_status runrun_handle_poll(runrun_handle* h) {
 
 runrun_status runrun_handle_wait(runrun_handle* h, double timeout_seconds) {
   if (!h) return RUNRUN_INVALID_ARGUMENT;
-  bool done = timeout_seconds < 0
+  bool unlimited = timeout_seconds < 0 || !std::isfinite(timeout_seconds);  // NaN, inf: no limit
+  bool done = unlimited
                   ? h->handle->wait()
                   : h->handle->wait(std::chrono::duration<double>(timeout_seconds));
   if (!done) return RUNRUN_IN_PROGRESS;

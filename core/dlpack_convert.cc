@@ -62,6 +62,8 @@ TensorView view_from_dlpack(const DLTensor* tensor, const std::string& what) {
   TensorView view;
   view.dtype = dtype_from_dlpack(tensor->dtype, what);
   RUNRUN_ENFORCE(tensor->ndim >= 0, InvalidArgumentError, what + ": negative ndim");
+  RUNRUN_ENFORCE(tensor->ndim == 0 || tensor->shape != nullptr, InvalidArgumentError,
+                 what + ": ndim is " + std::to_string(tensor->ndim) + " but shape is null");
   view.shape.assign(tensor->shape, tensor->shape + tensor->ndim);
   if (tensor->strides) {
     int64_t expected = 1;

@@ -331,7 +331,10 @@ void PeerMonitor::run() {
       ssize_t n = ::recv(fds[i].fd, buffer, sizeof(buffer), MSG_DONTWAIT);
       if (n > 0) {
         last_heard[static_cast<size_t>(r)] = clock::now();
-        if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n))) gone[static_cast<size_t>(r)] = true;
+        if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n))) {
+          gone[static_cast<size_t>(r)] = true;
+          if (on_left_) on_left_(r);
+        }
         std::lock_guard<std::mutex> lock(state_mutex_);
         peer_state_[static_cast<size_t>(r)] = buffer[n - 1];
         continue;

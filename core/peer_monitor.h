@@ -47,6 +47,8 @@ class PeerMonitor {
   // monitor thread after each beat. Set before start().
   void set_waiting_probe(std::function<bool()> is_waiting) { is_waiting_ = std::move(is_waiting); }
   void set_tick(std::function<void()> tick) { tick_ = std::move(tick); }
+  // Called (monitor thread) when a peer says goodbye: it shut its runtime down.
+  void set_on_left(std::function<void(int rank)> on_left) { on_left_ = std::move(on_left); }
   // Peers whose last heartbeat said they are not waiting in negotiation. Any thread.
   std::vector<int> idle_peers() const;
 
@@ -78,6 +80,7 @@ class PeerMonitor {
   OnLost on_lost_;
   std::function<bool()> is_waiting_;
   std::function<void()> tick_;
+  std::function<void(int)> on_left_;
   mutable std::mutex state_mutex_;
   std::vector<char> peer_state_;  // last heartbeat byte of each peer
   std::atomic<bool> stopping_{false};

@@ -25,7 +25,12 @@ void ProcessSetWorker::enqueue(std::vector<std::unique_ptr<TensorEntry>> entries
   queue_.push(std::move(entries), backend_->rank());
 }
 
-void ProcessSetWorker::shutdown() {
+void ProcessSetWorker::shutdown(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(shutdown_mutex_);  // callers may race (remove vs shutdown)
+  if (!reason.empty()) {
+    std::lock_guard<std::mutex> reason_lock(failure_mutex_);
+    shutdown_reason_ = reason;
+  }
   shutdown_requested_ = true;
   queue_.wake();
   if (!thread_.joinable()) return;
@@ -92,6 +97,8 @@ void ProcessSetWorker::loop() {
       note_waiting();
       Controller::Round round = controller_.negotiate(shutting_down);
       if (round.peer_shutdown) {
+        std::lock_guard<std::mutex> lock(failure_mutex_);
+        if (shutting_down && !shutdown_reason_.empty()) reason = shutdown_reason_;
         if (!shutting_down) {
           reason = "runrun was shut down: another rank of process set " + std::to_string(id_) +
                    " called shutdown (or exited) while this rank (" +

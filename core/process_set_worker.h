@@ -41,7 +41,8 @@ class ProcessSetWorker {
 
   // Asks every rank of the set to stop (a shutdown round). Waits up to the configured shutdown
   // timeout for the other ranks, then aborts the backend and joins the thread. Idempotent.
-  void shutdown();
+  // `reason`, when given, is the error text of the ops still pending.
+  void shutdown(const std::string& reason = "");
   bool running() const { return !stopped_.load(); }
 
   // Since when this rank has been waiting in negotiation with ops pending (nullopt: it is not),
@@ -83,7 +84,9 @@ class ProcessSetWorker {
   std::atomic<int64_t> waiting_since_{0};  // steady_clock ticks; 0: not waiting
   mutable std::mutex waiting_mutex_;
   std::vector<std::string> waiting_for_;
+  std::mutex shutdown_mutex_;
   std::mutex failure_mutex_;
+  std::string shutdown_reason_;  // guarded by failure_mutex_
   std::optional<std::pair<ErrorCode, std::string>> failure_;  // set by fail()
   std::thread thread_;
 };

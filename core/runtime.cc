@@ -45,7 +45,7 @@ void Runtime::shutdown() {
 
 bool Runtime::running() const {
   if (shut_down_) return false;
-  return worker(0).running();
+  return worker_ptr(0)->running();
 }
 
 std::shared_ptr<ProcessSetWorker> Runtime::worker_ptr(int32_t process_set) const {
@@ -181,7 +181,7 @@ std::shared_ptr<Handle> Runtime::alltoall(const std::string& name, const TensorV
   const int rank = topology_.rank;
   check_tensor(OpType::kAlltoall, name, rank, input, "input");
   check_has_rows(OpType::kAlltoall, name, rank, input);
-  const int set_size = worker(process_set).backend().size();
+  const int set_size = worker_ptr(process_set)->backend().size();
   const int64_t rows = input.shape[0];
   std::vector<int64_t> actual = splits;
   if (actual.empty()) {
@@ -248,7 +248,7 @@ std::shared_ptr<Handle> Runtime::barrier(int32_t process_set) {
   auto handle = std::make_shared<Handle>();
   Request r;
   r.name = std::string(kReservedPrefix) + "barrier." + std::to_string(process_set) + "." +
-           std::to_string(worker(process_set).next_sequence());
+           std::to_string(worker_ptr(process_set)->next_sequence());
   r.op = OpType::kBarrier;
   r.dtype = DataType::kUInt8;
   std::vector<std::unique_ptr<TensorEntry>> entries;

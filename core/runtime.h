@@ -107,6 +107,7 @@ class Runtime {
   // Connects the peer monitor (a collective step over the global control channel).
   void start_peer_monitor(Backend& global);
   void on_peer_lost(const std::string& why);
+  void on_peer_left(int rank);
   void watch_for_idle_stall();
   std::shared_ptr<ProcessSetWorker> global_worker() const;
 

@@ -1,5 +1,6 @@
 // Runtime: peer monitoring and the waiting ranks' view of stalls (see runtime.h). Runs on the
 // constructing thread (start_peer_monitor) and on the peer monitor's thread (the rest).
+#include <algorithm>
 #include <random>
 
 #include "core/runtime.h"
@@ -33,6 +34,7 @@ void Runtime::start_peer_monitor(Backend& global) {
     return worker && worker->waiting_since().has_value();
   });
   peer_monitor_->set_tick([this] { watch_for_idle_stall(); });
+  peer_monitor_->set_on_left([this](int rank) { on_peer_left(rank); });
   peer_monitor_->start(addresses, job_key, [this](int, const std::string& why) { on_peer_lost(why); });
 }
 
@@ -74,6 +76,31 @@ void Runtime::watch_for_idle_stall() {
   } else if (!idle_stall_warned_) {
     idle_stall_warned_ = true;
     logger_->warn("{}", text);
+  }
+}
+
+// A peer shut its runtime down (its goodbye arrived). When this rank is not shutting down too,
+// the sets that contain that peer can no longer run anything: fail them rather than let the
+// next op wait for a rank that is gone.
+void Runtime::on_peer_left(int rank) {
+  if (shut_down_) return;
+  std::vector<std::pair<int32_t, std::shared_ptr<ProcessSetWorker>>> affected;
+  {
+    std::lock_guard<std::mutex> lock(workers_mutex_);
+    for (auto& [id, worker] : workers_) {
+      const std::vector<int>& members = process_sets_[id];
+      if (std::find(members.begin(), members.end(), rank) != members.end()) {
+        affected.emplace_back(id, worker);
+      }
+    }
+  }
+  for (auto& [id, worker] : affected) {
+    worker->fail(ErrorCode::kShutDown,
+                 "runrun on rank " + std::to_string(topology_.rank) + ": rank " +
+                     std::to_string(rank) + " shut its runtime down while this rank still uses "
+                     "process set " + std::to_string(id) +
+                     "; every pending and later op on that set fails. Make every rank run the "
+                     "same ops before shutdown.");
   }
 }
 

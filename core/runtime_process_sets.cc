@@ -61,7 +61,10 @@ void Runtime::remove_process_set(int32_t id) {
         workers_.erase(it);
       }
     }
-    if (removed) removed->shutdown();  // every member does this at the same point
+    if (removed) {  // every member does this at the same point
+      removed->shutdown("process set " + std::to_string(id) + " was removed (remove_process_set) "
+                        "while this op was pending on rank " + std::to_string(topology_.rank));
+    }
   });
   handle->wait();
   RUNRUN_ENFORCE(handle->code() == ErrorCode::kOk, InvalidArgumentError, handle->error());
