@@ -108,6 +108,8 @@ class Runtime {
   void start_peer_monitor(Backend& global);
   void on_peer_lost(const std::string& why);
   void on_peer_left(int rank);
+  void fail_sets_of_departed_peers();
+  static constexpr std::chrono::milliseconds kDepartureGrace{500};
   void watch_for_idle_stall();
   std::shared_ptr<ProcessSetWorker> global_worker() const;
 
@@ -124,6 +126,9 @@ class Runtime {
   std::atomic<bool> shut_down_{false};
   std::unique_ptr<PeerMonitor> peer_monitor_;  // null when RUNRUN_PEER_TIMEOUT=0 or one rank
   bool idle_stall_warned_ = false;              // monitor thread only
+  bool peer_lost_ = false;                      // monitor thread only
+  // Peers that said goodbye, and when (monitor thread only).
+  std::vector<std::pair<int, std::chrono::steady_clock::time_point>> departed_peers_;
 };
 
 }  // namespace runrun

@@ -33,8 +33,13 @@ void Runtime::start_peer_monitor(Backend& global) {
     std::shared_ptr<ProcessSetWorker> worker = global_worker();  // null until init finished
     return worker && worker->waiting_since().has_value();
   });
-  peer_monitor_->set_tick([this] { watch_for_idle_stall(); });
-  peer_monitor_->set_on_left([this](int rank) { on_peer_left(rank); });
+  peer_monitor_->set_tick([this] {
+    watch_for_idle_stall();
+    fail_sets_of_departed_peers();
+  });
+  peer_monitor_->set_on_left([this](int rank) {
+    departed_peers_.emplace_back(rank, std::chrono::steady_clock::now());
+  });
   peer_monitor_->start(addresses, job_key, [this](int, const std::string& why) { on_peer_lost(why); });
 }
 
@@ -79,9 +84,20 @@ void Runtime::watch_for_idle_stall() {
   }
 }
 
-// A peer shut its runtime down (its goodbye arrived). When this rank is not shutting down too,
-// the sets that contain that peer can no longer run anything: fail them rather than let the
-// next op wait for a rank that is gone.
+// Monitor thread, every heartbeat: peers that said goodbye a while ago (shut their runtime
+// down) while this rank still runs. The sets that contain such a peer can no longer run
+// anything: fail them rather than let the next op wait for a rank that is gone. The verdict
+// waits a moment because survivors of a lost peer also say goodbye as they exit, and the loss
+// itself (seen at once) is the error to report.
+void Runtime::fail_sets_of_departed_peers() {
+  auto now = std::chrono::steady_clock::now();
+  while (!departed_peers_.empty() && now - departed_peers_.front().second >= kDepartureGrace) {
+    int rank = departed_peers_.front().first;
+    departed_peers_.erase(departed_peers_.begin());
+    if (!peer_lost_) on_peer_left(rank);
+  }
+}
+
 void Runtime::on_peer_left(int rank) {
   if (shut_down_) return;
   std::vector<std::pair<int32_t, std::shared_ptr<ProcessSetWorker>>> affected;
@@ -105,6 +121,7 @@ void Runtime::on_peer_left(int rank) {
 }
 
 void Runtime::on_peer_lost(const std::string& why) {
+  peer_lost_ = true;
   skip_transport_finalize();
   std::string message = "runrun on rank " + std::to_string(topology_.rank) + ": " + why +
                         ". Every pending and later op fails; shut down and restart the job "

@@ -74,14 +74,19 @@ void allreduce_and_check(runrun_runtime* rt, const runrun_topology& t) {
   }
 }
 
-// Blocks in an allreduce that `missing_rank` never joins.
+// Blocks in an allreduce that `missing_rank` never joins. When that rank exits, the runtime's
+// peer monitor fails the allreduce (lost peer): the probe then keeps running anyway, like a
+// program that ignores the error, so that stopping it is left to the launcher under test.
 [[noreturn]] void wait_forever(runrun_runtime* rt) {
   std::vector<float> data(4, 1.0f);
   DLTensor tensor = float_tensor(data);
   runrun_allreduce_options options = runrun_allreduce_default_options();
   runrun_handle* handle = nullptr;
   check(runrun_allreduce(rt, "probe.never", &tensor, &tensor, &options, &handle), "allreduce");
-  runrun_handle_wait(handle, -1);
+  if (runrun_handle_wait(handle, -1) == RUNRUN_PEER_FAILURE) {
+    std::fprintf(stderr, "PROBE lost a peer, waits for the launcher: %s\n", runrun_handle_error(handle));
+    for (;;) pause();
+  }
   die("wait_forever", std::string("the allreduce ended: ") + runrun_handle_error(handle));
 }
 
