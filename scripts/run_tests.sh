@@ -6,7 +6,5 @@ BUILD_DIR="${1:-build}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 status=0
 ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 || status=1
-if [ -x tests/python/run_pytest.sh ]; then
-  bash tests/python/run_pytest.sh "$BUILD_DIR" || status=1
-fi
+bash tests/python/run_pytest.sh "$BUILD_DIR" || status=1
 exit $status
