@@ -1,6 +1,8 @@
-// A stream of allreduces in which one rank of the job dies (mode "kill": SIGKILL) or hangs
-// (mode "hang": SIGSTOP) in the middle. The survivors must see an error naming the lost rank,
-// print it and exit with status 3 on their own, in bounded time. Driven by fault_test.sh.
+// A stream of allreduces in which one rank of the job dies (mode "kill": SIGKILL), hangs
+// (mode "hang": SIGSTOP) or stops enqueueing while it stays healthy (mode "stall": busy in its
+// own code). The others must see an error naming that rank — a lost peer, or a stall with
+// RUNRUN_STALL_SHUTDOWN_TIME — print it and exit with status 3 on their own, in bounded time.
+// Driven by fault_test.sh.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +25,10 @@ constexpr int kStepsBeforeFailure = 20;
 [[noreturn]] void fail_now(const char* mode) {
   std::fprintf(stderr, "rank %d: %s now\n", kVictim, mode);
   std::fflush(stderr);
+  if (std::strcmp(mode, "stall") == 0) {  // alive and answering, but enqueues nothing more
+    std::this_thread::sleep_for(std::chrono::seconds(12));
+    _exit(0);
+  }
   if (std::strcmp(mode, "hang") == 0) {
     pid_t self = getpid();
     if (fork() == 0) {  // a watchdog that ends the stopped process once the test is over
@@ -62,7 +68,8 @@ int main(int argc, char** argv) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-  } catch (const PeerFailureError& e) {
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kPeerFailure && e.code() != ErrorCode::kTimeout) throw;
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("rank %d: peer failure after %.1f s: %s\n", rank, seconds, e.what());
     std::fflush(stdout);
