@@ -13,7 +13,7 @@ size_t num_elements(const std::vector<int64_t>& shape) {
 }
 
 namespace {
-constexpr size_t kMapThreshold = size_t{32} << 20;
+constexpr size_t kMapThreshold = size_t{4} << 20;
 }  // namespace
 
 void AlignedDelete::operator()(std::byte* p) const {

@@ -31,9 +31,9 @@ struct AlignedDelete {
   void operator()(std::byte* p) const;
 };
 using AlignedBytes = std::unique_ptr<std::byte[], AlignedDelete>;
-// Uninitialised 64-byte aligned memory (at least 1 byte). Blocks of 32 MiB and more are mapped
+// Uninitialised 64-byte aligned memory (at least 1 byte). Blocks of 4 MiB and more are mapped
 // with transparent huge pages: a fresh 64 MiB output otherwise costs ~16k page faults per op,
-// which made allgather/alltoall 3x slower than raw MPI (docs/benchmarks.md).
+// which made allgather/alltoall up to 3.5x slower than raw MPI (docs/benchmarks.md).
 AlignedBytes allocate_aligned(size_t bytes);
 
 struct OwnedTensor {

@@ -149,7 +149,7 @@ TEST_CASE("reducescatter gives the first ranks one extra row when uneven", "[cor
   });
 }
 
-TEST_CASE("allgather outputs of 32 MiB and more (mapped memory) are exact", "[core]") {
+TEST_CASE("large allgather outputs (mapped memory, 4 MiB and more) are exact", "[core]") {
   run_ranks(2, [](int rank, Runtime& rt) {
     const int64_t rows = (17 << 20) / 4;  // 17 MiB of int32 per rank: a 34 MiB output
     std::vector<int32_t> in(static_cast<size_t>(rows));
