@@ -99,8 +99,9 @@ void Controller::classify(std::vector<uint64_t>& bits, size_t words,
   std::map<std::string, bool> group_all_hits;
   std::vector<std::pair<std::string, ResponseCache::Lookup>> found;
   for (const std::string& name : unsent_) {
-    const Request& request = pending_.at(name)->request;
-    ResponseCache::Lookup lookup = cache_.lookup(request);
+    const TensorEntry& entry = *pending_.at(name);
+    const Request& request = entry.request;
+    ResponseCache::Lookup lookup = cache_.lookup(name, entry.signature);
     bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op);
     if (!request.group.empty()) {
       auto [it, fresh] = group_all_hits.emplace(request.group, hit);
@@ -205,7 +206,7 @@ std::vector<Response> Controller::coordinate(const std::vector<std::string>& unc
     auto it = pending_.find(response.name);
     if (response.ok() && cacheable(response.op) && response.joined_ranks.empty() &&
         it != pending_.end()) {
-      cache_.put(response, it->second->request);
+      cache_.put(response, it->second->signature);
     }
   }
   return responses;

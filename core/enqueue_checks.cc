@@ -64,6 +64,7 @@ std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
   request.dtype = in.dtype;
   request.shape = in.shape;
   entry->request = std::move(request);
+  entry->signature = entry->request.signature();
   entry->input = in;
   entry->output = out;
   entry->handle = std::move(handle);

@@ -2,14 +2,15 @@
 
 namespace runrun {
 
-ResponseCache::Lookup ResponseCache::lookup(const Request& request) const {
-  auto it = by_name_.find(request.name);
+ResponseCache::Lookup ResponseCache::lookup(const std::string& name,
+                                            const std::string& signature) const {
+  auto it = by_name_.find(name);
   if (it == by_name_.end()) return {Match::kMiss, 0};
   const Entry& entry = *slots_[it->second];
-  return {entry.signature == request.signature() ? Match::kHit : Match::kStale, it->second};
+  return {entry.signature == signature ? Match::kHit : Match::kStale, it->second};
 }
 
-void ResponseCache::put(const Response& response, const Request& request) {
+void ResponseCache::put(const Response& response, const std::string& signature) {
   if (capacity_ == 0) return;
   if (auto it = by_name_.find(response.name); it != by_name_.end()) erase(it->second);
   if (by_name_.size() >= capacity_) erase(lru_.back());
@@ -17,7 +18,7 @@ void ResponseCache::put(const Response& response, const Request& request) {
   while (slot < slots_.size() && slots_[slot]) ++slot;
   if (slot == slots_.size()) slots_.emplace_back();
   lru_.push_front(slot);
-  slots_[slot] = Entry{response, request.signature(), lru_.begin()};
+  slots_[slot] = Entry{response, signature, lru_.begin()};
   by_name_[response.name] = slot;
 }
 

@@ -26,11 +26,12 @@ class ResponseCache {
     Match match;
     size_t slot;
   };
-  Lookup lookup(const Request& request) const;
+  // `signature` is Request::signature() of this rank's request for tensor `name`.
+  Lookup lookup(const std::string& name, const std::string& signature) const;
 
-  // Stores `response` (for this rank's `request`) in the lowest free slot, evicting the least
-  // recently used entry when full. No-op when the capacity is 0.
-  void put(const Response& response, const Request& request);
+  // Stores `response` (for this rank's request of that `signature`) in the lowest free slot,
+  // evicting the least recently used entry when full. No-op when the capacity is 0.
+  void put(const Response& response, const std::string& signature);
   const Response& response(size_t slot) const { return slots_[slot]->response; }
   void erase(size_t slot);
   // Marks a slot as used by this round (LRU order).

@@ -26,6 +26,7 @@ namespace runrun {
 // One enqueued tensor op (a member of a grouped op counts as one entry).
 struct TensorEntry {
   Request request;
+  std::string signature;  // request.signature(), computed once: negotiation compares it often
   TensorView input;
   TensorView output;  // data == nullptr when the runtime allocates the output
   std::shared_ptr<Handle> handle;

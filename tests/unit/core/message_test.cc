@@ -88,15 +88,15 @@ TEST_CASE("the response cache evicts the least recently used entry", "[message]"
     r.name = name;
     return r;
   };
-  cache.put(resp("a"), req("a"));
-  cache.put(resp("b"), req("b"));
-  cache.touch(cache.lookup(req("a")).slot);
-  cache.put(resp("c"), req("c"));  // evicts b
-  CHECK(cache.lookup(req("a")).match == ResponseCache::Match::kHit);
-  CHECK(cache.lookup(req("b")).match == ResponseCache::Match::kMiss);
-  CHECK(cache.lookup(req("c")).match == ResponseCache::Match::kHit);
+  cache.put(resp("a"), req("a").signature());
+  cache.put(resp("b"), req("b").signature());
+  cache.touch(cache.lookup("a", req("a").signature()).slot);
+  cache.put(resp("c"), req("c").signature());  // evicts b
+  CHECK(cache.lookup("a", req("a").signature()).match == ResponseCache::Match::kHit);
+  CHECK(cache.lookup("b", req("b").signature()).match == ResponseCache::Match::kMiss);
+  CHECK(cache.lookup("c", req("c").signature()).match == ResponseCache::Match::kHit);
   Request changed = req("a");
   changed.shape = {2};
-  CHECK(cache.lookup(changed).match == ResponseCache::Match::kStale);
+  CHECK(cache.lookup("a", changed.signature()).match == ResponseCache::Match::kStale);
   CHECK(cache.num_slots() == 2);
 }
