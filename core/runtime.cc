@@ -74,14 +74,14 @@ std::shared_ptr<Handle> Runtime::submit(std::vector<std::unique_ptr<TensorEntry>
   return handle;
 }
 
-std::shared_ptr<Handle> Runtime::run_on_global_thread(
-    Request request, std::function<void(Backend&, Handle&)> action) {
+std::shared_ptr<Handle> Runtime::submit_without_tensor(
+    Request request, int32_t process_set, std::function<void(Backend&, Handle&)> action) {
   auto handle = std::make_shared<Handle>();
+  const TensorView none{nullptr, DataType::kUInt8, {0}};
   std::vector<std::unique_ptr<TensorEntry>> entries;
-  entries.push_back(make_entry(std::move(request), TensorView{nullptr, DataType::kUInt8, {0}},
-                               TensorView{nullptr, DataType::kUInt8, {0}}, handle, 0));
+  entries.push_back(make_entry(std::move(request), none, none, handle, 0));
   entries.back()->action = std::move(action);
-  return submit(std::move(entries), 0);
+  return submit(std::move(entries), process_set);
 }
 
 void Runtime::install_process_set(int32_t id, std::vector<int> ranks,
@@ -245,16 +245,11 @@ std::shared_ptr<Handle> Runtime::reducescatter(const std::vector<std::string>& n
 }
 
 std::shared_ptr<Handle> Runtime::barrier(int32_t process_set) {
-  auto handle = std::make_shared<Handle>();
   Request r;
   r.name = std::string(kReservedPrefix) + "barrier." + std::to_string(process_set) + "." +
            std::to_string(worker_ptr(process_set)->next_sequence());
   r.op = OpType::kBarrier;
-  r.dtype = DataType::kUInt8;
-  std::vector<std::unique_ptr<TensorEntry>> entries;
-  entries.push_back(make_entry(std::move(r), TensorView{nullptr, DataType::kUInt8, {0}},
-                               TensorView{nullptr, DataType::kUInt8, {0}}, handle, 0));
-  return submit(std::move(entries), process_set);
+  return submit_without_tensor(std::move(r), process_set);
 }
 
 }  // namespace runrun

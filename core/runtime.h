@@ -99,9 +99,11 @@ class Runtime {
   std::shared_ptr<Handle> submit(std::vector<std::unique_ptr<TensorEntry>> entries,
                                  int32_t process_set);
   std::shared_ptr<ProcessSetWorker> worker_ptr(int32_t process_set) const;
-  // Runs `action` on the global background thread once every rank agreed; waits for it.
-  std::shared_ptr<Handle> run_on_global_thread(Request request,
-                                               std::function<void(Backend&, Handle&)> action);
+  // Enqueues an op that moves no tensor (barrier, join, process-set changes). `action`, when
+  // given, runs on the set's background thread once every rank agreed.
+  std::shared_ptr<Handle> submit_without_tensor(
+      Request request, int32_t process_set,
+      std::function<void(Backend&, Handle&)> action = nullptr);
   void install_process_set(int32_t id, std::vector<int> ranks, std::unique_ptr<Backend> backend);
 
   // Connects the peer monitor (a collective step over the global control channel).

@@ -19,9 +19,8 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
   Request r;
   r.name = std::string(kReservedPrefix) + "process_set.add." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetAdd;
-  r.dtype = DataType::kUInt8;
   r.splits = ranks64;
-  auto handle = run_on_global_thread(std::move(r), [this, ranks](Backend& global, Handle& done) {
+  auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Backend& global, Handle& done) {
     {
       std::lock_guard<std::mutex> lock(workers_mutex_);
       for (const auto& [id, existing] : process_sets_) {
@@ -47,9 +46,8 @@ void Runtime::remove_process_set(int32_t id) {
   Request r;
   r.name = std::string(kReservedPrefix) + "process_set.remove." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetRemove;
-  r.dtype = DataType::kUInt8;
   r.root = id;
-  auto handle = run_on_global_thread(std::move(r), [this, id](Backend&, Handle&) {
+  auto handle = submit_without_tensor(std::move(r), 0, [this, id](Backend&, Handle&) {
     std::shared_ptr<ProcessSetWorker> removed;
     {
       std::lock_guard<std::mutex> lock(workers_mutex_);
@@ -87,15 +85,10 @@ int Runtime::process_set_rank(int32_t id) const {
 }
 
 std::shared_ptr<Handle> Runtime::join(int32_t process_set) {
-  auto handle = std::make_shared<Handle>();
   Request r;
   r.name = std::string(kReservedPrefix) + "join." + std::to_string(process_set);
   r.op = OpType::kJoin;
-  r.dtype = DataType::kUInt8;
-  std::vector<std::unique_ptr<TensorEntry>> entries;
-  entries.push_back(make_entry(std::move(r), TensorView{nullptr, DataType::kUInt8, {0}},
-                               TensorView{nullptr, DataType::kUInt8, {0}}, handle, 0));
-  return submit(std::move(entries), process_set);
+  return submit_without_tensor(std::move(r), process_set);
 }
 
 }  // namespace runrun
