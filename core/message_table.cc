@@ -107,7 +107,9 @@ Response build_response(const std::string& name, const RankedRequests& reqs) {
     return response;
   }
   if (first.op == OpType::kAllgather) {
-    for (const auto& [rank, r] : reqs) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
+    for (const auto& [rank, r] : reqs) {
+      response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
+    }
   }
   if (first.op == OpType::kAlltoall) {  // every rank's splits, rank-major
     for (const auto& [rank, r] : reqs) {

@@ -31,6 +31,13 @@ std::string rank_list(const std::vector<int64_t>& ranks) {
   return s;
 }
 
+// Elements in one first-dimension row (the product of the other dimensions).
+size_t elements_per_row(const std::vector<int64_t>& shape) {
+  size_t elements = 1;
+  for (size_t d = 1; d < shape.size(); ++d) elements *= static_cast<size_t>(shape[d]);
+  return elements;
+}
+
 // Timeline spans over the members of a bucket; a no-op when the timeline is off.
 class BucketSpans {
  public:
@@ -77,7 +84,9 @@ void OpExecutor::execute(const std::vector<Response>& responses,
       ~EndSpan() { spans.end(phase); }
     } end_span{spans, collective};
     if (!first.ok()) {
-      if (auto& entry = entries[bucket.members[0]]) entry->handle->fail(first.error_code, first.error);
+      if (auto& entry = entries[bucket.members[0]]) {
+        entry->handle->fail(first.error_code, first.error);
+      }
       continue;
     }
     TensorEntry* entry = entries[bucket.members[0]].get();
@@ -181,7 +190,9 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
   offset = 0;
   for (size_t member : bucket.members) {
     size_t bytes = response_bytes(responses[member]);
-    if (TensorEntry* entry = entries[member].get()) std::memcpy(entry->output.data, buffer + offset, bytes);
+    if (TensorEntry* entry = entries[member].get()) {
+      std::memcpy(entry->output.data, buffer + offset, bytes);
+    }
     offset += bytes;
   }
   spans.end("MEMCPY_OUT_FUSION_BUFFER");
@@ -190,8 +201,7 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
 
 void OpExecutor::run_allgather(const Response& r, TensorEntry& entry) {
   std::vector<int64_t> shape = entry.input.shape;
-  size_t row_elements = 1;
-  for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
+  const size_t row_elements = elements_per_row(shape);
   size_t row_bytes = row_elements * element_size(r.dtype);
   std::vector<size_t> recv_bytes;
   int64_t rows = 0;
@@ -216,8 +226,7 @@ void OpExecutor::run_alltoall(const Response& r, TensorEntry& entry) {
   const int size = backend_.size();
   const int rank = backend_.rank();
   std::vector<int64_t> shape = entry.input.shape;
-  size_t row_elements = 1;
-  for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
+  const size_t row_elements = elements_per_row(shape);
   size_t row_bytes = row_elements * element_size(r.dtype);
   // first_dims holds every rank's splits, rank-major: splits of rank p at [p * size, ...).
   std::vector<size_t> send_bytes, recv_bytes;
@@ -241,14 +250,15 @@ void OpExecutor::run_alltoall(const Response& r, TensorEntry& entry) {
 void OpExecutor::run_reducescatter(const Response& r, TensorEntry& entry) {
   const int size = backend_.size();
   std::vector<int64_t> shape = entry.input.shape;
-  size_t row_elements = 1;
-  for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
-  int64_t dim0 = shape.empty() ? 1 : shape[0];
+  const size_t row_elements = elements_per_row(shape);
+  const int64_t dim0 = shape.empty() ? 1 : shape[0];
+  // Uneven first dimensions: the first dim0 % size ranks get one extra row (as Horovod).
+  auto rows_of = [&](int p) { return dim0 / size + (p < dim0 % size ? 1 : 0); };
   std::vector<size_t> recv_counts;
   for (int p = 0; p < size; ++p) {
-    int64_t rows = dim0 / size + (p < dim0 % size ? 1 : 0);
-    recv_counts.push_back(static_cast<size_t>(rows) * row_elements);
+    recv_counts.push_back(static_cast<size_t>(rows_of(p)) * row_elements);
   }
+  const size_t my_count = recv_counts[static_cast<size_t>(backend_.rank())];
   const void* in = entry.input.data;
   AlignedBytes scaled;
   if (r.prescale != 1.0) {
@@ -257,10 +267,11 @@ void OpExecutor::run_reducescatter(const Response& r, TensorEntry& entry) {
     cpu::scale_buffer(scaled.get(), entry.input.num_elements(), r.dtype, r.prescale);
     in = scaled.get();
   }
-  if (!shape.empty()) shape[0] = static_cast<int64_t>(recv_counts[static_cast<size_t>(backend_.rank())] / (row_elements ? row_elements : 1));
+  if (!shape.empty()) shape[0] = rows_of(backend_.rank());
   OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
-  backend_.reducescatter(in, out.storage.get(), recv_counts, r.dtype, backend_reduce_op(r.reduce_op));
-  finish_reduction(r, out.storage.get(), recv_counts[static_cast<size_t>(backend_.rank())]);
+  backend_.reducescatter(in, out.storage.get(), recv_counts, r.dtype,
+                         backend_reduce_op(r.reduce_op));
+  finish_reduction(r, out.storage.get(), my_count);
   entry.handle->set_output(entry.handle_index, std::move(out));
 }
 

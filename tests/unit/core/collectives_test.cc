@@ -166,3 +166,15 @@ TEST_CASE("large allgather outputs (mapped memory, 4 MiB and more) are exact", "
     }
   });
 }
+
+TEST_CASE("reducescatter of zero-width rows still splits the first dimension", "[core]") {
+  run_ranks(2, [](int rank, Runtime& rt) {
+    std::vector<float> in(1, 0.0f);  // no elements, but a valid pointer
+    AllreduceOptions options;
+    options.op = ReduceOp::kSum;
+    auto handle = rt.reducescatter({"empty_rows"}, {view_of(in, {5, 0})}, options);
+    require_ok(*handle);
+    auto out = handle->take_output(0);
+    RANK_CHECK((out->shape == std::vector<int64_t>{rank == 0 ? 3 : 2, 0}));
+  });
+}
