@@ -89,7 +89,8 @@ int connect_with_deadline(const std::string& ip, int port,
     ::close(fd);
     return -1;
   }
-  int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(static_cast<const void*>(&addr)), sizeof(addr));
+  const auto* sa = reinterpret_cast<const sockaddr*>(static_cast<const void*>(&addr));
+  int rc = ::connect(fd, sa, sizeof(addr));
   if (rc < 0 && errno == EINPROGRESS) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -168,7 +169,7 @@ PeerMonitor::~PeerMonitor() {
 void PeerMonitor::start(const std::vector<std::string>& addresses, uint64_t job_key,
                         OnLost on_lost, std::chrono::milliseconds connect_timeout) {
   on_lost_ = std::move(on_lost);
-  for (int r = 0; r < size_; ++r) peer_hosts_[static_cast<size_t>(r)] = parse_address(addresses[static_cast<size_t>(r)]).host;
+  for (size_t r = 0; r < peer_hosts_.size(); ++r) peer_hosts_[r] = parse_address(addresses[r]).host;
   auto deadline = std::chrono::steady_clock::now() + connect_timeout;
   connect_to_lower_ranks(addresses, job_key, deadline);
   accept_higher_ranks(job_key, deadline);
@@ -183,11 +184,12 @@ void PeerMonitor::connect_to_lower_ranks(const std::vector<std::string>& address
     int connected = -1;
     while (connected < 0 && std::chrono::steady_clock::now() < deadline) {
       for (const std::string& ip : target.ips) {
-        int fd = connect_with_deadline(ip, target.port, std::chrono::steady_clock::now() + std::chrono::seconds(2));
+        auto now = std::chrono::steady_clock::now();
+        int fd = connect_with_deadline(ip, target.port, now + std::chrono::seconds(2));
         if (fd < 0) continue;
         Hello mine{job_key, rank_}, theirs{};
         if (write_all(fd, &mine, sizeof(mine)) &&
-            read_all(fd, &theirs, sizeof(theirs), std::chrono::steady_clock::now() + std::chrono::seconds(5)) &&
+            read_all(fd, &theirs, sizeof(theirs), now + std::chrono::seconds(7)) &&
             theirs.job_key == job_key && theirs.rank == peer) {
           connected = fd;
           break;
@@ -218,7 +220,8 @@ void PeerMonitor::accept_higher_ranks(uint64_t job_key,
     if (ready <= 0) {
       std::string who;
       for (int r = rank_ + 1; r < size_; ++r) {
-        if (peer_fds_[static_cast<size_t>(r)] < 0) who += (who.empty() ? "" : ", ") + std::to_string(r);
+        if (peer_fds_[static_cast<size_t>(r)] >= 0) continue;
+        who += (who.empty() ? "" : ", ") + std::to_string(r);
       }
       throw PeerFailureError(RUNRUN_WHERE, "rank " + std::to_string(rank_) + ": ranks [" + who +
                                                "] did not connect for peer monitoring in time; "
