@@ -5,6 +5,8 @@ BUILD_DIR ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+# ccache, when installed, makes rebuilds in other checkouts of the tree (worktrees) cheap.
+LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
@@ -17,7 +19,7 @@ deps:
 
 configure: deps
 	@if [ ! -f $(BUILD_DIR)/CMakeCache.txt ]; then \
-	  cmake -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+	  cmake -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(LAUNCHER) \
 	    -DPython3_EXECUTABLE="$$(command -v $(PYTHON))" -DRUNRUN_WERROR=ON; fi
 
 build: configure
