@@ -175,13 +175,14 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   drop_unsent(agreed);
   bool any_uncached = !(bits[2 * words] & kFlagUncached);
   if (any_uncached || any_stale || any_joined) {
-    std::vector<Response> answers = coordinate(uncached);
+    std::vector<Response> answers = coordinate(uncached, round.stall_shutdown);
     round.ready.insert(round.ready.end(), answers.begin(), answers.end());
   }
   return round;
 }
 
-std::vector<Response> Controller::coordinate(const std::vector<std::string>& uncached) {
+std::vector<Response> Controller::coordinate(const std::vector<std::string>& uncached,
+                                             std::string& stall_shutdown) {
   ++coordinator_rounds_;
   std::vector<Request> requests;
   auto now = std::chrono::steady_clock::now();
@@ -198,6 +199,10 @@ std::vector<Response> Controller::coordinate(const std::vector<std::string>& unc
   channel_.broadcast(answer, 0);
   std::vector<Response> responses = decode_responses(answer);
   std::erase_if(responses, [&](const Response& r) {
+    if (r.op == OpType::kStallShutdown) {
+      stall_shutdown = r.error;
+      return true;
+    }
     if (r.op != OpType::kNotice) return false;
     logger_->warn("{}", r.error);  // the coordinator's notices are logged on every rank
     return true;
@@ -252,6 +257,13 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
       for (Response& failed : table_.fail(waiting.name, ErrorCode::kTimeout, message)) {
         responses.push_back(std::move(failed));
       }
+      // As in Horovod, a stall past the shutdown time shuts the runtime down on every rank
+      // that takes part in this round: the stalled ranks cannot be waited for at exit either.
+      Response shutdown;
+      shutdown.op = OpType::kStallShutdown;
+      shutdown.name = "__runrun.stall_shutdown";
+      shutdown.error = "runrun shut down after a stall: " + message;
+      responses.push_back(std::move(shutdown));
       continue;
     }
     if (config_.stall_check_time.count() > 0 && waiting.age >= config_.stall_check_time &&

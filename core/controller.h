@@ -41,6 +41,9 @@ class Controller {
   struct Round {
     std::vector<Response> ready;
     bool peer_shutdown = false;  // some rank is shutting down: every rank stops
+    // A stall outlived RUNRUN_STALL_SHUTDOWN_TIME: after `ready` ran, every rank of this round
+    // stops its worker with this message (Horovod's stall shutdown).
+    std::string stall_shutdown;
   };
   // Runs one round (a collective over the set's control channel).
   Round negotiate(bool shutting_down);
@@ -61,7 +64,8 @@ class Controller {
                             std::vector<std::string>& uncached) const;
   void classify(std::vector<uint64_t>& bits, size_t words, std::map<size_t, std::string>& hits,
                 std::vector<std::string>& uncached);
-  std::vector<Response> coordinate(const std::vector<std::string>& uncached);
+  std::vector<Response> coordinate(const std::vector<std::string>& uncached,
+                                   std::string& stall_shutdown);
   std::string coordinator_answer(const std::vector<std::string>& gathered);
   void inspect_stalls(std::vector<Response>& responses);
   bool stall_inspection_due() const;

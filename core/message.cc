@@ -14,12 +14,13 @@ const char* op_type_name(OpType op) {
     case OpType::kProcessSetAdd: return "add_process_set";
     case OpType::kProcessSetRemove: return "remove_process_set";
     case OpType::kNotice: return "notice";
+    case OpType::kStallShutdown: return "stall shutdown";
   }
   return "unknown";
 }
 
 OpType op_type_from_int(int value) {
-  if (value < 0 || value > static_cast<int>(OpType::kNotice)) {
+  if (value < 0 || value > static_cast<int>(OpType::kStallShutdown)) {
     throw InternalError(RUNRUN_WHERE, "malformed negotiation message: op code " +
                                           std::to_string(value) +
                                           " (are all ranks running the same runrun version?)");

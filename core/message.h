@@ -27,6 +27,8 @@ enum class OpType : uint8_t {
   kProcessSetAdd = 7,     // collective over the global set; ranks in Request::splits
   kProcessSetRemove = 8,  // collective over the global set; the set id in Request::root
   kNotice = 9,            // coordinator -> every rank: log Response::error as a warning
+  kStallShutdown = 10,    // coordinator -> every rank: a stall outlived RUNRUN_STALL_SHUTDOWN_TIME;
+                          // the set's runtime stops with Response::error (as Horovod's does)
 };
 
 const char* op_type_name(OpType op);

@@ -77,6 +77,7 @@ std::string check_agreement(const RankedRequests& reqs) {
     case OpType::kProcessSetAdd:
       return first_error(reqs, {{"ranks", ranks_of}});
     case OpType::kNotice:
+    case OpType::kStallShutdown:
       return "";
     case OpType::kProcessSetRemove:
       return first_error(reqs, {{"process set id", root_of}});

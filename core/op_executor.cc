@@ -110,7 +110,8 @@ void OpExecutor::execute(const std::vector<Response>& responses,
       case OpType::kReducescatter: run_reducescatter(first, *entry); break;
       case OpType::kBarrier: backend_.barrier(); break;
       case OpType::kJoin: entry->handle->set_result(first.root); break;
-      case OpType::kNotice: break;  // never reaches the executor (Controller logs it)
+      case OpType::kNotice:
+      case OpType::kStallShutdown: break;  // never reach the executor (the Controller takes them)
       case OpType::kProcessSetAdd:
       case OpType::kProcessSetRemove:
         if (!run_action(*entry)) continue;

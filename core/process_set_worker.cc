@@ -25,7 +25,8 @@ void ProcessSetWorker::enqueue(std::vector<std::unique_ptr<TensorEntry>> entries
   queue_.push(std::move(entries), backend_->rank());
 }
 
-void ProcessSetWorker::shutdown(const std::string& reason) {
+void ProcessSetWorker::shutdown(const std::string& reason,
+                                std::optional<std::chrono::steady_clock::time_point> deadline) {
   std::lock_guard<std::mutex> lock(shutdown_mutex_);  // callers may race (remove vs shutdown)
   if (!reason.empty()) {
     std::lock_guard<std::mutex> reason_lock(failure_mutex_);
@@ -34,8 +35,8 @@ void ProcessSetWorker::shutdown(const std::string& reason) {
   shutdown_requested_ = true;
   queue_.wake();
   if (!thread_.joinable()) return;
-  auto deadline = std::chrono::steady_clock::now() + config_.shutdown_timeout;
-  while (!stopped_ && std::chrono::steady_clock::now() < deadline) {
+  if (!deadline) deadline = std::chrono::steady_clock::now() + config_.shutdown_timeout;
+  while (!stopped_ && std::chrono::steady_clock::now() < *deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   if (!stopped_) {
@@ -104,9 +105,10 @@ void ProcessSetWorker::loop() {
                    " called shutdown (or exited) while this rank (" +
                    std::to_string(backend_->rank()) + ") still had ops pending";
         }
+        stopped_cleanly_ = true;  // every rank of the set took part in this round
         break;
       }
-      if (round.ready.empty()) {
+      if (round.ready.empty() && round.stall_shutdown.empty()) {
         queue_.wait(std::chrono::steady_clock::now() + config_.cycle_time);
         continue;
       }
@@ -119,6 +121,7 @@ void ProcessSetWorker::loop() {
       }
       executor_.execute(round.ready, executing_);
       executing_.clear();
+      if (!round.stall_shutdown.empty()) throw TimeoutError(RUNRUN_WHERE, round.stall_shutdown);
     }
   } catch (const Error& e) {
     code = e.code();

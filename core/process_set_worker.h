@@ -39,11 +39,16 @@ class ProcessSetWorker {
   // Throws InvalidArgumentError (name in flight) or ShutDownError (worker stopped).
   void enqueue(std::vector<std::unique_ptr<TensorEntry>> entries);
 
-  // Asks every rank of the set to stop (a shutdown round). Waits up to the configured shutdown
-  // timeout for the other ranks, then aborts the backend and joins the thread. Idempotent.
-  // `reason`, when given, is the error text of the ops still pending.
-  void shutdown(const std::string& reason = "");
+  // Asks every rank of the set to stop (a shutdown round). Waits until `deadline` (default: the
+  // configured shutdown timeout from now) for the other ranks, then aborts the backend and joins
+  // the thread. Idempotent. `reason`, when given, is the error text of the ops still pending.
+  void shutdown(const std::string& reason = "",
+                std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
   bool running() const { return !stopped_.load(); }
+  // After the thread stopped: whether it stopped in a shutdown round every rank of the set took
+  // part in. False after an error, an abort or a shutdown the peers never joined: then peers may
+  // be left mid-collective, and whatever waits for them at exit (MPI_Finalize) would wait forever.
+  bool stopped_cleanly() const { return stopped_cleanly_.load(); }
 
   // Since when this rank has been waiting in negotiation with ops pending (nullopt: it is not),
   // and the names it waits for. Any thread.
@@ -80,6 +85,7 @@ class ProcessSetWorker {
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> stopped_cleanly_{false};
   std::atomic<uint64_t> sequence_{0};
   std::atomic<int64_t> waiting_since_{0};  // steady_clock ticks; 0: not waiting
   mutable std::mutex waiting_mutex_;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/enqueue_checks.h"
+#include "ops/backend_factory.h"
 
 namespace runrun {
 
@@ -38,8 +39,23 @@ void Runtime::shutdown() {
     std::lock_guard<std::mutex> lock(workers_mutex_);
     for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) workers.push_back(it->second);
   }
-  for (auto& worker : workers) worker->shutdown();  // added sets first, the global set last
+  // One deadline for every set: the whole shutdown takes RUNRUN_SHUTDOWN_TIMEOUT at most.
+  const auto deadline = std::chrono::steady_clock::now() + config_.shutdown_timeout;
+  bool clean = true;
+  for (auto& worker : workers) {  // added sets first, the global set last
+    worker->shutdown("", deadline);
+    clean = clean && worker->stopped_cleanly();
+  }
   if (peer_monitor_) peer_monitor_->stop();  // says goodbye: peers do not take it for a loss
+  if (!clean && !leaving_uncleanly_.exchange(true)) {
+    // Some peer may be stuck mid-collective or never shut down: a transport's exit-time
+    // finalization (MPI_Finalize) would wait for it forever. Leave without it; the launcher
+    // stops the peers that remain once this process exits.
+    logger_->warn("leaving without finalizing the transport: not every rank took part in the "
+                  "shutdown (an error, a lost or stalled peer, or RUNRUN_SHUTDOWN_TIMEOUT={} s "
+                  "passed)", config_.shutdown_timeout.count());
+    skip_transport_finalize();
+  }
   timeline_.stop();  // valid JSON on every shutdown path, errors included
 }
 

@@ -88,7 +88,9 @@ class Runtime {
   }
 
   // Stops every worker (see ProcessSetWorker::shutdown); pending and later ops fail with
-  // ShutDownError. Idempotent.
+  // ShutDownError. Takes RUNRUN_SHUTDOWN_TIMEOUT at most, whatever the peers do; when not every
+  // rank took part, the transport is not finalized at exit, so the process exits at once.
+  // Idempotent.
   void shutdown();
   bool running() const;
 
@@ -126,6 +128,7 @@ class Runtime {
   int32_t next_process_set_id_ = 1;  // touched only by the global background thread
   std::atomic<uint64_t> control_op_count_{0};
   std::atomic<bool> shut_down_{false};
+  std::atomic<bool> leaving_uncleanly_{false};  // the transport will not be finalized at exit
   std::unique_ptr<PeerMonitor> peer_monitor_;  // null when RUNRUN_PEER_TIMEOUT=0 or one rank
   bool idle_stall_warned_ = false;              // monitor thread only
   bool peer_lost_ = false;                      // monitor thread only

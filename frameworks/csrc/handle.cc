@@ -8,6 +8,7 @@
 
 #include "csrc/dlpack_bridge.h"
 #include "csrc/errors.h"
+#include "csrc/orphaned_ops.h"
 
 namespace py = pybind11;
 
@@ -22,17 +23,20 @@ constexpr double kSignalCheckSeconds = 0.5;
 Handle::Handle(runrun_handle* handle, std::string op, std::string name,
                std::vector<py::object> keep_alive)
     : handle_(handle), op_(std::move(op)), name_(std::move(name)),
-      keep_alive_(std::move(keep_alive)) {}
+      keep_alive_(std::move(keep_alive)) {
+  reap_orphaned_ops();
+}
 
 Handle::~Handle() {
   if (handle_ == nullptr) return;
-  if (!done_) {
-    // The runtime may still read or write the borrowed tensors: wait before letting them go.
-    // Every op completes (at the latest with RUNRUN_SHUT_DOWN), so this cannot wait forever.
-    py::gil_scoped_release release;
-    runrun_handle_wait(handle_, -1.0);
+  if (!done_ && runrun_handle_poll(handle_) == RUNRUN_IN_PROGRESS) {
+    // Never wait here: the peers may be waiting on something else. The runtime may still use
+    // the borrowed tensors, so they stay parked with the op until it completed.
+    adopt_orphaned_op(handle_, std::move(keep_alive_));
+  } else {
+    runrun_handle_release(handle_);
   }
-  runrun_handle_release(handle_);
+  reap_orphaned_ops();
 }
 
 runrun_handle* Handle::require_handle(const char* what) const {

@@ -1,7 +1,8 @@
 #pragma once
 // Why: one enqueued op seen from Python. It owns the runrun_handle and keeps alive what the
 // runtime borrows (input/output capsules, the Runtime object) until the op completed, so Python
-// may drop its own references at any time without freeing memory under the runtime.
+// may drop its own references at any time without freeing memory under the runtime. Dropping a
+// handle never waits: an op still running is parked (orphaned_ops.h) until it completes.
 // Threading: methods are called with the GIL held; wait() releases it while blocking.
 
 #include <runrun/c_api.h>

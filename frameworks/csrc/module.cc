@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include "csrc/handle.h"
+#include "csrc/orphaned_ops.h"
 #include "csrc/runtime.h"
 
 namespace py = pybind11;
@@ -22,6 +23,8 @@ PYBIND11_MODULE(_core, m) {
     out["cuda"] = info.cuda != 0;
     return out;
   });
+  m.def("orphaned_op_count", &runrun::python::orphaned_op_count,
+        "Ops whose handle was dropped before they completed and that still run (for tests).");
   m.def("mpi_threads_supported", [] { return runrun_mpi_threads_supported() != 0; });
   m.attr("STATUS_IN_PROGRESS") = static_cast<int>(RUNRUN_IN_PROGRESS);
   runrun::python::bind_handle(m);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "csrc/errors.h"
+#include "csrc/orphaned_ops.h"
 
 namespace py = pybind11;
 
@@ -36,6 +37,7 @@ void Runtime::shutdown() {
     py::gil_scoped_release release;
     status = runrun_shutdown(get());
   }
+  reap_orphaned_ops();  // every op of this runtime has completed now
   check_status(status, "runrun_shutdown");
 }
 
