@@ -1,6 +1,7 @@
 #include "core/config.h"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <string_view>
 
 #include "core/common/errors.h"
@@ -39,6 +40,19 @@ class KnobReader {
     return parsed;
   }
 
+  // The knob's value, which must be one of `choices`.
+  std::string choice(const Knob& knob, std::initializer_list<std::string_view> choices) const {
+    std::string value = text(knob);
+    std::string listed;
+    for (std::string_view c : choices) {
+      if (value == c) return value;
+      listed += (listed.empty() ? "" : " or ") + std::string(c);
+    }
+    throw InvalidArgumentError(RUNRUN_WHERE, std::string(knob.env_name) + "='" + value +
+                                                 "' is not " + listed + " (" +
+                                                 std::string(knob.doc) + ")");
+  }
+
  private:
   const std::map<std::string, std::string>& overrides_;
 };
@@ -65,6 +79,8 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
       static_cast<int64_t>(reader.number(knobs::kCollectiveTimeout, 0) * 1000));
   c.peer_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(reader.number(knobs::kPeerTimeout, 0) * 1000));
+  c.join_average_by_contributors =
+      reader.choice(knobs::kJoinAverage, {"set_size", "contributors"}) == "contributors";
   return c;
 }
 

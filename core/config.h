@@ -23,6 +23,9 @@ struct Config {
   std::chrono::seconds shutdown_timeout{30};
   std::chrono::milliseconds collective_timeout{0};
   std::chrono::milliseconds peer_timeout{30000};
+  // RUNRUN_JOIN_AVERAGE=contributors: an average divides by the ranks that contributed instead
+  // of the set size while ranks have joined.
+  bool join_average_by_contributors = false;
 
   // Defaults, overridden by the environment, overridden by `overrides` (knob env name -> value).
   // Throws InvalidArgumentError for an unknown override name or a malformed value.

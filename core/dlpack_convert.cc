@@ -11,6 +11,7 @@ DataType dtype_from_dlpack(DLDataType t, const std::string& what) {
   if (t.lanes == 1) {
     if (t.code == kDLUInt && t.bits == 8) return DataType::kUInt8;
     if (t.code == kDLInt && t.bits == 8) return DataType::kInt8;
+    if (t.code == kDLInt && t.bits == 16) return DataType::kInt16;
     if (t.code == kDLInt && t.bits == 32) return DataType::kInt32;
     if (t.code == kDLInt && t.bits == 64) return DataType::kInt64;
     if (t.code == kDLFloat && t.bits == 16) return DataType::kFloat16;
@@ -22,14 +23,15 @@ DataType dtype_from_dlpack(DLDataType t, const std::string& what) {
   throw InvalidArgumentError(
       RUNRUN_WHERE, what + ": unsupported dtype (DLPack code " + std::to_string(t.code) +
                         ", " + std::to_string(t.bits) + " bits, " + std::to_string(t.lanes) +
-                        " lanes); use uint8, int8, int32, int64, float16, bfloat16, float32, "
-                        "float64 or bool");
+                        " lanes); use uint8, int8, int16, int32, int64, float16, bfloat16, "
+                        "float32, float64 or bool");
 }
 
 DLDataType dtype_to_dlpack(DataType type) {
   switch (type) {
     case DataType::kUInt8: return {kDLUInt, 8, 1};
     case DataType::kInt8: return {kDLInt, 8, 1};
+    case DataType::kInt16: return {kDLInt, 16, 1};
     case DataType::kInt32: return {kDLInt, 32, 1};
     case DataType::kInt64: return {kDLInt, 64, 1};
     case DataType::kFloat16: return {kDLFloat, 16, 1};

@@ -10,10 +10,10 @@ namespace runrun {
 
 ReduceOp backend_reduce_op(ReduceOp op) { return op == ReduceOp::kAverage ? ReduceOp::kSum : op; }
 
-OpExecutor::OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger,
-                       Timeline* timeline)
+OpExecutor::OpExecutor(Backend& backend, const Config& config, Logger logger, Timeline* timeline)
     : backend_(backend),
-      fusion_threshold_(fusion_threshold),
+      fusion_threshold_(config.fusion_threshold),
+      join_average_by_contributors_(config.join_average_by_contributors),
       logger_(std::move(logger)),
       timeline_(timeline) {}
 
@@ -131,12 +131,22 @@ bool OpExecutor::run_action(TensorEntry& entry) {
   }
 }
 
+int64_t OpExecutor::average_divisor(const Response& response) const {
+  if (!join_average_by_contributors_) return backend_.size();  // joined ranks added zeros
+  return backend_.size() - static_cast<int64_t>(response.joined_ranks.size());
+}
+
 void OpExecutor::finish_reduction(const Response& response, void* data, size_t count) const {
+  double postscale = response.postscale;
   if (response.reduce_op == ReduceOp::kAverage) {
-    int64_t contributors = backend_.size() - static_cast<int64_t>(response.joined_ranks.size());
-    cpu::divide_buffer(data, count, response.dtype, contributors);
+    const int64_t divisor = average_divisor(response);
+    if (is_floating_point(response.dtype)) {
+      cpu::divide_buffer(data, count, response.dtype, divisor);
+    } else {  // one truncating scale by postscale / size, as Horovod averages integers
+      postscale /= static_cast<double>(divisor);
+    }
   }
-  if (response.postscale != 1.0) cpu::scale_buffer(data, count, response.dtype, response.postscale);
+  if (postscale != 1.0) cpu::scale_buffer(data, count, response.dtype, postscale);
 }
 
 void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_null) {

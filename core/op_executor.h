@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/common/logging.h"
+#include "core/config.h"
 #include "core/fusion_buffer.h"
 #include "core/fusion_planner.h"
 #include "core/tensor_queue.h"
@@ -22,8 +23,9 @@ namespace runrun {
 
 class OpExecutor {
  public:
-  // `timeline` may be null; it must outlive the executor.
-  OpExecutor(Backend& backend, size_t fusion_threshold, Logger logger, Timeline* timeline);
+  // Reads fusion_threshold and join_average_by_contributors from `config`. `timeline` may be
+  // null; it must outlive the executor.
+  OpExecutor(Backend& backend, const Config& config, Logger logger, Timeline* timeline);
 
   // entries[i] belongs to responses[i]; nullptr when this rank has no entry for it: an error
   // response (skipped), or an allreduce while this rank has joined (it contributes zeros).
@@ -42,11 +44,15 @@ class OpExecutor {
   void run_broadcast(const Response& response, TensorEntry& entry);
   void run_alltoall(const Response& response, TensorEntry& entry);
   void run_reducescatter(const Response& response, TensorEntry& entry);
-  // Average and postscale applied to a reduced buffer.
+  // Average and postscale applied to a reduced buffer: floats are divided by the average's
+  // divisor, then scaled; integers are scaled once by postscale / divisor (as Horovod).
   void finish_reduction(const Response& response, void* data, size_t count) const;
+  // The set size, or the ranks that contributed (RUNRUN_JOIN_AVERAGE=contributors).
+  int64_t average_divisor(const Response& response) const;
 
   Backend& backend_;
   size_t fusion_threshold_;
+  bool join_average_by_contributors_;
   Logger logger_;
   Timeline* timeline_;
   FusionBuffer fusion_buffer_;

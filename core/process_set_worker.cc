@@ -15,7 +15,7 @@ ProcessSetWorker::ProcessSetWorker(int id, std::unique_ptr<Backend> backend, con
       timeline_(timeline),
       controller_(backend_->control(), backend_->rank(), backend_->size(), config, logger_,
                   timeline),
-      executor_(*backend_, config.fusion_threshold, logger_, timeline) {
+      executor_(*backend_, config, logger_, timeline) {
   thread_ = std::thread([this] { loop(); });
 }
 

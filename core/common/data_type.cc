@@ -10,6 +10,7 @@ size_t element_size(DataType type) {
     case DataType::kInt8:
     case DataType::kBool:
       return 1;
+    case DataType::kInt16:
     case DataType::kFloat16:
     case DataType::kBFloat16:
       return 2;
@@ -27,6 +28,7 @@ std::string_view data_type_name(DataType type) {
   switch (type) {
     case DataType::kUInt8: return "uint8";
     case DataType::kInt8: return "int8";
+    case DataType::kInt16: return "int16";
     case DataType::kInt32: return "int32";
     case DataType::kInt64: return "int64";
     case DataType::kFloat16: return "float16";
@@ -46,8 +48,9 @@ bool is_floating_point(DataType type) {
 DataType data_type_from_int(int value) {
   if (value < 0 || value >= kNumDataTypes) {
     throw InvalidArgumentError(RUNRUN_WHERE, "unknown data type code " + std::to_string(value) +
-                                                 ": use one of uint8, int8, int32, int64, "
-                                                 "float16, bfloat16, float32, float64, bool");
+                                                 ": use one of uint8, int8, int16, int32, "
+                                                 "int64, float16, bfloat16, float32, float64, "
+                                                 "bool");
   }
   return static_cast<DataType>(value);
 }

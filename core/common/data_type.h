@@ -19,9 +19,10 @@ enum class DataType : int32_t {
   kFloat32 = 6,
   kFloat64 = 7,
   kBool = 8,
+  kInt16 = 9,  // appended: codes are stable
 };
 
-inline constexpr int kNumDataTypes = 9;
+inline constexpr int kNumDataTypes = 10;
 
 // Size of one element in bytes.
 size_t element_size(DataType type);

@@ -50,13 +50,17 @@ inline constexpr Knob kPeerTimeout{
     "RUNRUN_PEER_TIMEOUT", "30",
     "seconds without a heartbeat after which a peer counts as lost (a dead process is noticed "
     "at once); 0 turns peer monitoring off"};
+inline constexpr Knob kJoinAverage{
+    "RUNRUN_JOIN_AVERAGE", "set_size",
+    "divisor of an average while ranks have joined: set_size (joined ranks count and contribute "
+    "zeros, as Horovod and torch DDP's Join) or contributors (only the ranks that contributed)"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
     knobs::kLogLevel,         knobs::kBackend,        knobs::kCycleTimeMs,
     knobs::kFusionThreshold,  knobs::kCacheCapacity,  knobs::kTimeline,
     knobs::kStallCheckTime,   knobs::kStallShutdownTime, knobs::kShutdownTimeout,
-    knobs::kCollectiveTimeout, knobs::kPeerTimeout,
+    knobs::kCollectiveTimeout, knobs::kPeerTimeout,    knobs::kJoinAverage,
 };
 
 }  // namespace runrun

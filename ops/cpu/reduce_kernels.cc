@@ -82,6 +82,7 @@ ReduceFn pick_for_op(DataType type) {
   switch (type) {
     case DataType::kUInt8: return &reduce_native<uint8_t, Op>;
     case DataType::kInt8: return &reduce_native<int8_t, Op>;
+    case DataType::kInt16: return &reduce_native<int16_t, Op>;
     case DataType::kInt32: return &reduce_native<int32_t, Op>;
     case DataType::kInt64: return &reduce_native<int64_t, Op>;
     case DataType::kFloat16: return &reduce_16bit<false, Op>;
@@ -108,10 +109,11 @@ ReduceFn pick(DataType type, ReduceOp op) {
                         " is not a kernel reduction: use kSum and then divide_buffer for an average");
 }
 
-// Nearest integer of value * factor, clamped to T's range; NaN becomes 0.
+// value * factor in double, truncated toward zero (Horovod's integer scaling), clamped to T's
+// range (where Horovod's conversion is undefined); NaN becomes 0.
 template <typename T>
 T scale_integer(T value, double factor) {
-  const double product = std::round(static_cast<double>(value) * factor);
+  const double product = std::trunc(static_cast<double>(value) * factor);
   constexpr double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
   // max() + 1 is a power of two and exactly representable; max() itself may not be (int64).
   constexpr double above_max = static_cast<double>(std::numeric_limits<T>::max() / 2 + 1) * 2.0;
@@ -190,6 +192,7 @@ void scale_buffer(void* buffer, size_t count, DataType type, double factor) {
   switch (type) {
     case DataType::kUInt8: return scale_integers<uint8_t>(buffer, count, factor);
     case DataType::kInt8: return scale_integers<int8_t>(buffer, count, factor);
+    case DataType::kInt16: return scale_integers<int16_t>(buffer, count, factor);
     case DataType::kInt32: return scale_integers<int32_t>(buffer, count, factor);
     case DataType::kInt64: return scale_integers<int64_t>(buffer, count, factor);
     case DataType::kFloat16: return scale_16bit<false>(buffer, count, static_cast<float>(factor));
@@ -210,6 +213,7 @@ void divide_buffer(void* buffer, size_t count, DataType type, int64_t divisor) {
   switch (type) {
     case DataType::kUInt8: return divide_integers<uint8_t>(buffer, count, divisor);
     case DataType::kInt8: return divide_integers<int8_t>(buffer, count, divisor);
+    case DataType::kInt16: return divide_integers<int16_t>(buffer, count, divisor);
     case DataType::kInt32: return divide_integers<int32_t>(buffer, count, divisor);
     case DataType::kInt64: return divide_integers<int64_t>(buffer, count, divisor);
     case DataType::kFloat16: return divide_16bit<false>(buffer, count, divisor_f);

@@ -28,13 +28,14 @@ namespace runrun::cpu {
 void reduce_into(void* accumulator, const void* input, size_t count, DataType type, ReduceOp op);
 
 // buffer[i] *= factor. float16/bfloat16 via float32, float32 multiplies by (float)factor,
-// float64 by factor. Integers become the nearest integer of value * factor (halfway cases away
-// from zero, as std::llround), clamped to the type's range; a NaN product becomes 0.
-// Throws InvalidArgumentError for bool.
+// float64 by factor. Integers become value * factor computed in double and truncated toward
+// zero, as Horovod scales integer buffers (0.5 * 7 -> 3, 0.5 * -7 -> -3), clamped to the
+// type's range; a NaN product becomes 0. Throws InvalidArgumentError for bool.
 void scale_buffer(void* buffer, size_t count, DataType type, double factor);
 
-// buffer[i] /= divisor, the exact average after a sum: integers use truncating integer
-// division, floats value / divisor (float16/bfloat16 via float32). Throws InvalidArgumentError
+// buffer[i] /= divisor, the average of floats after a sum: value / divisor (float16/bfloat16
+// via float32); integers use truncating integer division (the core averages integers through
+// scale_buffer instead, as Horovod does). Throws InvalidArgumentError
 // for bool and for divisor <= 0.
 void divide_buffer(void* buffer, size_t count, DataType type, int64_t divisor);
 

@@ -9,8 +9,8 @@ import torch
 
 from conftest import rank_values
 
-ALL_DTYPES = [torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
-              torch.float32, torch.float64]
+ALL_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+              torch.bfloat16, torch.float32, torch.float64]
 FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 SHAPES = [(17,), (3, 5), (2, 3, 4), ()]
 

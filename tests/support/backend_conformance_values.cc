@@ -41,6 +41,7 @@ void store(DataType type, void* base, size_t index, int64_t value) {
   switch (type) {
     case DataType::kUInt8: static_cast<uint8_t*>(base)[index] = static_cast<uint8_t>(value); return;
     case DataType::kInt8: static_cast<int8_t*>(base)[index] = static_cast<int8_t>(value); return;
+    case DataType::kInt16: static_cast<int16_t*>(base)[index] = static_cast<int16_t>(value); return;
     case DataType::kInt32: static_cast<int32_t*>(base)[index] = static_cast<int32_t>(value); return;
     case DataType::kInt64: static_cast<int64_t*>(base)[index] = value; return;
     case DataType::kFloat16:
@@ -60,6 +61,7 @@ double load(DataType type, const void* base, size_t index) {
     case DataType::kUInt8:
     case DataType::kBool: return static_cast<const uint8_t*>(base)[index];
     case DataType::kInt8: return static_cast<const int8_t*>(base)[index];
+    case DataType::kInt16: return static_cast<const int16_t*>(base)[index];
     case DataType::kInt32: return static_cast<const int32_t*>(base)[index];
     case DataType::kInt64: return static_cast<double>(static_cast<const int64_t*>(base)[index]);
     case DataType::kFloat16: return cpu::half_to_float(static_cast<const uint16_t*>(base)[index]);

@@ -9,7 +9,7 @@
  * the caller keeps their memory alive and untouched until the handle completes.
  *
  * Tensors: DLPack DLTensor on the CPU (kDLCPU; kDLCUDA only in CUDA builds), contiguous
- * (strides NULL or row-major), byte_offset honoured. dtypes: kDLUInt 8 (uint8), kDLInt 8/32/64,
+ * (strides NULL or row-major), byte_offset honoured. dtypes: kDLUInt 8 (uint8), kDLInt 8/16/32/64,
  * kDLFloat 16/32/64, kDLBfloat 16, and bool as DLPack >= 0.8 writes it (code 6, 8 bits).
  *
  * Errors: every function returns a runrun_status. On failure the message (what was wrong, on

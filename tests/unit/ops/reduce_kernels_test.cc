@@ -19,9 +19,10 @@ using runrun::DataType;
 using runrun::ReduceOp;
 namespace cpu = runrun::cpu;
 
-constexpr DataType kTypes[] = {DataType::kUInt8,   DataType::kInt8,     DataType::kInt32,
-                               DataType::kInt64,   DataType::kFloat16,  DataType::kBFloat16,
-                               DataType::kFloat32, DataType::kFloat64,  DataType::kBool};
+constexpr DataType kTypes[] = {DataType::kUInt8,   DataType::kInt8,     DataType::kInt16,
+                               DataType::kInt32,   DataType::kInt64,    DataType::kFloat16,
+                               DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
+                               DataType::kBool};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct};
 
 // Deterministic pseudo-random bits.
@@ -43,6 +44,7 @@ void fill(DataType type, std::vector<unsigned char>& buffer, size_t count, uint6
       case DataType::kUInt8:
       case DataType::kInt8: *p = static_cast<unsigned char>(r); break;
       case DataType::kBool: *p = (r % 3 == 0) ? 0 : static_cast<unsigned char>(1 + r % 200); break;
+      case DataType::kInt16: { const auto v = static_cast<uint16_t>(r); std::memcpy(p, &v, 2); break; }
       case DataType::kInt32: { const auto v = static_cast<uint32_t>(r); std::memcpy(p, &v, 4); break; }
       case DataType::kInt64: std::memcpy(p, &r, 8); break;
       case DataType::kFloat16: { const uint16_t v = cpu::float_to_half(static_cast<float>(real)); std::memcpy(p, &v, 2); break; }
@@ -85,6 +87,7 @@ void reference(DataType type, unsigned char* acc, const unsigned char* in, Reduc
   switch (type) {
     case DataType::kUInt8: return reference_int<uint8_t>(acc, in, op);
     case DataType::kInt8: return reference_int<int8_t>(acc, in, op);
+    case DataType::kInt16: return reference_int<int16_t>(acc, in, op);
     case DataType::kInt32: return reference_int<int32_t>(acc, in, op);
     case DataType::kInt64: return reference_int<int64_t>(acc, in, op);
     case DataType::kBool: {
@@ -176,10 +179,19 @@ TEST_CASE("reduce_into rejects average") {
                   runrun::InvalidArgumentError);
 }
 
-TEST_CASE("scale_buffer: nearest integer away from zero, clamped, floats multiply") {
-  std::vector<int8_t> i8{3, -3, 100, -100, 1};
+TEST_CASE("scale_buffer: integers truncate toward zero through double (Horovod), clamped") {
+  std::vector<int8_t> i8{3, -3, 100, -100, 1, 7, -7};
   cpu::scale_buffer(i8.data(), i8.size(), DataType::kInt8, 0.5);
-  CHECK(i8 == std::vector<int8_t>{2, -2, 50, -50, 1});
+  CHECK(i8 == std::vector<int8_t>{1, -1, 50, -50, 0, 3, -3});
+  std::vector<int16_t> i16{1001, -1001, 32767, -32768, 9};
+  cpu::scale_buffer(i16.data(), i16.size(), DataType::kInt16, 0.75);
+  CHECK(i16 == std::vector<int16_t>{750, -750, 24575, -24576, 6});
+  std::vector<int16_t> i16_clamp{20000, -20000};
+  cpu::scale_buffer(i16_clamp.data(), i16_clamp.size(), DataType::kInt16, 2.0);
+  CHECK(i16_clamp == std::vector<int16_t>{32767, -32768});
+  std::vector<int32_t> i32{10, -10, 3};
+  cpu::scale_buffer(i32.data(), i32.size(), DataType::kInt32, 0.3);
+  CHECK(i32 == std::vector<int32_t>{3, -3, 0});
   std::vector<int8_t> clamp{100, -100};
   cpu::scale_buffer(clamp.data(), clamp.size(), DataType::kInt8, 2.0);
   CHECK(clamp == std::vector<int8_t>{127, -128});
@@ -209,6 +221,9 @@ TEST_CASE("divide_buffer: truncating integer division, float division") {
   std::vector<int32_t> i32{7, -7, 8, 0};
   cpu::divide_buffer(i32.data(), i32.size(), DataType::kInt32, 2);
   CHECK(i32 == std::vector<int32_t>{3, -3, 4, 0});
+  std::vector<int16_t> i16{-32768, 32767, 5};
+  cpu::divide_buffer(i16.data(), i16.size(), DataType::kInt16, 3);
+  CHECK(i16 == std::vector<int16_t>{-10922, 10922, 1});
   std::vector<uint8_t> u8{255, 3};
   cpu::divide_buffer(u8.data(), u8.size(), DataType::kUInt8, 4);
   CHECK(u8 == std::vector<uint8_t>{63, 0});

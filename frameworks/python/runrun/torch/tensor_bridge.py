@@ -12,8 +12,8 @@ from runrun.common import basics
 from runrun.common.exceptions import InvalidArgumentError
 
 SUPPORTED_DTYPES = (
-    torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16, torch.float32,
-    torch.float64, torch.bfloat16, torch.bool,
+    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+    torch.float32, torch.float64, torch.bfloat16, torch.bool,
 )
 
 
