@@ -165,9 +165,9 @@ def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
     return output if splits is None else (output, received)
 
 
-def _reducescatter_grad(grad_output, op, process_set, scale):
-    """Horovod's reducescatter gradient: the gathered gradients, times the set size for Sum,
-    times the product of the prescale and postscale factors."""
+def _scale_reducescatter_grad(grad_output, op, process_set, scale):
+    """This rank's part of Horovod's reducescatter gradient, before the allgather: times the
+    set size for Sum, times the product of the prescale and postscale factors."""
     if op == Sum:
         scale = scale * process_set.size()
     if scale != 1.0:
@@ -185,7 +185,7 @@ class _Reducescatter(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         op, process_set, scale = ctx.args
-        grad = _reducescatter_grad(grad_output, op, process_set, scale)
+        grad = _scale_reducescatter_grad(grad_output, op, process_set, scale)
         grad = c.allgather_async(grad, process_set=process_set).wait()
         return grad, None, None, None, None, None
 
@@ -210,7 +210,7 @@ class _GroupedReducescatter(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grad_outputs):
         op, process_set, scale = ctx.args
-        grads = [_reducescatter_grad(g, op, process_set, scale) for g in grad_outputs]
+        grads = [_scale_reducescatter_grad(g, op, process_set, scale) for g in grad_outputs]
         grads = c.grouped_allgather_async(grads, process_set=process_set).wait()
         return (None, None, None, None, None, *grads)
 
