@@ -35,7 +35,9 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
     done.set_result(id);
   });
   handle->wait();
-  RUNRUN_ENFORCE(handle->code() == ErrorCode::kOk, InvalidArgumentError, handle->error());
+  // The op's own error: a refused set stays an invalid argument, while a peer's shutdown, a
+  // lost peer or a timeout is a failure of the runtime.
+  if (handle->code() != ErrorCode::kOk) throw_error(handle->code(), RUNRUN_WHERE, handle->error());
   return static_cast<int32_t>(handle->result());
 }
 
@@ -65,7 +67,7 @@ void Runtime::remove_process_set(int32_t id) {
     }
   });
   handle->wait();
-  RUNRUN_ENFORCE(handle->code() == ErrorCode::kOk, InvalidArgumentError, handle->error());
+  if (handle->code() != ErrorCode::kOk) throw_error(handle->code(), RUNRUN_WHERE, handle->error());
 }
 
 std::vector<int> Runtime::process_set_ranks(int32_t id) const {

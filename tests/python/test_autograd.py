@@ -59,8 +59,48 @@ def test_alltoall_grad(hvd):
 
 
 def test_reducescatter_grad(hvd):
+    # Horovod's convention: Sum's gradient is the gathered gradient times the set size,
+    # Average's the gathered gradient; both times the prescale and postscale factors.
     n = hvd.size()
-    x = torch.ones(2 * n, dtype=torch.float64, requires_grad=True)
-    y = hvd.reducescatter(x, op=hvd.Sum)
-    y.sum().backward()
-    assert torch.equal(x.grad, torch.ones(2 * n, dtype=torch.float64))
+    cases = ((hvd.Sum, 1.0, 1.0, n), (hvd.Average, 1.0, 1.0, 1),
+             (hvd.Sum, 2.0, 3.0, 6 * n), (hvd.Average, 2.0, 3.0, 6))
+    for op, pre, post, factor in cases:
+        x = torch.ones(2 * n, dtype=torch.float64, requires_grad=True)
+        y = hvd.reducescatter(x, op=op, prescale_factor=pre, postscale_factor=post)
+        # Rank q weighs its rows (2 of them) with q + 1; the gradient gathers every rank's.
+        (y * (hvd.rank() + 1)).sum().backward()
+        expected = torch.tensor([q + 1.0 for q in range(n) for _ in range(2)],
+                                dtype=torch.float64) * factor
+        assert torch.equal(x.grad, expected), (op, pre, post)
+
+
+def test_grouped_reducescatter_grad(hvd):
+    n = hvd.size()
+    xs = [torch.ones(n, 2, dtype=torch.float64, requires_grad=True),
+          torch.ones(2 * n, dtype=torch.float64, requires_grad=True)]
+    ys = hvd.grouped_reducescatter(xs, op=hvd.Sum, postscale_factor=0.5)
+    assert torch.equal(ys[1].detach(), torch.full((2,), 0.5 * n, dtype=torch.float64))
+    (ys[0].sum() + 3 * ys[1].sum()).backward()
+    assert torch.equal(xs[0].grad, torch.full((n, 2), 0.5 * n, dtype=torch.float64))
+    assert torch.equal(xs[1].grad, torch.full((2 * n,), 1.5 * n, dtype=torch.float64))
+    xs = [torch.ones(n, dtype=torch.float64, requires_grad=True)]
+    hvd.grouped_reducescatter(xs, op=hvd.Average)[0].sum().backward()
+    assert torch.equal(xs[0].grad, torch.ones(n, dtype=torch.float64))
+
+
+def test_broadcast_grad_in_process_set(hvd):
+    # root_rank is a global rank; the set leaves rank 0 out so set and global ranks differ.
+    others = hvd.add_process_set([r for r in range(1, hvd.size())])
+    try:
+        if others.included():
+            root = hvd.size() - 1
+            x = torch.full((3,), float(hvd.rank()), dtype=torch.float64, requires_grad=True)
+            y = hvd.broadcast(x, root_rank=root, process_set=others)
+            assert torch.equal(y.detach(), torch.full((3,), float(root), dtype=torch.float64))
+            # Rank r weighs the output with r; the root gets the average over the set.
+            (y * hvd.rank()).sum().backward()
+            average = sum(range(1, hvd.size())) / others.size()
+            expected = average if hvd.rank() == root else 0.0
+            assert torch.equal(x.grad, torch.full((3,), expected, dtype=torch.float64))
+    finally:
+        hvd.remove_process_set(others)

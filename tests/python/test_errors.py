@@ -32,7 +32,7 @@ def test_shape_mismatch_raises_on_every_rank(hvd):
     t = torch.ones(hvd.rank() + 2)
     with pytest.raises(hvd.HorovodInternalError) as info:
         hvd.allreduce(t, name="mismatched")
-    assert isinstance(info.value, RuntimeError)
+    assert isinstance(info.value, RuntimeError) and not isinstance(info.value, ValueError)
     assert "mismatched" in str(info.value)
     # The runtime keeps working afterwards.
     assert torch.equal(hvd.allreduce(torch.ones(2), op=hvd.Sum, name="after_mismatch"),
@@ -53,3 +53,41 @@ def test_unregistered_process_set(hvd):
 def test_adasum_is_unsupported(hvd):
     with pytest.raises(hvd.UnsupportedError, match="Adasum"):
         hvd.allreduce(torch.ones(1), op=hvd.Adasum)
+
+
+def test_argument_errors_are_value_errors_not_internal_errors(hvd):
+    # As Horovod classifies them: scripts catch HorovodInternalError to recover from a failed
+    # collective (elastic training), so a bad argument must not be one.
+    with pytest.raises(ValueError, match="complex") as info:
+        hvd.allreduce(torch.ones(3, dtype=torch.complex64))
+    assert not isinstance(info.value, hvd.HorovodInternalError)
+    # A name already in flight: this rank's op stays pending until the others join it below.
+    r, n = hvd.rank(), hvd.size()
+    pending = [hvd.allreduce_async(torch.ones(1), name=f"in_flight.{r}")]
+    with pytest.raises(ValueError, match="already in flight") as info:
+        hvd.allreduce_async(torch.ones(1), name=f"in_flight.{r}")
+    assert not isinstance(info.value, hvd.HorovodInternalError)
+    pending += [hvd.allreduce_async(torch.ones(1), name=f"in_flight.{q}")
+                for q in range(n) if q != r]
+    for handle in pending:
+        assert hvd.synchronize(handle).item() == 1.0
+    with pytest.raises(NotImplementedError, match="Adasum") as info:
+        hvd.allreduce(torch.ones(1), op=hvd.Adasum)
+    assert not isinstance(info.value, hvd.HorovodInternalError)
+
+
+def test_shut_down_by_another_rank_is_a_runtime_failure(hvd):
+    # Rank 0 shuts down; the others' next collective fails with ShutDownError (a
+    # HorovodInternalError), not an argument error, whichever op it is. Then every rank
+    # starts a new runtime, so the tests after this one run as before.
+    if hvd.rank() == 0:
+        hvd.shutdown()
+    else:
+        with pytest.raises(hvd.ShutDownError, match="another rank") as info:
+            hvd.add_process_set([0, 1])
+        assert not isinstance(info.value, ValueError)
+        with pytest.raises(hvd.ShutDownError):
+            hvd.allreduce(torch.ones(1), name="after_peer_shutdown")
+        hvd.shutdown()
+    hvd.init()
+    assert hvd.allreduce(torch.ones(1), op=hvd.Sum, name="after_restart").item() == hvd.size()

@@ -146,3 +146,57 @@ def test_synchronize_then_skip_synchronize(hvd):
             with opt.skip_synchronize():
                 opt.step()
     assert_same_params(model, train_reference(make, hvd.size()), rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_allreduce_async(hvd):
+    n, r = hvd.size(), hvd.rank()
+    # Rank r holds 2 at row r and 1 at row r + 1 (overlapping rows across ranks).
+    indices = torch.tensor([[r, r + 1], [0, 1]])
+    sparse = torch.sparse_coo_tensor(indices, torch.tensor([2.0, 1.0]), (n + 1, 2),
+                                     check_invariants=True)
+    dense_sum = torch.zeros(n + 1, 2)
+    for q in range(n):
+        dense_sum[q, 0] += 2.0
+        dense_sum[q + 1, 1] += 1.0
+    handle = hvd.sparse_allreduce_async(sparse, name="sparse.sum", op=hvd.Sum)
+    summed = hvd.synchronize(handle)
+    assert summed.is_sparse and torch.equal(summed.to_dense(), dense_sum)
+    # Horovod's handles of sparse allreduces are callables.
+    averaged = hvd.sparse_allreduce_async(sparse, "sparse.avg", hvd.Average)()
+    assert torch.allclose(averaged.to_dense(), dense_sum / n)
+
+
+def embedding_model():
+    torch.manual_seed(11)
+    return torch.nn.Sequential(torch.nn.Embedding(10, 3, sparse=True), torch.nn.Linear(3, 1))
+
+
+def train_embedding(hvd, ranks, **kwargs):
+    """Two SGD steps on token ids that depend on the rank; `ranks` lists the ranks whose batches
+    a reference trains on (the distributed run trains on this rank's batch only)."""
+    model = embedding_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    if hvd is not None:
+        opt = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters(),
+                                       **kwargs)
+    for step in range(2):
+        opt.zero_grad()
+        losses = [model(torch.tensor([q, q + step, 9])).sum() for q in ranks]
+        (sum(losses) / len(losses)).backward()
+        opt.step()
+    return model
+
+
+@pytest.mark.parametrize("sparse_as_dense", [False, True])
+def test_sparse_gradients(hvd, sparse_as_dense):
+    model = train_embedding(hvd, [hvd.rank()], sparse_as_dense=sparse_as_dense)
+    reference = train_embedding(None, list(range(hvd.size())))
+    assert_same_params(model, reference, rtol=1e-5, atol=1e-6)
+    # Without sparse_as_dense the gradient stays sparse, as in Horovod.
+    assert model[0].weight.grad.is_sparse == (not sparse_as_dense)
+
+
+def test_sparse_gradients_in_groups(hvd):
+    model = train_embedding(hvd, [hvd.rank()], groups=1)
+    assert_same_params(model, train_embedding(None, list(range(hvd.size()))),
+                       rtol=1e-5, atol=1e-6)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from runrun.common.exceptions import (
-    HorovodInternalError, InvalidArgumentError, MismatchError, UnsupportedError,
+    HorovodInternalError, InvalidArgumentError, MismatchError, ShutDownError, UnsupportedError,
     exception_for_status)
 from runrun.common.ops import Adasum, Average, Max, Min, Product, Sum, resolve_op
 from runrun.torch.compression import Compression
@@ -32,6 +32,11 @@ def test_exception_hierarchy():
     assert issubclass(HorovodInternalError, RuntimeError)
     assert issubclass(InvalidArgumentError, ValueError)
     assert issubclass(UnsupportedError, NotImplementedError)
+    # As in Horovod, argument errors are not failures of the runtime: code that catches
+    # HorovodInternalError to recover (elastic training) must not swallow them.
+    assert not issubclass(InvalidArgumentError, HorovodInternalError)
+    assert not issubclass(UnsupportedError, HorovodInternalError)
+    assert exception_for_status(5) is ShutDownError and issubclass(ShutDownError, RuntimeError)
     assert exception_for_status(2) is MismatchError
     assert exception_for_status(999) is HorovodInternalError
 

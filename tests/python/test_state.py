@@ -72,6 +72,54 @@ def test_broadcast_and_allgather_object(hvd):
     assert gathered == [{"rank": r, "payload": list(range(r + 3))} for r in range(hvd.size())]
 
 
+class NoneStateSGD(torch.optim.SGD):
+    """Keeps None entries in its state, as optimizers may (and torch's own did)."""
+
+    def step(self, closure=None):
+        loss = super().step(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    self.state[p]["unset"] = None
+        return loss
+
+
+def test_broadcast_optimizer_state_with_none_entries_and_unused_params(hvd):
+    # Rank 0 (the root) trained only the first layer: the second has no gradient and no state
+    # there; the other ranks trained both. Every rank ends with the root's state.
+    model = root_model()
+    opt = NoneStateSGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt.zero_grad()
+    hidden = model[0](torch.ones(2, 4))
+    (hidden if hvd.rank() == 0 else model[1](hidden)).sum().backward()
+    opt.step()
+    root_state = hvd.broadcast_object(opt.state_dict()["state"], root_rank=0)
+    hvd.broadcast_optimizer_state(opt, root_rank=0)
+    got = opt.state_dict()["state"]
+    assert sorted(got) == sorted(root_state) == [0, 1]
+    for pid, entries in root_state.items():
+        assert got[pid]["unset"] is None
+        assert torch.equal(got[pid]["momentum_buffer"], entries["momentum_buffer"])
+
+
+def test_state_broadcasts_in_a_process_set(hvd):
+    # root_rank is a global rank; the set leaves rank 0 out so set and global ranks differ.
+    others = hvd.add_process_set(list(range(1, hvd.size())))
+    try:
+        if others.included():
+            root = hvd.size() - 1
+            obj = {"rank": hvd.rank()}
+            assert hvd.broadcast_object(obj, root, process_set=others) == {"rank": root}
+            assert hvd.allgather_object(hvd.rank(), process_set=others) == \
+                list(range(1, hvd.size()))
+            model = root_model()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1 * hvd.rank(), momentum=0.9)
+            hvd.broadcast_optimizer_state(opt, root, process_set=others)
+            assert opt.param_groups[0]["lr"] == 0.1 * root
+    finally:
+        hvd.remove_process_set(others)
+
+
 def test_callbacks_in_a_plain_loop(hvd):
     model = ranked_model(hvd)
     opt = torch.optim.SGD(model.parameters(), lr=0.4, momentum=0.5)

@@ -1,6 +1,10 @@
-"""The exceptions runrun raises. Every failure of the runtime is a HorovodInternalError
-(a RuntimeError), so code written for Horovod catches it unchanged; the subclasses say which
-kind of failure it was. The message is the core's, naming rank, op, tensor and what to do.
+"""The exceptions runrun raises, classified as Horovod's are, so scripts written for Horovod
+catch the same things: a failure of a collective or of the runtime is a HorovodInternalError
+(a RuntimeError; what elastic training recovers from), with subclasses saying which kind of
+failure it was; an argument rejected at call time (a dtype, a layout, an unknown process set, a
+name already in flight...) is an InvalidArgumentError, a ValueError as in Horovod and not a
+HorovodInternalError; an op or option this build lacks is an UnsupportedError, a
+NotImplementedError. The message is the core's, naming rank, op, tensor and what to do.
 
 The extension (runrun._core) maps C API status codes to these classes through
 exception_for_status; the codes match runrun_status in core/include/runrun/c_api.h.
@@ -14,8 +18,9 @@ class HorovodInternalError(RuntimeError):
 RunrunError = HorovodInternalError
 
 
-class InvalidArgumentError(HorovodInternalError, ValueError):
-    """An argument was rejected at call time (dtype, device, layout, shape, unknown set...)."""
+class InvalidArgumentError(ValueError):
+    """An argument was rejected (dtype, device, layout, shape, unknown set, a name already in
+    flight...): a bug in the calling code, so not a HorovodInternalError."""
 
 
 class MismatchError(HorovodInternalError):
@@ -34,8 +39,9 @@ class ShutDownError(HorovodInternalError):
     """The runtime was shut down (or never started) while the op was pending."""
 
 
-class UnsupportedError(HorovodInternalError, NotImplementedError):
-    """The op or option is not available in this build or backend."""
+class UnsupportedError(NotImplementedError):
+    """The op or option is not available in this build or backend (not a failure of the
+    runtime, so not a HorovodInternalError)."""
 
 
 class InternalError(HorovodInternalError):

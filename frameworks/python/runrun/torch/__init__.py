@@ -80,4 +80,5 @@ from runrun.torch.functions import (
 )
 from runrun.torch.handles import poll, synchronize
 from runrun.torch.optimizer import DistributedOptimizer
+from runrun.torch.sparse import sparse_allreduce_async
 from runrun.torch.sync_batch_norm import SyncBatchNorm

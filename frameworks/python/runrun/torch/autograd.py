@@ -3,14 +3,17 @@
 Gradients follow Horovod's conventions, so training code ported from Horovod sees the same
 numbers: allreduce's gradient is the same allreduce (op and scale factors) of the incoming
 gradients; allgather's is this rank's slice of the averaged gradient; broadcast's is the
-averaged gradient on the root and zero elsewhere; alltoall's sends the gradients back along the
-received splits; reducescatter's (not in Horovod's autograd) gathers the gradients (divided by
-the set size for Average). Min, Max and Product have no gradient here (backward raises).
+gradient averaged over the process set on the root (a global rank, as in the forward) and zero
+elsewhere; alltoall's sends the gradients back along the received splits; reducescatter's
+gathers the gradients over the set, times the set size for Sum, times the prescale and
+postscale factors (Horovod's convention, which treats every rank's loss as one term of an
+average). Min, Max and Product have no gradient here (backward raises).
 Thread-safety: as the async ops (collectives.py).
 """
 
 import torch
 
+from runrun.common import basics
 from runrun.common.ops import Average, Sum, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
@@ -129,7 +132,8 @@ class _Broadcast(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         grad = c.allreduce_async(grad_output, op=Average, process_set=ctx.process_set).wait()
-        if ctx.process_set.rank() != ctx.root_rank:
+        # root_rank is a global rank (see broadcast_async), not a rank within the set.
+        if basics.rank() != ctx.root_rank:
             grad = grad * 0
         return grad, None, None, None
 
@@ -161,6 +165,16 @@ def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
     return output if splits is None else (output, received)
 
 
+def _scale_reducescatter_grad(grad_output, op, process_set, scale):
+    """This rank's part of Horovod's reducescatter gradient, before the allgather: times the
+    set size for Sum, times the product of the prescale and postscale factors."""
+    if op == Sum:
+        scale = scale * process_set.size()
+    if scale != 1.0:
+        grad_output = grad_output * scale
+    return grad_output
+
+
 class _Reducescatter(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name, op, process_set, prescale_factor, postscale_factor):
@@ -171,28 +185,42 @@ class _Reducescatter(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         op, process_set, scale = ctx.args
-        grad = c.allgather_async(grad_output, process_set=process_set).wait()
-        if op == Average:
-            scale = scale / process_set.size()
-        if scale != 1.0:
-            grad = grad * scale
+        grad = _scale_reducescatter_grad(grad_output, op, process_set, scale)
+        grad = c.allgather_async(grad, process_set=process_set).wait()
         return grad, None, None, None, None, None
 
 
 def reducescatter(tensor, name=None, compression=Compression.none, op=Average,
                   process_set=global_process_set, prescale_factor=1.0, postscale_factor=1.0):
-    """Reduces across ranks; returns this rank's slice of the first dimension."""
+    """Reduces across ranks; returns this rank's slice of the first dimension
+    (differentiable)."""
     compressed, ctx = compression.compress(tensor)
     out = _Reducescatter.apply(compressed, name, c._reducescatter_op(op), process_set,
                                prescale_factor, postscale_factor)
     return compression.decompress(out, ctx)
 
 
+class _GroupedReducescatter(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, name, op, process_set, prescale_factor, postscale_factor, *tensors):
+        ctx.args = (op, process_set, prescale_factor * postscale_factor)
+        return tuple(c.grouped_reducescatter_async(list(tensors), name, op, process_set,
+                                                   prescale_factor, postscale_factor).wait())
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        op, process_set, scale = ctx.args
+        grads = [_scale_reducescatter_grad(g, op, process_set, scale) for g in grad_outputs]
+        grads = c.grouped_allgather_async(grads, process_set=process_set).wait()
+        return (None, None, None, None, None, *grads)
+
+
 def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=Average,
                           process_set=global_process_set, prescale_factor=1.0,
                           postscale_factor=1.0):
-    """Reducescatter of a list of tensors as one unit (no autograd); returns a list."""
+    """Reducescatter of a list of tensors as one unit (differentiable); returns a list."""
     pairs = [compression.compress(t) for t in tensors]
-    outs = c.grouped_reducescatter_async([p[0] for p in pairs], name, op, process_set,
-                                         prescale_factor, postscale_factor).wait()
+    outs = _GroupedReducescatter.apply(name, c._reducescatter_op(op), process_set,
+                                       prescale_factor, postscale_factor,
+                                       *[p[0] for p in pairs])
     return [compression.decompress(t, p[1]) for t, p in zip(outs, pairs)]

@@ -29,7 +29,7 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
                     postscale_factor=1.0, process_set=global_process_set):
     """Starts an allreduce into a new tensor; synchronize() returns it."""
     op = resolve_op(op, average)
-    name = op_name("allreduce", name)
+    name = op_name("allreduce", name, process_set)
     tensor = check_tensor(tensor, "allreduce", name)
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
     handle = basics.runtime().allreduce(
@@ -42,7 +42,7 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
                      postscale_factor=1.0, process_set=global_process_set):
     """Starts an in-place allreduce of `tensor`; synchronize() returns `tensor`."""
     op = resolve_op(op, average)
-    name = op_name("allreduce", name)
+    name = op_name("allreduce", name, process_set)
     check_tensor(tensor, "allreduce_", name, in_place=True)
     capsule = to_capsule(tensor)
     handle = basics.runtime().allreduce(
@@ -62,7 +62,7 @@ def _grouped_allreduce(tensors, average, name, op, prescale_factor, postscale_fa
                        process_set, in_place):
     op = resolve_op(op, average)
     tensors = list(tensors)
-    names = group_names("grouped_allreduce", name, len(tensors))
+    names = group_names("grouped_allreduce", name, len(tensors), process_set)
     kind = "grouped_allreduce_" if in_place else "grouped_allreduce"
     inputs = [check_tensor(t, kind, n, in_place=in_place) for t, n in zip(tensors, names)]
     in_caps = [to_capsule(t) for t in inputs]
@@ -98,7 +98,7 @@ def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_facto
 
 def allgather_async(tensor, name=None, process_set=global_process_set):
     """Starts an allgather along the first dimension (sizes may differ per rank)."""
-    name = op_name("allgather", name)
+    name = op_name("allgather", name, process_set)
     tensor = check_tensor(tensor, "allgather", name)
     if tensor.dim() == 0:
         raise InvalidArgumentError(
@@ -110,7 +110,7 @@ def allgather_async(tensor, name=None, process_set=global_process_set):
 
 def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
     tensors = list(tensors)
-    names = group_names("grouped_allgather", name, len(tensors))
+    names = group_names("grouped_allgather", name, len(tensors), process_set)
     inputs = [check_tensor(t, "grouped_allgather", n) for t, n in zip(tensors, names)]
     handle = basics.runtime().grouped_allgather(
         names, [to_capsule(t) for t in inputs], process_set_id(process_set))
@@ -120,7 +120,7 @@ def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
 
 def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set):
     """Starts a broadcast of root_rank's `tensor` into a new tensor on every rank."""
-    name = op_name("broadcast", name)
+    name = op_name("broadcast", name, process_set)
     tensor = check_tensor(tensor, "broadcast", name)
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
     handle = basics.runtime().broadcast(name, to_capsule(tensor), to_capsule(output),
@@ -130,7 +130,7 @@ def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set
 
 def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
     """Starts an in-place broadcast: `tensor` receives root_rank's values."""
-    name = op_name("broadcast", name)
+    name = op_name("broadcast", name, process_set)
     check_tensor(tensor, "broadcast_", name, in_place=True)
     capsule = to_capsule(tensor)
     handle = basics.runtime().broadcast(name, capsule, capsule, int(root_rank),
@@ -158,7 +158,7 @@ def _splits_list(splits, name):
 def alltoall_async(tensor, splits=None, name=None, process_set=global_process_set):
     """Starts an alltoall: splits[p] first-dimension rows go to rank p (equal when None).
     synchronize() returns (output, received_splits) with received_splits an int32 tensor."""
-    name = op_name("alltoall", name)
+    name = op_name("alltoall", name, process_set)
     tensor = check_tensor(tensor, "alltoall", name)
     split_list = _splits_list(splits, name)
     handle = basics.runtime().alltoall(name, to_capsule(tensor), split_list,
@@ -183,7 +183,7 @@ def reducescatter_async(tensor, name=None, op=Average, process_set=global_proces
     """Starts a reducescatter: reduces across ranks and returns this rank's slice of the first
     dimension (the first dim0 % size ranks get one extra row)."""
     op = _reducescatter_op(op)
-    name = op_name("reducescatter", name)
+    name = op_name("reducescatter", name, process_set)
     tensor = check_tensor(tensor, "reducescatter", name)
     if tensor.dim() == 0:
         raise InvalidArgumentError(
@@ -198,7 +198,7 @@ def grouped_reducescatter_async(tensors, name=None, op=Average, process_set=glob
                                 prescale_factor=1.0, postscale_factor=1.0):
     op = _reducescatter_op(op)
     tensors = list(tensors)
-    names = group_names("grouped_reducescatter", name, len(tensors))
+    names = group_names("grouped_reducescatter", name, len(tensors), process_set)
     inputs = [check_tensor(t, "grouped_reducescatter", n) for t, n in zip(tensors, names)]
     handle = basics.runtime().grouped_reducescatter(
         names, [to_capsule(t) for t in inputs], int(op), float(prescale_factor),

@@ -10,6 +10,7 @@ import pickle
 
 import torch
 
+from runrun.common import basics
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
@@ -55,7 +56,7 @@ def broadcast_optimizer_state(optimizer, root_rank=0, process_set=global_process
     parameter; tensors (Adam's moments, SGD's momentum...) travel as tensor broadcasts."""
     if isinstance(optimizer, torch.optim.LBFGS):
         raise InvalidArgumentError("broadcast_optimizer_state does not support LBFGS")
-    is_root = process_set.rank() == root_rank
+    is_root = basics.rank() == root_rank  # a global rank, as in every broadcast
     state_dict = optimizer.state_dict()
     layout = broadcast_object(_describe_state(state_dict) if is_root else None, root_rank,
                               "broadcast_optimizer_state.layout", process_set)
@@ -90,24 +91,26 @@ def _to_bytes_tensor(obj):
 
 
 def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
-    """root_rank's picklable `obj`, on every rank."""
+    """root_rank's picklable `obj`, on every rank of `process_set` (root_rank is a global
+    rank that belongs to the set)."""
     name = name or "broadcast_object"
-    if process_set.rank() == root_rank:
+    is_root = basics.rank() == root_rank  # a global rank, as in every broadcast
+    if is_root:
         payload = _to_bytes_tensor(obj)
         length = torch.tensor([payload.numel()], dtype=torch.int64)
     else:
         length = torch.zeros(1, dtype=torch.int64)
     c.broadcast_(length, root_rank, f"{name}.size", process_set)
-    if process_set.rank() != root_rank:
+    if not is_root:
         payload = torch.empty(int(length.item()), dtype=torch.uint8)
     c.broadcast_(payload, root_rank, f"{name}.data", process_set)
-    if process_set.rank() == root_rank:
+    if is_root:
         return obj
     return pickle.loads(payload.numpy().tobytes())
 
 
 def allgather_object(obj, name=None, process_set=global_process_set):
-    """A list of every rank's picklable `obj`, in rank order."""
+    """A list of the picklable `obj` of every rank of `process_set`, in rank order."""
     name = name or "allgather_object"
     payload = _to_bytes_tensor(obj)
     sizes = c.allgather_async(torch.tensor([payload.numel()], dtype=torch.int64),

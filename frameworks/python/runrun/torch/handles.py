@@ -44,6 +44,37 @@ class Handle:
         return f"<runrun handle{name} {state}>"
 
 
+class CombinedHandle(Handle):
+    """Several pending ops whose outputs combine into one result (sparse_allreduce_async).
+    Calling it waits and returns the result too, as Horovod's sparse handles (callables) do."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, parts, combine):
+        super().__init__(None, None)
+        self._parts = list(parts)
+        self._finish = combine
+
+    def poll(self):
+        return self._done or all(part.poll() for part in self._parts)
+
+    def wait(self):
+        if not self._done:
+            try:
+                self._result = self._finish([part.wait() for part in self._parts])
+            finally:
+                self._done = True
+                self._parts = []
+                self._finish = None
+        return self._result
+
+    def __call__(self):
+        return self.wait()
+
+    def __repr__(self):
+        return f"<runrun combined handle of {len(self._parts)} ops>"
+
+
 def poll(handle):
     """True when the op of `handle` finished; synchronize() then returns without blocking."""
     _check(handle)

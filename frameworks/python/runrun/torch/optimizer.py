@@ -5,8 +5,10 @@ in-place allreduce of its gradient as soon as autograd accumulated it (torch's
 register_post_accumulate_grad_hook), so communication overlaps the rest of the backward pass;
 step() waits for all of them, then applies the wrapped optimizer's update. Semantics follow
 horovod.torch.DistributedOptimizer, including backward_passes_per_step (local accumulation of
-that many backward passes before one allreduce), synchronize()/skip_synchronize(), and the
-zero_grad() guard. Thread-safety: as the wrapped optimizer (one training thread).
+that many backward passes before one allreduce), synchronize()/skip_synchronize(), the
+zero_grad() guard, and sparse gradients (allgathered as sparse tensors by
+sparse_allreduce_async, or densified and allreduced with sparse_as_dense=True).
+Thread-safety: as the wrapped optimizer (one training thread).
 """
 
 import contextlib
@@ -19,6 +21,11 @@ from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
 from runrun.torch.compression import Compression
+from runrun.torch.sparse import sparse_allreduce_async
+
+
+# The ctx of a sparse gradient's handle: its output replaces p.grad as is.
+_SPARSE = object()
 
 
 class _DistributedOptimizer(torch.optim.Optimizer):
@@ -127,20 +134,26 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             return 1.0 / self.gradient_predivide_factor, self.gradient_predivide_factor
         return 1.0, 1.0
 
+    def _is_sparse(self, p):
+        """True when p's gradient travels as a sparse tensor (see _allreduce_grad_async)."""
+        return p.grad is not None and p.grad.is_sparse and not self.sparse_as_dense
+
     def _prepare_grad(self, p):
         if p.grad is None:
             # Not computed on this rank this step (e.g. an unused branch): another rank may
             # have it, so contribute zeros rather than leave the others waiting.
             p.grad = torch.zeros_like(p, memory_format=torch.contiguous_format)
         if p.grad.is_sparse:
-            if not self.sparse_as_dense:
-                raise InvalidArgumentError(
-                    f"parameter '{self._parameter_names[p]}' has a sparse gradient; pass "
-                    "sparse_as_dense=True to DistributedOptimizer")
             p.grad = p.grad.to_dense()
         return self._compression.compress(p.grad)
 
     def _allreduce_grad_async(self, p):
+        if self._is_sparse(p):
+            # As Horovod: every rank's indices and values are gathered, uncompressed. The
+            # predivide factor is not applied: Average divides the gathered values once.
+            handle = sparse_allreduce_async(p.grad, name=self._parameter_names[p], op=self.op,
+                                            process_set=self.process_set)
+            return handle, _SPARSE
         compressed, ctx = self._prepare_grad(p)
         pre, post = self._scale_factors()
         handle = c.allreduce_async_(compressed, name=self._parameter_names[p], op=self.op,
@@ -149,13 +162,22 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         return handle, ctx
 
     def _start_group(self, group):
-        prepared = [self._prepare_grad(p) for p in group]
+        # Sparse gradients cannot join a grouped allreduce: each travels on its own.
+        dense = []
+        for p in group:
+            if self._is_sparse(p):
+                self._handles[p] = self._allreduce_grad_async(p)
+            else:
+                dense.append(p)
+        if not dense:
+            return
+        prepared = [self._prepare_grad(p) for p in dense]
         pre, post = self._scale_factors()
-        name = "grouped." + self._parameter_names[group[0]]
+        name = "grouped." + self._parameter_names[dense[0]]
         handle = c.grouped_allreduce_async_([t for t, _ in prepared], name=name, op=self.op,
                                             prescale_factor=pre, postscale_factor=post,
                                             process_set=self.process_set)
-        for i, (p, (_, ctx)) in enumerate(zip(group, prepared)):
+        for i, (p, (_, ctx)) in enumerate(zip(dense, prepared)):
             self._handles[p] = (handle, (i, ctx))
 
     def synchronize(self):
@@ -177,9 +199,12 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if id(handle) not in results:
                 results[id(handle)] = handle.wait()
             output = results[id(handle)]
+            self._allreduce_delay[p] = self.backward_passes_per_step
+            if ctx is _SPARSE:
+                p.grad = output
+                continue
             if isinstance(ctx, tuple):
                 output, ctx = output[ctx[0]], ctx[1]
-            self._allreduce_delay[p] = self.backward_passes_per_step
             p.grad.set_(self._compression.decompress(output, ctx))
         self._handles.clear()
         self._synchronized = True
