@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/dlpack_convert.h"
 #include "core/runtime.h"
+#include "ops/backend_catalog.h"
 #include "ops/backend_factory.h"
 #include "runrun/build_config.h"
 
@@ -146,8 +147,9 @@ const char* runrun_backend_name(const runrun_runtime* rt) {
 }
 
 void runrun_get_build_info(runrun_build_info* out) {
-  if (out) *out = runrun_build_info{RUNRUN_HAVE_MPI, RUNRUN_HAVE_GLOO, RUNRUN_HAVE_NCCL,
-                                    RUNRUN_HAVE_CUDA};
+  // What is implemented and built (ops/backend_catalog.h), not what CMake found.
+  const runrun::BuiltBackends& built = runrun::kBuiltBackends;
+  if (out) *out = runrun_build_info{built.mpi, built.gloo, built.nccl, built.cuda_tensors};
 }
 
 const char* runrun_version(void) { return RUNRUN_VERSION; }

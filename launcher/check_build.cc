@@ -1,7 +1,7 @@
 #include "launcher/check_build.h"
 
 #include "launcher/subprocess.h"
-#include "runrun/build_config.h"
+#include "ops/backend_catalog.h"
 
 namespace runrun::launcher {
 namespace {
@@ -14,10 +14,10 @@ std::string row(bool available, const char* name) {
 
 BuildFeatures detect_build_features() {
   BuildFeatures features;
-  features.mpi = RUNRUN_HAVE_MPI != 0;
-  features.gloo = RUNRUN_HAVE_GLOO != 0;
-  features.nccl = RUNRUN_HAVE_NCCL != 0;
-  features.cuda = RUNRUN_HAVE_CUDA != 0;
+  features.mpi = kBuiltBackends.mpi;
+  features.gloo = kBuiltBackends.gloo;
+  features.nccl = kBuiltBackends.nccl;
+  features.cuda = kBuiltBackends.cuda_tensors;
   const auto runs = run_all_captured({{"python3", "-c", "import runrun.torch"}}, 60);
   features.pytorch = runs.front().started && !runs.front().timed_out &&
                      runs.front().exit_code == 0;

@@ -1,6 +1,8 @@
 #pragma once
 // Why: `runrun --check-build` answers "what did this build include?" the way Horovod's does:
-// frameworks, controllers and tensor operations, each [X] or [ ].
+// frameworks, controllers and tensor operations, each [X] or [ ]. A controller or tensor
+// operation is checked only when it is implemented and built (ops/backend_catalog.h), never
+// because CMake merely found a library.
 // Thread-safety: pure formatting; detect_frameworks runs a Python subprocess.
 
 #include <string>
@@ -9,10 +11,11 @@ namespace runrun::launcher {
 
 struct BuildFeatures {
   bool pytorch = false;  // `import runrun.torch` works with python3
-  bool mpi = false, gloo = false, nccl = false, cuda = false;
+  bool mpi = false, gloo = false, nccl = false;
+  bool cuda = false;  // collectives on GPU tensors
 };
 
-// What runrun/build_config.h records, plus the frameworks detected with `python3`.
+// The backends of ops/backend_catalog.h, plus the frameworks detected with `python3`.
 BuildFeatures detect_build_features();
 
 // The table, e.g.

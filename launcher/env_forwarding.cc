@@ -14,14 +14,16 @@ constexpr std::array<std::string_view, 12> kSecretWords = {
     "SECRET",   "TOKEN",      "PASSWORD",   "PASSWD",     "PASSPHRASE", "CREDENTIAL",
     "PRIVATE_KEY", "API_KEY", "APIKEY",     "ACCESS_KEY", "SESSION_KEY", "AUTH"};
 
-constexpr std::array<std::string_view, 4> kSearchPaths = {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH",
-                                                         "VIRTUAL_ENV"};
+// What finds the user's programs, libraries and interpreter (pyenv's `pyenv shell` sets
+// PYENV_VERSION; its shims read it).
+constexpr std::array<std::string_view, 6> kSearchPaths = {
+    "PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYENV_VERSION"};
 
 // Set per rank by the rank shim or read by the launcher only: never copied from here.
 bool is_not_forwarded(const std::string& name) {
-  static const std::array<std::string_view, 7> kNames = {
-      env::kRank,      env::kSize,      env::kLocalRank, env::kLocalSize,
-      env::kCrossRank, env::kCrossSize, kRshAgentEnv};
+  static const std::array<std::string_view, 8> kNames = {
+      env::kRank,      env::kSize,      env::kLocalRank,  env::kLocalSize,
+      env::kCrossRank, env::kCrossSize, kRshAgentEnv, kRankPathEnv};
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
@@ -89,6 +91,13 @@ ForwardedEnv plan_forwarded_env(const Environment& env,
     } else {
       plan.with_value.emplace_back(name, entry.substr(equals + 1));
     }
+  }
+  const auto user_path = std::find_if(plan.with_value.begin(), plan.with_value.end(),
+                                      [](const auto& entry) { return entry.first == "PATH"; });
+  if (user_path != plan.with_value.end()) {
+    plan.with_value.emplace_back(kRankPathEnv, user_path->second);
+  } else if (const auto path = env.find("PATH"); path != env.end()) {
+    plan.with_value.emplace_back(kRankPathEnv, path->second);
   }
   return plan;
 }

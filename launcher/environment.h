@@ -16,4 +16,11 @@ Environment current_environment();
 // Variables of the launcher itself (read by it, never forwarded to the ranks).
 inline constexpr const char* kRshAgentEnv = "RUNRUN_RSH_AGENT";
 
+// The PATH every rank's command must run with (the launcher's, or the user's -x PATH=value),
+// passed to the rank shim, which makes it the command's PATH again: Open MPI may put its own
+// prefix first on the ranks' PATH (an explicit --prefix, or an mpirun started by absolute
+// path), and then `python3` would not be the user's interpreter. The shim removes it before
+// running the command.
+inline constexpr const char* kRankPathEnv = "RUNRUN_RANK_PATH";
+
 }  // namespace runrun::launcher

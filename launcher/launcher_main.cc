@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -44,6 +45,15 @@ void make_output_dir(const std::string& dir) {
   }
 }
 
+// The PATH the ranks' command runs with (what RUNRUN_RANK_PATH carries).
+std::string rank_path(const ForwardedEnv& forwarded, const Environment& env) {
+  for (const auto& [name, value] : forwarded.with_value) {
+    if (name == kRankPathEnv) return value;
+  }
+  const auto path = env.find("PATH");
+  return path == env.end() ? "/bin:/usr/bin" : path->second;  // execvp's default
+}
+
 // Runs every local check, then builds the plan. Throws InvalidArgumentError.
 JobPlan plan_job(const LaunchOptions& options, const Environment& env,
                  const LocalHostNames& local) {
@@ -57,6 +67,10 @@ JobPlan plan_job(const LaunchOptions& options, const Environment& env,
     plan.hosts.push_back({local.is_local(host.name) ? "localhost" : host.name, host.slots});
   }
   plan.env = plan_forwarded_env(env, options.knob_values, options.extra_env);
+  const bool local_ranks =
+      std::any_of(plan.hosts.begin(), plan.hosts.end(),
+                  [](const HostSlots& host) { return host.name == "localhost"; });
+  if (local_ranks) check_program_found(options.command.front(), rank_path(plan.env, env));
   plan.mpirun_path = find_open_mpi_mpirun(env);
   plan.launcher_path = own_executable();
   plan.as_root = geteuid() == 0;
@@ -99,6 +113,7 @@ int run_job(const LaunchOptions& options, const Environment& env) {
   settings.host_labels = plan.host_labels;
   settings.start_timeout_s = options.start_timeout_s;
   settings.output_dir = options.output_dir;
+  settings.verbose = options.verbose;
   return supervise(settings);
 }
 

@@ -8,7 +8,10 @@ namespace runrun::launcher {
 std::vector<std::string> build_mpirun_command(const LaunchOptions& options, const JobPlan& plan) {
   std::vector<std::string> argv = {plan.mpirun_path};
   if (plan.as_root) argv.emplace_back("--allow-run-as-root");
-  argv.insert(argv.end(), {"-np", std::to_string(options.num_proc), "-H",
+  // --noprefix: an mpirun started by absolute path otherwise acts as if given --prefix of its
+  // own install and puts e.g. /usr/bin first on every rank's PATH (a venv's python3 loses to
+  // the system one). An explicit --prefix in --mpi-args still applies.
+  argv.insert(argv.end(), {"--noprefix", "-np", std::to_string(options.num_proc), "-H",
                            format_host_list(plan.hosts), "--bind-to", "none", "--map-by", "slot",
                            "--tag-output"});
   if (!options.rsh_agent.empty()) {

@@ -24,7 +24,8 @@ struct JobPlan {
 };
 
 // The argv of the mpirun command:
-//   mpirun [--allow-run-as-root] -np N -H h1:n1,h2:n2 --bind-to none --map-by slot --tag-output
+//   mpirun [--allow-run-as-root] --noprefix -np N -H h1:n1,h2:n2 --bind-to none --map-by slot
+//     --tag-output
 //     [--mca plm_rsh_agent AGENT] [--mca plm_rsh_args "-p PORT -i FILE"]
 //     [--mca btl_tcp_if_include IF --mca oob_tcp_if_include IF]
 //     -x NAME... -x NAME=value... [--mpi-args words...]

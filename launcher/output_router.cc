@@ -42,10 +42,33 @@ TagMatch match_tag(std::string_view text, int* rank, bool* is_stderr, std::size_
   return TagMatch::kNo;
 }
 
+// mpirun frames its multi-line reports with lines of dashes.
+bool is_box_rule(const std::string& line) {
+  return line.size() >= 20 && line.find_first_not_of('-') == std::string::npos;
+}
+
+// Boxes that only say how the job ended, which the launcher's summary says in one line.
+bool is_job_end_box(const std::vector<std::string>& box) {
+  for (const auto& line : box) {
+    for (const char* text : {"Primary job  terminated normally", "Primary job terminated normally",
+                             "mpirun detected that one or more processes exited",
+                             "mpirun noticed that process rank"}) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
-OutputRouter::OutputRouter(std::FILE* out, std::FILE* err, std::string output_dir, int num_proc)
-    : out_(out), err_(err), output_dir_(std::move(output_dir)), num_proc_(num_proc), rank_digits_(1) {
+OutputRouter::OutputRouter(std::FILE* out, std::FILE* err, std::string output_dir, int num_proc,
+                           bool show_job_end_boxes)
+    : out_(out),
+      err_(err),
+      output_dir_(std::move(output_dir)),
+      num_proc_(num_proc),
+      rank_digits_(1),
+      show_job_end_boxes_(show_job_end_boxes) {
   for (int n = num_proc - 1; n >= 10; n /= 10) ++rank_digits_;
 }
 
@@ -109,6 +132,8 @@ void OutputRouter::finish() {
     pending_[pipe].clear();
     if (!untagged_[pipe].empty()) emit_line(Owner{}, pipe, std::move(untagged_[pipe]));
     untagged_[pipe].clear();
+    for (const auto& line : box_[pipe]) print_mpirun_line(pipe, line);  // never closed
+    box_[pipe].clear();
   }
   for (auto& [key, line] : partial_) {
     if (!line.empty()) emit_line(Owner{key.first, key.second}, key.second ? 1 : 0, line);
@@ -138,9 +163,7 @@ void OutputRouter::emit_line(const Owner& owner, int pipe, std::string line) {
     line = rest;
   }
   if (owner.rank < 0) {
-    std::FILE* terminal = pipe == 1 ? err_ : out_;
-    std::fprintf(terminal, "%s\n", line.c_str());
-    std::fflush(terminal);
+    emit_mpirun_line(pipe, line);
     return;
   }
   std::FILE* terminal = owner.is_stderr ? err_ : out_;
@@ -151,6 +174,36 @@ void OutputRouter::emit_line(const Owner& owner, int pipe, std::string line) {
     std::fprintf(file, "%s\n", line.c_str());
     std::fflush(file);
   }
+}
+
+void OutputRouter::emit_mpirun_line(int pipe, const std::string& line) {
+  std::vector<std::string>& box = box_[pipe];
+  if (box.empty() && !is_box_rule(line)) {
+    print_mpirun_line(pipe, line);
+    return;
+  }
+  box.push_back(line);
+  if (box.size() == 1 || !is_box_rule(line)) return;  // the box goes on
+  const bool hold = !show_job_end_boxes_ && is_job_end_box(box);
+  for (const auto& boxed : box) {
+    if (hold) {
+      held_.emplace_back(pipe, boxed);
+    } else {
+      print_mpirun_line(pipe, boxed);
+    }
+  }
+  box.clear();
+}
+
+void OutputRouter::print_mpirun_line(int pipe, const std::string& line) {
+  std::FILE* terminal = pipe == 1 ? err_ : out_;
+  std::fprintf(terminal, "%s\n", line.c_str());
+  std::fflush(terminal);
+}
+
+void OutputRouter::release_held_boxes() {
+  for (const auto& [pipe, line] : held_) print_mpirun_line(pipe, line);
+  held_.clear();
 }
 
 std::FILE* OutputRouter::rank_file(int rank, bool is_stderr) {

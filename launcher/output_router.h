@@ -3,7 +3,10 @@
 // in several writes arrives as several tagged pieces, possibly between other ranks' pieces);
 // the launcher joins each rank's pieces into lines, rewrites the tag to "[3]<stderr>:", copies each rank's lines into DIR/rank.N/{stdout,stderr} when
 // --output-filename is given, and takes out the rank shim's marker lines (start/exit events)
-// so the supervisor sees them and the user does not.
+// so the supervisor sees them and the user does not. mpirun's own boxed reports of how the job
+// ended ("Primary job terminated normally, but 1 process returned a non-zero exit code...")
+// are held back: the launcher's one-line summary replaces them; the supervisor releases them
+// when it has no better explanation, and --verbose shows them as they come.
 // Thread-safety: not thread-safe; the supervisor's single loop owns it.
 
 #include <cstdio>
@@ -21,7 +24,9 @@ class OutputRouter {
  public:
   // Lines go to `out` / `err` (by the stream the rank wrote to); files under `output_dir` when
   // it is not empty (the directory must exist). `num_proc` sets the zero padding of rank.N.
-  OutputRouter(std::FILE* out, std::FILE* err, std::string output_dir, int num_proc);
+  // `show_job_end_boxes`: print mpirun's job-end boxes as they come instead of holding them.
+  OutputRouter(std::FILE* out, std::FILE* err, std::string output_dir, int num_proc,
+               bool show_job_end_boxes = false);
   ~OutputRouter();
   OutputRouter(const OutputRouter&) = delete;
   OutputRouter& operator=(const OutputRouter&) = delete;
@@ -32,6 +37,8 @@ class OutputRouter {
   void finish();
   // Rank events seen since the last call, in arrival order.
   std::vector<RankEvent> take_events();
+  // Prints the job-end boxes held back so far (to the stream mpirun wrote them to).
+  void release_held_boxes();
 
  private:
   // Where the text being read on a pipe belongs: a rank's stream, or mpirun itself (rank -1).
@@ -43,6 +50,8 @@ class OutputRouter {
   void append(const Owner& owner, int pipe, std::string_view text);
   void emit_line(const Owner& owner, int pipe, std::string line);
   std::FILE* rank_file(int rank, bool is_stderr);
+  void emit_mpirun_line(int pipe, const std::string& line);
+  void print_mpirun_line(int pipe, const std::string& line);
 
   std::FILE* out_;
   std::FILE* err_;
@@ -54,6 +63,9 @@ class OutputRouter {
   std::map<std::pair<int, bool>, std::string> partial_;  // unfinished line per rank stream
   std::string untagged_[2];  // unfinished line of mpirun's own output per pipe
   std::vector<RankEvent> events_;
+  bool show_job_end_boxes_;
+  std::vector<std::string> box_[2];  // lines of an unfinished box of mpirun's, per pipe
+  std::vector<std::pair<int, std::string>> held_;  // (pipe, line) of job-end boxes held back
   std::map<std::pair<int, bool>, std::FILE*> files_;
 };
 

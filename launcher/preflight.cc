@@ -3,10 +3,14 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <set>
 
 #include "core/common/errors.h"
@@ -68,6 +72,38 @@ void check_command(const LaunchOptions& options) {
   if (options.command.empty()) {
     fail("no command given: put the program to run after the options, e.g. "
          "runrun -np 2 python train.py");
+  }
+}
+
+void check_program_found(const std::string& program, const std::string& path_env) {
+  const auto runnable = [](const std::string& path) {
+    struct stat info {};
+    return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+           access(path.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') == std::string::npos) {
+    std::size_t start = 0;
+    while (start <= path_env.size()) {
+      auto colon = path_env.find(':', start);
+      if (colon == std::string::npos) colon = path_env.size();
+      const std::string dir = path_env.substr(start, colon - start);
+      if (runnable((dir.empty() ? "." : dir) + "/" + program)) return;
+      start = colon + 1;
+    }
+    fail("command '" + program + "' was not found on PATH (" + path_env +
+         "): check the spelling, activate the environment that provides it before running "
+         "runrun (the ranks get this PATH), or give its path (./" + program + ")");
+  }
+  struct stat info {};
+  if (stat(program.c_str(), &info) != 0) {
+    fail("command '" + program + "' does not exist: " + std::strerror(errno) +
+         " (relative paths start from the working directory, which the ranks share)");
+  }
+  if (S_ISDIR(info.st_mode)) fail("command '" + program + "' is a directory, not a program");
+  if (!runnable(program)) {
+    fail("command '" + program + "' is not an executable file: make it executable (chmod +x " +
+         program + ") or run it with its interpreter (e.g. runrun -np 2 python3 " + program +
+         ")");
   }
 }
 

@@ -22,6 +22,12 @@ void check_process_count(const LaunchOptions& options);
 // A command was given after the options.
 void check_command(const LaunchOptions& options);
 
+// The program (`program`, the command's first word) can be started here: with a '/', an
+// existing executable file; otherwise an executable file found in `path_env` (the PATH the
+// ranks get). Fails saying which, where it looked and what to do. Not called when every rank
+// runs on another host (the program may exist only there).
+void check_program_found(const std::string& program, const std::string& path_env);
+
 // No host appears twice (names compared ignoring case; all names of this machine are one host).
 void check_duplicate_hosts(const std::vector<HostSlots>& hosts, const LocalHostNames& local);
 

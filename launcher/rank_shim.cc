@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
 #include "core/common/env_names.h"
 #include "core/common/errors.h"
+#include "launcher/environment.h"
 #include "launcher/rank_report.h"
 #include "launcher/rank_topology.h"
 
@@ -26,6 +28,11 @@ volatile sig_atomic_t g_child_pid = 0;
 volatile sig_atomic_t g_stop_requested = 0;
 
 constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+// How often the shim checks that its parent (mpirun, or Open MPI's daemon on a remote host) is
+// still there, and how long an orphaned command gets between SIGTERM and SIGKILL.
+constexpr long kParentCheckIntervalMs = 200;
+constexpr int kOrphanGraceS = 5;
 
 void forward_signal(int sig) {
   g_stop_requested = 1;
@@ -87,6 +94,15 @@ int export_topology(const std::vector<int>& layout) {
   return rank;
 }
 
+// Makes the command's PATH the one the launcher planned (see kRankPathEnv in environment.h).
+void restore_rank_path() {
+  const char* planned = std::getenv(kRankPathEnv);
+  if (planned == nullptr) return;
+  const std::string path = planned;
+  setenv("PATH", path.c_str(), 1);
+  unsetenv(kRankPathEnv);
+}
+
 void install_forwarding() {
   struct sigaction action {};
   action.sa_handler = forward_signal;
@@ -99,11 +115,43 @@ void install_forwarding() {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != shim) _exit(128 + SIGKILL);  // the shim died before prctl
   for (int sig : kForwardedSignals) signal(sig, SIG_DFL);
+  sigset_t no_mask;
+  sigemptyset(&no_mask);
+  sigprocmask(SIG_SETMASK, &no_mask, nullptr);
   execvp(command[0], command.data());
   const std::string message = "runrun: rank " + std::to_string(rank) + ": cannot run '" +
                               command[0] + "': " + std::strerror(errno) + "\n";
   write_stderr(message);
   _exit(127);
+}
+
+// Waits for the command and returns its wait status. If the shim's parent goes away without
+// stopping it (mpirun killed, the launcher killed -9 and mpirun with it, a daemon that lost its
+// mpirun), the shim is an orphan: nobody reads the rank's output or would ever stop it, so it
+// stops the command itself (SIGTERM, SIGKILL after kOrphanGraceS s). Polling getppid() also
+// covers what PR_SET_PDEATHSIG does not: that signal follows the parent *thread*, and Open
+// MPI's daemons start ranks from a thread of their own.
+// SIGCHLD is blocked (run_rank_shim) so that its arrival ends the sleep without a race.
+int wait_for_command(pid_t child, pid_t parent) {
+  const timespec interval{0, kParentCheckIntervalMs * 1000000L};
+  sigset_t child_signal;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  long orphan_ms = -1;  // time since the parent was found gone
+  for (;;) {
+    int status = 0;
+    const pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child || (done < 0 && errno != EINTR)) return status;
+    if (orphan_ms < 0 && getppid() != parent) {
+      orphan_ms = 0;
+      g_stop_requested = 1;
+      kill(child, SIGTERM);
+    } else if (orphan_ms >= 0) {
+      orphan_ms += kParentCheckIntervalMs;
+      if (orphan_ms >= kOrphanGraceS * 1000L) kill(child, SIGKILL);
+    }
+    sigtimedwait(&child_signal, nullptr, &interval);
+  }
 }
 
 }  // namespace
@@ -121,6 +169,7 @@ int run_rank_shim(int argc, char** argv) {
     write_stderr(std::string("runrun: ") + error.what() + "\n");
     return 2;
   }
+  restore_rank_path();
   std::vector<char*> command(argv + separator + 1, argv + argc);
   command.push_back(nullptr);
   install_forwarding();
@@ -129,6 +178,11 @@ int run_rank_shim(int argc, char** argv) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) forward_signal(SIGTERM);
   write_stderr(format_rank_event({RankEvent::Kind::kStarted, rank, 0}));
+  sigset_t child_signal;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  signal(SIGCHLD, SIG_DFL);  // queued while blocked, and waitpid sees the command's end
+  sigprocmask(SIG_BLOCK, &child_signal, nullptr);  // see wait_for_command
   const pid_t shim = getpid();
   const pid_t child = fork();
   if (child < 0) {
@@ -139,9 +193,7 @@ int run_rank_shim(int argc, char** argv) {
   if (child == 0) exec_command(command, shim, rank);
   g_child_pid = child;
   if (g_stop_requested) kill(child, SIGTERM);  // a stop that came before the pid was known
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = wait_for_command(child, parent);
   RankEvent event{RankEvent::Kind::kExited, rank, 0};
   int exit_code = 0;
   if (WIFSIGNALED(status)) {

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,37 +29,74 @@ std::vector<char*> c_strings(const std::vector<std::string>& words) {
   return out;
 }
 
-// Spawns with stdin </dev/null, stdout to out_fd, stderr to err_fd, in a new process group.
-// Returns 0 or the errno value.
+// In the forked child: set up and exec; on failure writes errno to `error_fd` and exits 127.
+// Only async-signal-safe calls here (everything was prepared before fork).
+[[noreturn]] void exec_child(char* const* args, char* const* envp, int null_fd, int out_fd,
+                             int err_fd, int error_fd, bool new_session, pid_t parent,
+                             int parent_death_signal) {
+  if (new_session ? setsid() < 0 : setpgid(0, 0) != 0) {
+    // Report below like an exec failure.
+  } else if (parent_death_signal != 0 &&
+             (prctl(PR_SET_PDEATHSIG, parent_death_signal) != 0 || getppid() != parent)) {
+    errno = ESRCH;  // the launcher died before prctl: do not start an orphan
+  } else if (dup2(null_fd, STDIN_FILENO) >= 0 && dup2(out_fd, STDOUT_FILENO) >= 0 &&
+             dup2(err_fd, STDERR_FILENO) >= 0) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
+    sigset_t no_mask;
+    sigemptyset(&no_mask);
+    sigprocmask(SIG_SETMASK, &no_mask, nullptr);
+    execvpe(args[0], args, envp);
+  }
+  const int error = errno;
+  (void)!write(error_fd, &error, sizeof(error));
+  _exit(127);
+}
+
+// Starts `argv` with stdin </dev/null, stdout to out_fd, stderr to err_fd, in a new process
+// group (or session), with `env_words` added to this process's environment; with
+// `parent_death_signal` != 0 the child gets that signal when this process dies (also by
+// SIGKILL). Returns 0 or the errno value of what failed.
 int spawn(const std::vector<std::string>& argv, int out_fd, int err_fd,
-          const std::vector<std::string>& env_words, bool new_session, pid_t* pid) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  sigset_t default_signals;
-  sigemptyset(&default_signals);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) sigaddset(&default_signals, sig);
-  posix_spawnattr_setsigdefault(&attributes, &default_signals);
-  sigset_t no_mask;
-  sigemptyset(&no_mask);
-  posix_spawnattr_setsigmask(&attributes, &no_mask);
-  const int group_flag = new_session ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
-  posix_spawnattr_setflags(&attributes, static_cast<short>(group_flag | POSIX_SPAWN_SETSIGDEF |
-                                                           POSIX_SPAWN_SETSIGMASK));
+          const std::vector<std::string>& env_words, bool new_session, int parent_death_signal,
+          pid_t* pid) {
   auto args = c_strings(argv);
   std::vector<std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
   environment.insert(environment.end(), env_words.begin(), env_words.end());
   auto envp = c_strings(environment);
-  const int rc = posix_spawnp(pid, args[0], &actions, &attributes, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  return rc;
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) return errno;
+  int error_pipe[2];
+  if (pipe2(error_pipe, O_CLOEXEC) != 0) {
+    const int error = errno;
+    close(null_fd);
+    return error;
+  }
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  if (child == 0) {
+    exec_child(args.data(), envp.data(), null_fd, out_fd, err_fd, error_pipe[1], new_session,
+               parent, parent_death_signal);
+  }
+  const int fork_error = errno;
+  close(null_fd);
+  close(error_pipe[1]);
+  if (child < 0) {
+    close(error_pipe[0]);
+    return fork_error;
+  }
+  int exec_error = 0;
+  ssize_t n = 0;
+  while ((n = read(error_pipe[0], &exec_error, sizeof(exec_error))) < 0 && errno == EINTR) {
+  }
+  close(error_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof(exec_error))) {  // exec failed: the child exited 127
+    while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return exec_error;
+  }
+  *pid = child;
+  return 0;
 }
 
 void record_status(int status, CapturedRun* run) {
@@ -80,7 +117,7 @@ std::vector<CapturedRun> run_all_captured(const std::vector<std::vector<std::str
       runs[i].error = std::strerror(errno);
       continue;
     }
-    const int rc = spawn(commands[i], pipe_fds[1], pipe_fds[1], {}, false, &pids[i]);
+    const int rc = spawn(commands[i], pipe_fds[1], pipe_fds[1], {}, false, 0, &pids[i]);
     close(pipe_fds[1]);
     if (rc != 0) {
       runs[i].error = std::strerror(rc);
@@ -167,7 +204,7 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
                                                  std::strerror(errno));
   }
   SpawnedProcess process;
-  const int rc = spawn(argv, out_pipe[1], err_pipe[1], extra_env, true, &process.pid);
+  const int rc = spawn(argv, out_pipe[1], err_pipe[1], extra_env, true, SIGTERM, &process.pid);
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (rc != 0) {

@@ -1,8 +1,8 @@
 #pragma once
 // Why: the launcher starts other programs in three ways (checks like `ssh host true` with a
 // time limit, `mpirun --version`, and the job's mpirun under supervision); this is the one place
-// that spawns processes: posix_spawn, each child in its own process group (so it can be stopped
-// with everything it started), stdin from /dev/null, output through pipes.
+// that spawns processes: fork and exec, each child in its own process group (so it can be
+// stopped with everything it started), stdin from /dev/null, output through pipes.
 // Thread-safety: functions are reentrant; each call owns the processes it starts.
 
 #include <string>
@@ -37,9 +37,11 @@ struct SpawnedProcess {
 };
 
 // Starts `argv` in a new session (so also a new process group; session id = process group id =
-// pid) with stdin from /dev/null. `extra_env` entries
-// ("NAME=value") are added to this process's environment for the child. Throws
-// InvalidArgumentError when it cannot start (naming the program and the reason).
+// pid) with stdin from /dev/null. `extra_env` entries ("NAME=value") are added to this
+// process's environment for the child. The child gets SIGTERM when this process dies, however
+// it dies (kill -9, the out-of-memory killer): mpirun then stops the job instead of outliving
+// the launcher. Throws InvalidArgumentError when it cannot start (naming the program and the
+// reason).
 SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
                                 const std::vector<std::string>& extra_env);
 

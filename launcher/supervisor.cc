@@ -41,7 +41,9 @@ struct Job {
   bool failure_seen = false;
 
   explicit Job(const SupervisorSettings& s)
-      : settings(s), router(stdout, stderr, s.output_dir, s.num_proc), started(s.num_proc) {}
+      : settings(s),
+        router(stdout, stderr, s.output_dir, s.num_proc, s.verbose),
+        started(s.num_proc) {}
 };
 
 std::string host_of(const Job& job, int rank) {
@@ -186,7 +188,7 @@ void run_loop(Job& job, int signal_fd) {
   handle_events(job);
 }
 
-int report(const Job& job) {
+int report(Job& job) {
   const int status = job.mpirun_status;
   const int mpirun_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (job.stop_signal != 0) {
@@ -208,6 +210,7 @@ int report(const Job& job) {
   }
   if (job.start_timed_out) return kExitLauncherFailure;
   if (mpirun_code != 0) {
+    job.router.release_held_boxes();  // mpirun's own account is the only one there is
     std::fprintf(stderr, "runrun: mpirun exited with status %d and no rank reported a failure "
                          "(a rank killed from outside, or mpirun could not start the ranks); see "
                          "mpirun's message above\n",

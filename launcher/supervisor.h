@@ -21,6 +21,7 @@ struct SupervisorSettings {
   int start_timeout_s = 30;             // every rank must have started by then
   int stop_grace_s = 10;                // after asking mpirun to stop, SIGKILL its group then
   std::string output_dir;               // per-rank output files ("" for none)
+  bool verbose = false;                 // also show mpirun's own job-end boxes
 };
 
 // Exit statuses besides a rank's own code.

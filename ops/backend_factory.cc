@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/common/errors.h"
+#include "ops/backend_catalog.h"
 #include "runrun/build_config.h"
 
 #if RUNRUN_HAVE_MPI
@@ -33,10 +34,10 @@ std::unique_ptr<Backend> make_mpi(const BackendOptions& options) {
 
 std::vector<std::string> built_backends() {
   std::vector<std::string> names;
-#if RUNRUN_HAVE_MPI
-  names.emplace_back("mpi");
-#endif
-  names.emplace_back("local");
+  if (kBuiltBackends.mpi) names.emplace_back("mpi");
+  if (kBuiltBackends.gloo) names.emplace_back("gloo");
+  if (kBuiltBackends.nccl) names.emplace_back("nccl");
+  if (kBuiltBackends.local) names.emplace_back("local");
   return names;
 }
 

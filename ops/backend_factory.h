@@ -26,7 +26,8 @@ struct BackendOptions {
 // Throws UnsupportedError naming the backends this build has when `name` is not one of them.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 
-// Names of the backends compiled into this build, e.g. {"mpi", "local"}.
+// Names of the backends compiled into this build, e.g. {"mpi", "local"} (from
+// ops/backend_catalog.h).
 std::vector<std::string> built_backends();
 
 // Whether MPI provides MPI_THREAD_MULTIPLE in this process. Initializes nothing: true only when

@@ -29,6 +29,16 @@ def test_build_and_backend_queries(hvd):
     hvd.init()  # idempotent
 
 
+def test_built_queries_report_only_what_runs(hvd):
+    # runrun implements MPI (and in-process local ranks) only: no Gloo or NCCL backend and no
+    # collectives on GPU tensors, even when the build machine had libgloo or CUDA installed.
+    # When one of them lands, ops/backend_catalog.h flips and so must this test.
+    assert hvd.gloo_built() is False
+    assert hvd.nccl_built() is False
+    assert hvd.cuda_built() is False
+    assert hvd.ddl_built() is False and hvd.ccl_built() is False and hvd.rocm_built() is False
+
+
 def test_timeline_is_valid_json(hvd, tmp_path):
     path = tmp_path / f"timeline.{hvd.rank()}.json"
     hvd.start_timeline(str(path))

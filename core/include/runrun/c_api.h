@@ -76,7 +76,8 @@ runrun_status runrun_get_topology(const runrun_runtime* rt, runrun_topology* out
 /* Name of the data backend in use ("mpi", "gloo", "local"). Valid while rt lives. */
 const char* runrun_backend_name(const runrun_runtime* rt);
 
-/* What this build contains, 0 or 1 each; independent of any runtime. */
+/* What this build can run, 0 or 1 each; independent of any runtime: a backend (mpi, gloo, nccl)
+ * that is implemented and compiled in, and cuda = collectives on GPU tensors. */
 typedef struct {
   int mpi, gloo, nccl, cuda;
 } runrun_build_info;

@@ -6,6 +6,14 @@ source "$(dirname "$0")/lib.sh"
 timeout 60 "$RUNRUN" -np 3 "$PROBE" --exit-rank 1 3 --token "$TOKEN" >"$WORK/fail.out" 2>"$WORK/fail.err"
 expect_rc $? 3 "a rank exiting 3"
 expect_line "$WORK/fail.err" "^runrun: rank 1 on host localhost failed with exit code 3; the other ranks were stopped"
+grep -Eq -- "Primary job|^-{20,}$" "$WORK/fail.err" && fail "mpirun's own job-end box was shown"
+no_orphans
+
+# --verbose keeps mpirun's own account too.
+timeout 60 "$RUNRUN" --verbose -np 2 sh -c 'exit $RUNRUN_RANK # '"$TOKEN" >"$WORK/verbose.out" 2>"$WORK/verbose.err"
+expect_rc $? 1 "a rank exiting 1 with --verbose"
+expect_line "$WORK/verbose.err" "^runrun: rank 1 on host localhost failed with exit code 1"
+expect_line "$WORK/verbose.err" "Primary job +terminated normally"
 no_orphans
 
 timeout 60 "$RUNRUN" -np 2 sh -c 'if [ "$RUNRUN_RANK" = 0 ]; then kill -9 $$; fi; sleep 50 # '"$TOKEN" >"$WORK/kill.out" 2>"$WORK/kill.err"

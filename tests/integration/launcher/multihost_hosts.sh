@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # runrun -np 4 -H ns1:2,ns2:2 across two network-namespace hosts: ranks, local and cross ranks
 # per host, each rank in its host's namespace, a correct allreduce across hosts; then a rank on
-# ns2 that fails, and SIGTERM to the launcher, each leaving no process on any host.
+# ns2 that fails, SIGTERM to the launcher, and kill -9 of the launcher, each leaving no process
+# on any host; and the ranks on both hosts run the launcher's virtualenv python.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/netns_hosts.sh"
 make_hosts 2
@@ -29,6 +30,26 @@ kill -TERM "$launcher"
 timeout 60 tail --pid="$launcher" -f /dev/null || fail "the launcher did not exit after SIGTERM"
 wait "$launcher"
 expect_rc $? 143 "SIGTERM to the launcher"
+hosts_empty
+no_orphans
+# kill -9 of the launcher: mpirun, the daemons and the rank shims on both hosts stop by
+# themselves (hosts_empty and no_orphans bound the wait).
+"$RUNRUN" --rsh-agent "$AGENT" --network-interface "$SUBNET" -np 4 -H ns1:2,ns2:2 "$PROBE" --ready-and-wait --token "$TOKEN" >"$WORK/kill9.out" 2>"$WORK/kill9.err" &
+launcher=$!
+wait_for_lines "$WORK/kill9.out" "PROBE ready" 4
+kill -KILL "$launcher"
+wait "$launcher" 2>/dev/null
+hosts_empty
+no_orphans
+
+# The interpreter of the launcher's shell on every host: a venv first on PATH, /usr/bin later.
+python3 -m venv --without-pip "$WORK/venv" >"$WORK/venv.err" 2>&1 || fail "cannot create a venv"
+PATH="$WORK/venv/bin:$PATH" "${run[@]}" -np 2 -H ns1:1,ns2:1 python3 -c 'import os, sys; print("PREFIX", os.environ["RUNRUN_RANK"], sys.prefix) # '"$TOKEN" >"$WORK/venv.out" 2>"$WORK/venv.err"
+expect_rc $? 0 "python3 from a venv on ns1 and ns2"
+for r in 0 1; do
+  grep -qxF "[$r]<stdout>:PREFIX $r $WORK/venv" "$WORK/venv.out" ||
+    fail "rank $r (host ns$((r + 1))) did not run the venv's python3: $(grep PREFIX "$WORK/venv.out")"
+done
 hosts_empty
 no_orphans
 echo "PASS"

@@ -65,10 +65,10 @@ hosts_empty() {
   local ns i
   for i in $(seq 1 100); do
     local left=""
-    for ns in "${HOST_NAMESPACES[@]}"; do left+="$(ip netns pids "$ns")"; done
-    [ -z "$left" ] && return 0
+    for ns in "${HOST_NAMESPACES[@]}"; do left+=" $(ip netns pids "$ns" | tr '\n' ' ')"; done
+    [ -z "${left// /}" ] && return 0
     sleep 0.1
   done
-  ps -o pid,args -p "$left" >&2
+  ps -o pid,args -p "$(echo $left | tr ' ' ',')" >&2
   fail "processes are left in the test hosts after the launcher exited"
 }

@@ -43,4 +43,11 @@ check_error "'localhost' and '127.0.0.1' are both this machine" "$RUNRUN" -np 2 
 check_error "--gloo: the Gloo launcher is not built yet" "$RUNRUN" --gloo -np 1 "${cmd[@]}"
 check_error "--network-interface 'nosuchif0' is not an interface" "$RUNRUN" -np 1 --network-interface nosuchif0 "${cmd[@]}"
 check_error "-x UNSET_VAR_$$: UNSET_VAR_$$ is not set" "$RUNRUN" -np 1 -x "UNSET_VAR_$$" "${cmd[@]}"
+check_error "command 'no-such-program-$$' was not found on PATH \(.*\): check the spelling" "$RUNRUN" -np 2 "no-such-program-$$"
+check_error "command '$WORK/missing' does not exist" "$RUNRUN" -np 2 "$WORK/missing"
+check_error "command '$WORK' is a directory" "$RUNRUN" -np 2 "$WORK"
+printf 'echo hi\n' >"$WORK/not_executable.sh"
+check_error "command '$WORK/not_executable.sh' is not an executable file: .*chmod \+x" "$RUNRUN" -np 2 "$WORK/not_executable.sh"
+# Found on the PATH the ranks get (-x PATH=...), not only the launcher's.
+check_error "command 'touch' was not found on PATH \($WORK\)" "$RUNRUN" -np 1 -x PATH="$WORK" touch "$started"
 echo "PASS ($n preflight errors)"

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "launcher/check_build.h"
+#include "runrun/build_config.h"
 
 using namespace runrun::launcher;
 
@@ -14,4 +15,14 @@ TEST_CASE("option --check-build table") {
         "Available Frameworks:\n    [X] PyTorch\n\n"
         "Available Controllers:\n    [X] MPI\n    [ ] Gloo\n\n"
         "Available Tensor Operations:\n    [ ] NCCL\n    [X] MPI\n    [ ] Gloo\n    [ ] CUDA\n");
+}
+
+TEST_CASE("check-build reports only backends that are implemented, not libraries CMake found") {
+  // No Gloo or NCCL backend and no GPU tensor path exist in ops/ yet, whatever CMake found
+  // (this machine's build found libgloo and CUDA: RUNRUN_HAVE_GLOO/CUDA may well be 1).
+  const BuildFeatures features = detect_build_features();
+  CHECK(features.mpi == static_cast<bool>(RUNRUN_HAVE_MPI));
+  CHECK_FALSE(features.gloo);
+  CHECK_FALSE(features.nccl);
+  CHECK_FALSE(features.cuda);
 }

@@ -37,9 +37,26 @@ TEST_CASE("search paths, RUNRUN_* and tunables are forwarded; secrets and topolo
   const auto plan = plan_forwarded_env(env, {{"RUNRUN_CYCLE_TIME_MS", "2"}}, {});
   CHECK(plan.by_name == Names{"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
                               "RUNRUN_LOG_LEVEL"});
-  CHECK(plan.with_value == Values{{"RUNRUN_CYCLE_TIME_MS", "2"}});
+  CHECK(plan.with_value == Values{{"RUNRUN_CYCLE_TIME_MS", "2"}, {"RUNRUN_RANK_PATH", "/bin"}});
   CHECK(plan.withheld == Names{"RUNRUN_API_TOKEN"});
   CHECK(plan.hidden_values.empty());
+}
+
+TEST_CASE("the interpreter's selection is forwarded: virtualenv, pyenv version, PYTHONHOME") {
+  const auto plan = plan_forwarded_env(
+      {{"PATH", "/venv/bin:/bin"}, {"VIRTUAL_ENV", "/venv"}, {"PYENV_VERSION", "3.11.7"},
+       {"PYTHONHOME", "/py"}},
+      {}, {});
+  CHECK(plan.by_name == Names{"PATH", "PYTHONHOME", "VIRTUAL_ENV", "PYENV_VERSION"});
+  CHECK(plan.with_value == Values{{"RUNRUN_RANK_PATH", "/venv/bin:/bin"}});
+}
+
+TEST_CASE("the ranks' PATH for the shim: the launcher's, a -x PATH=value, a stale one replaced") {
+  const Environment env = {{"PATH", "/a:/b"}, {"RUNRUN_RANK_PATH", "/stale"}};
+  CHECK(plan_forwarded_env(env, {}, {}).with_value == Values{{"RUNRUN_RANK_PATH", "/a:/b"}});
+  CHECK(plan_forwarded_env(env, {}, {"PATH=/c"}).with_value ==
+        Values{{"PATH", "/c"}, {"RUNRUN_RANK_PATH", "/c"}});
+  CHECK(plan_forwarded_env({}, {}, {}).with_value.empty());
 }
 
 TEST_CASE("unset search paths are not forwarded") {
@@ -53,7 +70,8 @@ TEST_CASE("user -x: by name, with a value, overriding, and secrets kept off the 
   const auto plan = plan_forwarded_env(
       env, {}, {"NCCL_DEBUG", "OMP_NUM_THREADS=4", "RUNRUN_X=2", "HF_TOKEN", "MY_PASSWORD=pw"});
   CHECK(plan.by_name == Names{"PATH", "NCCL_DEBUG", "HF_TOKEN", "MY_PASSWORD"});
-  CHECK(plan.with_value == Values{{"OMP_NUM_THREADS", "4"}, {"RUNRUN_X", "2"}});
+  CHECK(plan.with_value ==
+        Values{{"OMP_NUM_THREADS", "4"}, {"RUNRUN_X", "2"}, {"RUNRUN_RANK_PATH", "/bin"}});
   CHECK(plan.hidden_values == Values{{"MY_PASSWORD", "pw"}});
 }
 

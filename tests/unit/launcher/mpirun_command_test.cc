@@ -22,9 +22,9 @@ TEST_CASE("single host, not root: the minimal command") {
   options.num_proc = 2;
   options.command = {"python", "-c", "print(1)"};
   CHECK(build_mpirun_command(options, basic_plan()) ==
-        Args{"/usr/bin/mpirun", "-np", "2", "-H", "localhost:2", "--bind-to", "none", "--map-by",
-             "slot", "--tag-output", "-x", "PATH", "/opt/bin/runrun", "--rank-shim", "2", "--",
-             "python", "-c", "print(1)"});
+        Args{"/usr/bin/mpirun", "--noprefix", "-np", "2", "-H", "localhost:2", "--bind-to",
+             "none", "--map-by", "slot", "--tag-output", "-x", "PATH", "/opt/bin/runrun",
+             "--rank-shim", "2", "--", "python", "-c", "print(1)"});
 }
 
 TEST_CASE("every translated option in its place") {
@@ -42,7 +42,7 @@ TEST_CASE("every translated option in its place") {
   plan.env.by_name = {"PATH", "RUNRUN_LOG_LEVEL"};
   plan.env.with_value = {{"RUNRUN_FUSION_THRESHOLD", "1048576"}, {"OMP_NUM_THREADS", "1"}};
   CHECK(build_mpirun_command(options, plan) ==
-        Args{"/usr/bin/mpirun", "--allow-run-as-root", "-np", "6", "-H", "a:4,b:2",
+        Args{"/usr/bin/mpirun", "--allow-run-as-root", "--noprefix", "-np", "6", "-H", "a:4,b:2",
              "--bind-to", "none", "--map-by", "slot", "--tag-output",
              "--mca", "plm_rsh_agent", "/t/agent.sh",
              "--mca", "plm_rsh_args", "-p 2222 -i '/k/id rsa'",

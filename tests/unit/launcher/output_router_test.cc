@@ -88,3 +88,31 @@ TEST_CASE("pieces of one rank's line are joined even when other ranks interleave
   std::fclose(out);
   std::fclose(err);
 }
+
+TEST_CASE("mpirun's job-end boxes are held back, other boxes shown, held ones released on ask") {
+  const std::string rule(74, '-');
+  const std::string job_end = rule +
+                              "\nPrimary job  terminated normally, but 1 process returned\n"
+                              "a non-zero exit code. Per user-direction, the job has been "
+                              "aborted.\n" + rule + "\n";
+  const std::string other = rule + "\nORTE was unable to reliably start one or more daemons.\n" +
+                            rule + "\n";
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  OutputRouter router(out, err, "", 2);
+  router.feed(true, "[1,0]<stderr>:before\n" + job_end.substr(0, 30));
+  router.feed(true, job_end.substr(30) + other + "[1,1]<stderr>:after\n");
+  router.finish();
+  CHECK(read_stream(err) == "[0]<stderr>:before\n" + other + "[1]<stderr>:after\n");
+  router.release_held_boxes();
+  CHECK(read_stream(err) == "[0]<stderr>:before\n" + other + "[1]<stderr>:after\n" + job_end);
+
+  std::FILE* verbose_err = std::tmpfile();
+  OutputRouter verbose(out, verbose_err, "", 2, /*show_job_end_boxes=*/true);
+  verbose.feed(true, job_end);
+  verbose.finish();
+  CHECK(read_stream(verbose_err) == job_end);
+  std::fclose(out);
+  std::fclose(err);
+  std::fclose(verbose_err);
+}

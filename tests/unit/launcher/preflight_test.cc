@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "core/common/errors.h"
 #include "launcher/local_host.h"
 #include "launcher/preflight.h"
@@ -110,4 +114,24 @@ TEST_CASE("mpirun missing from PATH names the package") {
                     Catch::Contains("mpirun was not found on PATH") &&
                         Catch::Contains("openmpi-bin"));
   CHECK_THROWS_WITH(find_open_mpi_mpirun({}), Catch::Contains("openmpi-bin"));
+}
+
+TEST_CASE("the command must be a program found on the ranks' PATH, or an executable path") {
+  CHECK_NOTHROW(check_program_found("sh", "/nonexistent:/bin:/usr/bin"));
+  CHECK_NOTHROW(check_program_found("/bin/sh", ""));
+  CHECK_THROWS_WITH(check_program_found("sh", "/nonexistent"),
+                    Catch::Contains("command 'sh' was not found on PATH (/nonexistent)") &&
+                        Catch::Contains("./sh"));
+  CHECK_THROWS_WITH(check_program_found("/nonexistent/train", "/bin"),
+                    Catch::Contains("command '/nonexistent/train' does not exist"));
+  CHECK_THROWS_WITH(check_program_found("/tmp", "/bin"), Catch::Contains("is a directory"));
+  char plain[] = "/tmp/runrun_preflight_XXXXXX";  // mode 0600: not executable
+  const int fd = mkstemp(plain);
+  REQUIRE(fd >= 0);
+  close(fd);
+  CHECK_THROWS_WITH(check_program_found(plain, "/bin"),
+                    Catch::Contains("is not an executable file") && Catch::Contains("chmod +x"));
+  unlink(plain);
+  // A directory on PATH named like the program is not the program.
+  CHECK_THROWS_WITH(check_program_found("tmp", "/"), Catch::Contains("not found on PATH"));
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/common/errors.h"
+#include "ops/backend_catalog.h"
 #include "ops/backend_factory.h"
 #include "runrun/build_config.h"
 
@@ -36,4 +37,27 @@ TEST_CASE("built_backends names what this build has and mpi_threads_multiple ini
   CHECK(has_mpi == static_cast<bool>(RUNRUN_HAVE_MPI));
   // Nothing in this process initialized MPI, so no thread level has been granted.
   CHECK_FALSE(runrun::mpi_threads_multiple());
+}
+
+TEST_CASE("the backend catalog (what --check-build and *_built() report) matches the factory") {
+  // A backend the catalog does not list must be one make_backend cannot create, and the
+  // reverse: implementing gloo or nccl in the factory fails here until the catalog says so.
+  const runrun::BuiltBackends& built = runrun::kBuiltBackends;
+  const auto creatable = [](const char* name) {
+    runrun::BackendOptions options;
+    options.name = name;
+    try {
+      return runrun::make_backend(options) != nullptr;
+    } catch (const runrun::UnsupportedError&) {
+      return false;
+    }
+  };
+  CHECK(creatable("gloo") == built.gloo);
+  CHECK(creatable("nccl") == built.nccl);
+  CHECK(creatable("local") == built.local);
+  CHECK(built.mpi == static_cast<bool>(RUNRUN_HAVE_MPI));  // creating it would initialize MPI
+  CHECK_FALSE(built.cuda_tensors);  // no backend takes GPU memory yet: flip with the first one
+  const auto names = runrun::built_backends();
+  CHECK(std::count(names.begin(), names.end(), "gloo") == (built.gloo ? 1 : 0));
+  CHECK(std::count(names.begin(), names.end(), "nccl") == (built.nccl ? 1 : 0));
 }

@@ -117,6 +117,8 @@ def gloo_enabled():
 
 
 def _built(what):
+    """Whether this build can run `what`: a backend that is implemented and compiled in (mpi,
+    gloo, nccl), or cuda = collectives on GPU tensors. Not whether CMake found a library."""
     return bool(loader.core().build_info()[what])
 
 

@@ -1,0 +1,25 @@
+#pragma once
+// Why: "what can this build really run?" has one answer, here, next to the backends: the
+// factory (backend_factory.cc), the C API's runrun_get_build_info (and so Python's *_built()),
+// and `runrun --check-build` all read it. CMake's RUNRUN_HAVE_GLOO/NCCL/CUDA only say that a
+// library was found on the build machine; a backend counts once ops/ implements it and it is
+// compiled in. backend_factory_test checks that make_backend agrees with this table, so adding
+// a backend to the factory without listing it here (or the reverse) fails a test.
+// Header-only and free of any backend's headers, so the launcher can read it without linking
+// a transport. Thread-safety: constants.
+
+#include "runrun/build_config.h"
+
+namespace runrun {
+
+struct BuiltBackends {
+  bool mpi;           // ops/mpi: the process backend over Open MPI
+  bool gloo;          // not implemented yet
+  bool nccl;          // not implemented yet
+  bool local;         // ops/local: in-process ranks (always built)
+  bool cuda_tensors;  // a built backend takes tensors in GPU memory (none does yet)
+};
+
+inline constexpr BuiltBackends kBuiltBackends{RUNRUN_HAVE_MPI != 0, false, false, true, false};
+
+}  // namespace runrun
