@@ -44,7 +44,8 @@ class ProcessSetWorker {
   // the thread. Idempotent. `reason`, when given, is the error text of the ops still pending.
   void shutdown(const std::string& reason = "",
                 std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
-  bool running() const { return !stopped_.load(); }
+  // False once the worker stopped or stops: its queue is closed and refuses new ops.
+  bool running() const { return !stopped_.load() && !queue_.closed(); }
   // After the thread stopped: whether it stopped in a shutdown round every rank of the set took
   // part in. False after an error, an abort or a shutdown the peers never joined: then peers may
   // be left mid-collective, and whatever waits for them at exit (MPI_Finalize) would wait forever.
