@@ -31,7 +31,8 @@ struct HandledRequest {
 
 // Handles one request payload (type byte first). A malformed request gets an error answer; the
 // connection stays usable since the frame boundary is intact.
-HandledRequest handle_request(std::string_view payload, KeyValueStore& store, Clock::time_point now);
+HandledRequest handle_request(std::string_view payload, KeyValueStore& store,
+                              Clock::time_point now);
 
 // The answer to a parked wait once its keys all exist or its deadline has passed; nullopt while
 // it must keep waiting.

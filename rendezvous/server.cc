@@ -109,7 +109,9 @@ class RendezvousServer::Loop {
   int poll_timeout_ms() const {
     std::optional<Clock::time_point> next;
     for (const auto& connection : connections_) {
-      if (auto deadline = connection->deadline()) next = std::min(next.value_or(*deadline), *deadline);
+      if (auto deadline = connection->deadline()) {
+        next = std::min(next.value_or(*deadline), *deadline);
+      }
     }
     if (!next) return -1;
     const auto left =
@@ -169,7 +171,13 @@ RendezvousServer::RendezvousServer(JobSecret secret, ServerOptions options)
     throw InternalError(RUNRUN_WHERE, std::string("eventfd failed: ") + std::strerror(errno));
   }
   loop_ = std::make_unique<Loop>(*this);
-  thread_ = std::thread([this] { loop_->run(); });
+  thread_ = std::thread([this] {
+    try {
+      loop_->run();
+    } catch (const std::exception& error) {  // out of memory or randomness: stop serving
+      if (options_.logger) options_.logger->error("rendezvous server stopped: {}", error.what());
+    }
+  });
 }
 
 RendezvousServer::~RendezvousServer() { stop(); }

@@ -31,7 +31,9 @@ void await(int fd, short events, SteadyTime deadline) {
     pollfd entry{fd, events, 0};
     const int ready = ::poll(&entry, 1, millis_until(deadline));
     if (ready > 0) return;
-    if (ready < 0 && errno != EINTR) throw SocketFailure{SocketFailure::Kind::kError, std::strerror(errno)};
+    if (ready < 0 && errno != EINTR) {
+      throw SocketFailure{SocketFailure::Kind::kError, std::strerror(errno)};
+    }
     if (ready == 0 && std::chrono::steady_clock::now() >= deadline) {
       throw SocketFailure{SocketFailure::Kind::kTimeout, "timed out"};
     }
@@ -40,7 +42,8 @@ void await(int fd, short events, SteadyTime deadline) {
 
 SocketFailure failure_from_errno(int error) {
   const bool closed = error == ECONNRESET || error == EPIPE || error == ECONNREFUSED;
-  return {closed ? SocketFailure::Kind::kClosed : SocketFailure::Kind::kError, std::strerror(error)};
+  return {closed ? SocketFailure::Kind::kClosed : SocketFailure::Kind::kError,
+          std::strerror(error)};
 }
 
 void receive_exactly(int fd, char* out, size_t size, SteadyTime deadline) {
@@ -50,7 +53,9 @@ void receive_exactly(int fd, char* out, size_t size, SteadyTime deadline) {
     const ssize_t n = ::recv(fd, out + got, size - got, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n < 0) throw failure_from_errno(errno);
-    if (n == 0) throw SocketFailure{SocketFailure::Kind::kClosed, "connection closed by the server"};
+    if (n == 0) {
+      throw SocketFailure{SocketFailure::Kind::kClosed, "connection closed by the server"};
+    }
     got += static_cast<size_t>(n);
   }
 }
