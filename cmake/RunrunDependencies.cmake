@@ -5,6 +5,12 @@ find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 
+# libcrypto: HMAC-SHA256 for the rendezvous server's job-secret handshake (rendezvous/).
+find_package(OpenSSL QUIET COMPONENTS Crypto)
+if(NOT OpenSSL_FOUND)
+  message(FATAL_ERROR "OpenSSL's libcrypto not found: install the Debian package libssl-dev")
+endif()
+
 find_path(DLPACK_INCLUDE_DIR dlpack/dlpack.h)
 if(NOT DLPACK_INCLUDE_DIR)
   message(FATAL_ERROR "DLPack headers not found: install the Debian package libdlpack-dev")

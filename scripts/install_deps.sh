@@ -6,7 +6,7 @@ set -euo pipefail
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
   libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
-  openssh-client procps)
+  openssh-client procps libssl-dev)
 PIP_PACKAGES=("torch==2.13.0" "numpy" "pytest" "pybind11" "scikit-build-core")
 
 missing=()

@@ -54,6 +54,10 @@ inline constexpr Knob kJoinAverage{
     "RUNRUN_JOIN_AVERAGE", "set_size",
     "divisor of an average while ranks have joined: set_size (joined ranks count and contribute "
     "zeros, as Horovod and torch DDP's Join) or contributors (only the ranks that contributed)"};
+inline constexpr Knob kRendezvousTimeout{
+    "RUNRUN_RENDEZVOUS_TIMEOUT", "30",
+    "seconds a rank keeps trying to reach the job's rendezvous server (it may start later than "
+    "the rank), and the bound on every request to it other than a wait"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
@@ -61,6 +65,7 @@ inline constexpr std::array kAllKnobs = {
     knobs::kFusionThreshold,  knobs::kCacheCapacity,  knobs::kTimeline,
     knobs::kStallCheckTime,   knobs::kStallShutdownTime, knobs::kShutdownTimeout,
     knobs::kCollectiveTimeout, knobs::kPeerTimeout,    knobs::kJoinAverage,
+    knobs::kRendezvousTimeout,
 };
 
 }  // namespace runrun

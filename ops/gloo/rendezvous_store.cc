@@ -1,0 +1,30 @@
+#include "ops/gloo/rendezvous_store.h"
+
+#include "core/common/errors.h"
+
+namespace runrun::ops {
+
+RendezvousStore::RendezvousStore(std::shared_ptr<rendezvous::RendezvousClient> client,
+                                 uint64_t generation, std::chrono::milliseconds get_timeout)
+    : client_(std::move(client)), generation_(generation), get_timeout_(get_timeout) {}
+
+void RendezvousStore::set(const std::string& key, const std::vector<char>& data) {
+  client_->set(generation_, key, std::string(data.begin(), data.end()));
+}
+
+std::vector<char> RendezvousStore::get(const std::string& key) {
+  client_->wait(generation_, {key}, get_timeout_);
+  auto value = client_->get(generation_, key);
+  RUNRUN_ENFORCE(value.has_value(), InternalError,
+                 "rendezvous key '" + key + "' vanished between wait and get");
+  return std::vector<char>(value->begin(), value->end());
+}
+
+void RendezvousStore::wait(const std::vector<std::string>& keys) { wait(keys, get_timeout_); }
+
+void RendezvousStore::wait(const std::vector<std::string>& keys,
+                           const std::chrono::milliseconds& timeout) {
+  client_->wait(generation_, keys, timeout);
+}
+
+}  // namespace runrun::ops

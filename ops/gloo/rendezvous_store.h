@@ -1,0 +1,37 @@
+#pragma once
+// Why: Gloo connects its full mesh through a gloo::rendezvous::Store; this one is the job's
+// authenticated rendezvous server (rendezvous/client.h), so a Gloo job needs no shared file
+// system and no unauthenticated store. Keys are those of one generation (elastic training gives
+// each membership its own). Gloo's `get` waits for the key, as its FileStore and TCPStore do.
+// Thread-safety: as RendezvousClient: any thread, calls serialised.
+
+#include <gloo/rendezvous/store.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rendezvous/client.h"
+
+namespace runrun::ops {
+
+class RendezvousStore : public gloo::rendezvous::Store {
+ public:
+  // `get_timeout` bounds get()'s wait for a key and the timeout-less wait().
+  RendezvousStore(std::shared_ptr<rendezvous::RendezvousClient> client, uint64_t generation,
+                  std::chrono::milliseconds get_timeout = Store::kDefaultTimeout);
+
+  void set(const std::string& key, const std::vector<char>& data) override;
+  std::vector<char> get(const std::string& key) override;
+  void wait(const std::vector<std::string>& keys) override;
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override;
+
+ private:
+  std::shared_ptr<rendezvous::RendezvousClient> client_;
+  uint64_t generation_;
+  std::chrono::milliseconds get_timeout_;
+};
+
+}  // namespace runrun::ops
