@@ -116,8 +116,8 @@ void Guard::fail(const char* op, int peer, const std::exception& error) {
   broken_ = "lost rank " + std::to_string(peer) + " (gloo: " + text + ")";
   throw PeerFailureError(RUNRUN_WHERE, prefix + "lost rank " + std::to_string(peer) +
                                            ": its connection failed (gloo: " + text +
-                                           "); the peer process probably died or was aborted: "
-                                           "check its output");
+                                           "); the peer died, was aborted, or gave up after its "
+                                           "own collective timeout: check its output");
 }
 
 }  // namespace runrun::gloo_backend

@@ -44,17 +44,47 @@ constexpr auto kMustEndWithin = std::chrono::seconds(60);
 
 }  // namespace
 
-TEST_CASE("gloo collective timeout: a rank that never enters turns into TimeoutError") {
+TEST_CASE("gloo collective timeout: a rank that never enters turns into TimeoutError naming it") {
   auto options = gloo_test_options();
   options.collective_timeout = std::chrono::milliseconds(300);
+  std::atomic<bool> rank0_done{false};
+  const auto start = std::chrono::steady_clock::now();
+  const auto errors = run_gloo_ranks_collect(2, options, [&](Backend& backend) {
+    if (backend.rank() == 1) {
+      // Stays away until rank 0 gave up, then finds it gone.
+      while (!rank0_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      backend.barrier();
+      return;
+    }
+    float value = 1;
+    try {
+      backend.allreduce(&value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
+    } catch (...) {
+      rank0_done = true;
+      throw;
+    }
+    rank0_done = true;
+  });
+  CHECK(std::chrono::steady_clock::now() - start < kMustEndWithin);
+  REQUIRE(errors[0]);
+  CHECK(is<runrun::TimeoutError>(errors[0]));
+  CHECK_THAT(message_of(errors[0]), Catch::Contains("allreduce on rank 0") &&
+                                        Catch::Contains("timed out after 300 ms") &&
+                                        Catch::Contains("waiting for rank 1"));
+  REQUIRE(errors[1]);
+  CHECK(is<runrun::PeerFailureError>(errors[1]));
+  CHECK_THAT(message_of(errors[1]), Catch::Contains("barrier on rank 1") && Catch::Contains("lost rank 0"));
+}
+
+TEST_CASE("gloo collective timeout: every waiting rank ends within the bound") {
+  auto options = gloo_test_options();
+  options.collective_timeout = std::chrono::milliseconds(1000);
   std::atomic<int> finished{0};
   const auto start = std::chrono::steady_clock::now();
   const auto errors = run_gloo_ranks_collect(3, options, [&](Backend& backend) {
     if (backend.rank() == 2) {
-      // Stays away until the others gave up, then finds them gone.
       while (finished.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      backend.barrier();
-      return;
+      return;  // never entered
     }
     float value = 1;
     try {
@@ -66,17 +96,26 @@ TEST_CASE("gloo collective timeout: a rank that never enters turns into TimeoutE
     ++finished;
   });
   CHECK(std::chrono::steady_clock::now() - start < kMustEndWithin);
+  // The first rank to give up times out waiting for rank 2 and closes its connections; a rank
+  // still waiting then sees that peer leave (PeerFailureError naming it) unless its own
+  // deadline came first.
+  int timeouts = 0;
   for (int r = 0; r < 2; ++r) {
-    INFO("rank " << r);
-    REQUIRE(errors[static_cast<size_t>(r)]);
-    CHECK(is<runrun::TimeoutError>(errors[static_cast<size_t>(r)]));
-    CHECK_THAT(message_of(errors[static_cast<size_t>(r)]),
-               Catch::Contains("allreduce on rank " + std::to_string(r)) &&
-                   Catch::Contains("timed out after 300 ms"));
+    const auto& error = errors[static_cast<size_t>(r)];
+    INFO("rank " << r << ": " << (error ? message_of(error) : "no error"));
+    REQUIRE(error);
+    if (is<runrun::TimeoutError>(error)) {
+      ++timeouts;
+      // Usually rank 2; under heavy load a rank may still be waiting for a present peer's
+      // bytes when its deadline passes, and names that one.
+      CHECK_THAT(message_of(error), Catch::Contains("timed out after 1000 ms") &&
+                                        Catch::Contains("waiting for rank"));
+    } else {
+      CHECK(is<runrun::PeerFailureError>(error));
+      CHECK_THAT(message_of(error), Catch::Contains("lost rank " + std::to_string(1 - r)));
+    }
   }
-  REQUIRE(errors[2]);
-  INFO("rank 2: " << message_of(errors[2]));
-  CHECK((is<runrun::PeerFailureError>(errors[2]) || is<runrun::TimeoutError>(errors[2])));
+  CHECK(timeouts >= 1);
 }
 
 TEST_CASE("gloo abort: a blocked call and later calls throw ShutDownError, the peer sees it left") {
