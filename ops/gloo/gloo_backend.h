@@ -5,8 +5,9 @@
 // owns two fully connected gloo contexts over one tcp device — data collectives and the control
 // channel — so negotiation never matches a collective's messages. Collectives are built from
 // gloo's point-to-point transfers (gloo_exchange.h) and reduce through the ops/cpu kernels;
-// every wait runs through a Guard (abort, collective timeout, error translation). Subgroups (process sets) are new
-// contexts over a sub-prefix of the same store, connected by their members only.
+// every wait runs through a Guard (abort, collective timeout, error translation). Subgroups
+// (process sets) are new contexts over a sub-prefix of the same store, connected by their
+// members only.
 //
 // Threading contract: as Backend: one driving thread; abort() from any thread. Different
 // GlooBackend objects (e.g. subgroups) may be driven by different threads.
