@@ -60,10 +60,21 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
     return std::make_unique<LocalBackend>(std::make_shared<LocalWorld>(1, local_options), 0);
   }
   if (name == "gloo") {
+#if RUNRUN_HAVE_GLOO
+    // ops/gloo is built, but a job has no rendezvous store to create it from until the
+    // launcher provides one (runrun --gloo).
     throw UnsupportedError(RUNRUN_WHERE,
-                           "the gloo backend is not built yet: runrun does not implement it in "
-                           "this version; use mpi (RUNRUN_BACKEND=mpi or auto; built: " +
+                           "the gloo backend cannot be selected yet: it is built, but ranks need "
+                           "the launcher's rendezvous store (runrun --gloo), which this version "
+                           "does not have; use mpi (RUNRUN_BACKEND=mpi or auto; built: " +
                                built_list() + ")");
+#else
+    throw UnsupportedError(RUNRUN_WHERE,
+                           "the gloo backend is not built: install the Debian package "
+                           "libgloo-dev and rebuild (RUNRUN_WITH_GLOO), or use mpi "
+                           "(RUNRUN_BACKEND=mpi or auto; built: " +
+                               built_list() + ")");
+#endif
   }
   throw UnsupportedError(RUNRUN_WHERE, "unknown backend '" + name + "' (RUNRUN_BACKEND): choose "
                                            "auto or one of the built backends: " + built_list());

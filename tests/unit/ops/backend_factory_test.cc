@@ -7,12 +7,14 @@
 #include "ops/backend_factory.h"
 #include "runrun/build_config.h"
 
-TEST_CASE("make_backend: gloo is not built yet and unknown names list the built backends") {
+TEST_CASE("make_backend: gloo is not selectable yet and unknown names list the built backends") {
   runrun::BackendOptions options;
   options.name = "gloo";
   CHECK_THROWS_AS(runrun::make_backend(options), runrun::UnsupportedError);
+  // Built or not, the message says which, and what to use instead.
   CHECK_THROWS_WITH(runrun::make_backend(options),
-                    Catch::Contains("gloo backend is not built yet") && Catch::Contains("use mpi"));
+                    Catch::Contains(RUNRUN_HAVE_GLOO ? "cannot be selected yet" : "libgloo-dev") &&
+                        Catch::Contains("use mpi"));
   options.name = "carrier-pigeon";
   CHECK_THROWS_AS(runrun::make_backend(options), runrun::UnsupportedError);
   CHECK_THROWS_WITH(runrun::make_backend(options),

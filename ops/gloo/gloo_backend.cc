@@ -1,0 +1,77 @@
+#include "ops/gloo/gloo_backend.h"
+
+#include <exception>
+#include <utility>
+
+#include <gloo/rendezvous/prefix_store.h>
+
+#include "core/common/errors.h"
+#include "ops/gloo/gloo_topology.h"
+
+namespace runrun::gloo_backend {
+
+std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store> store,
+                                           int rank, int size, GlooBackendOptions options) {
+  if (!store || size < 1 || rank < 0 || rank >= size) {
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               "creating the gloo backend: need a rendezvous store and 0 <= rank < "
+                               "size, got rank " + std::to_string(rank) + ", size " +
+                                   std::to_string(size) + (store ? "" : ", no store"));
+  }
+  auto device = make_tcp_device(options.hostname, options.interface);
+  std::string prefix = options.prefix;
+  return std::unique_ptr<Backend>(new GlooBackend(std::move(store), std::move(prefix), rank, size,
+                                                  std::move(device), std::move(options), {}));
+}
+
+GlooBackend::GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::string prefix,
+                         int rank, int size, std::shared_ptr<::gloo::transport::Device> device,
+                         GlooBackendOptions options, std::vector<std::string> hosts)
+    : store_(std::move(store)),
+      prefix_(std::move(prefix)),
+      device_(std::move(device)),
+      options_(std::move(options)),
+      hosts_(std::move(hosts)) {
+  if (hosts_.empty()) hosts_ = exchange_hosts(rank, size);
+  topology_ = topology_from_hosts(hosts_, rank);
+  guard_ = std::make_unique<Guard>(rank, options_.collective_timeout);
+  data_ = std::make_unique<Mesh>(*store_, prefix_ + "/data", rank, size, device_,
+                                 options_.connect_timeout);
+  control_mesh_ = std::make_unique<Mesh>(*store_, prefix_ + "/control", rank, size, device_,
+                                         options_.connect_timeout);
+  guard_->watch(data_.get());
+  guard_->watch(control_mesh_.get());
+  control_ = std::make_unique<GlooControlChannel>(*control_mesh_, *guard_);
+  if (options_.logger) {
+    options_.logger->debug("gloo backend rank {}/{} connected (store prefix '{}', device {})",
+                           rank, size, prefix_, device_->str());
+  }
+}
+
+GlooBackend::~GlooBackend() = default;
+
+std::vector<std::string> GlooBackend::exchange_hosts(int rank, int size) {
+  const std::string host = options_.host_id.empty() ? this_host_name() : options_.host_id;
+  std::vector<std::string> hosts(static_cast<size_t>(size));
+  try {
+    ::gloo::rendezvous::PrefixStore scoped(prefix_ + "/hosts", *store_);
+    scoped.set(std::to_string(rank), std::vector<char>(host.begin(), host.end()));
+    std::vector<std::string> keys;
+    for (int r = 0; r < size; ++r) keys.push_back(std::to_string(r));
+    scoped.wait(keys, options_.connect_timeout);
+    for (int r = 0; r < size; ++r) {
+      const auto bytes = scoped.get(keys[static_cast<size_t>(r)]);
+      hosts[static_cast<size_t>(r)].assign(bytes.begin(), bytes.end());
+    }
+  } catch (const std::exception& e) {
+    throw TimeoutError(RUNRUN_WHERE, "creating the gloo backend on rank " + std::to_string(rank) +
+                                         ": not every one of the " + std::to_string(size) +
+                                         " ranks registered in the rendezvous store (prefix '" +
+                                         prefix_ + "') within " +
+                                         std::to_string(options_.connect_timeout.count()) +
+                                         " ms: " + e.what() + "; check the other ranks' output");
+  }
+  return hosts;
+}
+
+}  // namespace runrun::gloo_backend

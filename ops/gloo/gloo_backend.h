@@ -1,0 +1,102 @@
+#pragma once
+// Why: the Backend over Gloo (Debian's libgloo-dev, tcp transport), so a job needs no MPI at
+// all: ranks find each other through a rendezvous store (gloo::rendezvous::Store; an in-memory
+// HashStore in tests, the launcher's TCP store in real jobs) and connect directly. Each backend
+// owns two fully connected gloo contexts over one tcp device — data collectives and the control
+// channel — so negotiation never matches a collective's messages. Collectives are built from
+// gloo's point-to-point transfers (gloo_exchange.h) and reduce through the ops/cpu kernels;
+// every wait runs through a Guard (abort, collective timeout, error translation). Subgroups
+// (process sets) are new contexts over a sub-prefix of the same store, connected by their
+// members only.
+//
+// Threading contract: as Backend: one driving thread; abort() from any thread. Different
+// GlooBackend objects (e.g. subgroups) may be driven by different threads.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/device.h>
+
+#include "core/common/logging.h"
+#include "ops/backend.h"
+#include "ops/gloo/gloo_control_channel.h"
+#include "ops/gloo/gloo_guard.h"
+#include "ops/gloo/gloo_mesh.h"
+
+namespace runrun::gloo_backend {
+
+struct GlooBackendOptions {
+  Logger logger;  // may be null
+  // RUNRUN_COLLECTIVE_TIMEOUT: a collective (or control call) not done within it on this rank
+  // fails with TimeoutError; 0: no limit.
+  std::chrono::milliseconds collective_timeout{0};
+  // How long creating the backend (or a subgroup) waits for every rank to connect.
+  std::chrono::milliseconds connect_timeout{std::chrono::minutes(5)};
+  // Where the tcp device listens: a network interface name, else an address or host name to
+  // bind, else (both empty) the address this host's name resolves to. Tests use 127.0.0.1.
+  std::string interface;
+  std::string hostname;
+  // Identifies this rank's host for local/cross ranks (ranks with equal ids share a host);
+  // empty: this machine's host name. Tests set it to pretend several hosts.
+  std::string host_id;
+  // Store keys of this backend live under this prefix; it must be unused in the store (one per
+  // job and generation).
+  std::string prefix = "runrun/gloo";
+};
+
+// A backend over the `size` ranks that call it with the same store and prefix; collective over
+// them (blocks until every rank connected, at most options.connect_timeout).
+std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store> store,
+                                           int rank, int size, GlooBackendOptions options);
+
+class GlooBackend final : public Backend {
+ public:
+  ~GlooBackend() override;
+  GlooBackend(const GlooBackend&) = delete;
+  GlooBackend& operator=(const GlooBackend&) = delete;
+
+  std::string_view name() const override { return "gloo"; }
+  const Topology& topology() const override { return topology_; }
+
+  void allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) override;
+  void allgatherv(const void* in, size_t send_bytes, void* out,
+                  const std::vector<size_t>& recv_bytes) override;
+  void broadcast(void* buffer, size_t bytes, int root) override;
+  void alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
+                 const std::vector<size_t>& recv_bytes) override;
+  void reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
+                     DataType type, ReduceOp op) override;
+  void barrier() override;
+  ControlChannel& control() override { return *control_; }
+  std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
+  void abort() override { guard_->abort(); }
+
+ private:
+  friend std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store>,
+                                                    int, int, GlooBackendOptions);
+  // Connects the data and control contexts under `prefix`. `hosts` holds every rank's host id
+  // (empty: exchange them through the store).
+  GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::string prefix, int rank,
+              int size, std::shared_ptr<::gloo::transport::Device> device,
+              GlooBackendOptions options, std::vector<std::string> hosts);
+  std::vector<std::string> exchange_hosts(int rank, int size);
+
+  std::shared_ptr<::gloo::rendezvous::Store> store_;
+  std::string prefix_;
+  std::shared_ptr<::gloo::transport::Device> device_;
+  GlooBackendOptions options_;
+  std::vector<std::string> hosts_;
+  Topology topology_;
+  std::unique_ptr<Guard> guard_;
+  std::unique_ptr<Mesh> data_;
+  std::unique_ptr<Mesh> control_mesh_;
+  std::unique_ptr<GlooControlChannel> control_;
+  uint64_t subgroups_created_ = 0;
+};
+
+}  // namespace runrun::gloo_backend

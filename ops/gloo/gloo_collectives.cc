@@ -1,0 +1,214 @@
+// GlooBackend's data collectives, built from point-to-point exchanges (gloo_exchange.h). Each
+// validates its arguments like every backend (backend_checks), takes the trivial paths
+// (nothing to move, one rank) locally, and has one deadline for all its steps.
+//
+// Algorithms (direct exchanges: every rank talks to every other in one step, which moves the
+// same bytes per rank as a ring but in two steps instead of 2(n-1)):
+// - allreduce: reduce-scatter (rank p reduces chunk p from every rank), then allgather;
+// - reducescatter: every rank sends block p to rank p, which reduces them in rank order;
+// - allgatherv, alltoallv, broadcast: each block goes straight to the ranks that need it;
+// - barrier: one byte to and from every rank.
+
+#include <cstring>
+#include <vector>
+
+#include "core/common/errors.h"
+#include "ops/backend_checks.h"
+#include "ops/cpu/reduce_kernels.h"
+#include "ops/gloo/gloo_backend.h"
+#include "ops/gloo/gloo_exchange.h"
+
+namespace runrun::gloo_backend {
+namespace {
+
+std::vector<char> copy_of(const void* data, size_t bytes) {
+  std::vector<char> copy(bytes + 1);  // +1: data() is never null
+  if (bytes > 0) std::memcpy(copy.data(), data, bytes);
+  return copy;
+}
+
+std::vector<size_t> offsets_of(const std::vector<size_t>& sizes) {
+  std::vector<size_t> offsets;
+  size_t offset = 0;
+  for (size_t size : sizes) {
+    offsets.push_back(offset);
+    offset += size;
+  }
+  return offsets;
+}
+
+// `count` elements split into `parts` chunks, the first count % parts one element longer.
+std::vector<size_t> even_split(size_t count, int parts) {
+  std::vector<size_t> sizes;
+  const auto n = static_cast<size_t>(parts);
+  for (size_t p = 0; p < n; ++p) sizes.push_back(count / n + (p < count % n ? 1 : 0));
+  return sizes;
+}
+
+}  // namespace
+
+void GlooBackend::allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
+  const char* name = "allreduce";
+  backend_checks::check_reduce_op(*this, name, op);
+  guard_->check_usable(name);
+  if (count == 0) return;  // the same decision on every rank
+  const size_t esize = element_size(type);
+  if (in != out) std::memmove(out, in, count * esize);  // then reduce in place
+  if (size() == 1) return;
+  const auto deadline = guard_->deadline();
+  const auto me = static_cast<size_t>(rank());
+  const auto chunks = even_split(count, size());
+  const auto offsets = offsets_of(chunks);
+  char* data = static_cast<char*>(out);
+  char* my_chunk = data + offsets[me] * esize;
+  const size_t my_bytes = chunks[me] * esize;
+  // Reduce-scatter: chunk p of every rank goes to rank p.
+  std::vector<char> received(static_cast<size_t>(size()) * my_bytes + 1);
+  std::vector<Transfer> sends;
+  std::vector<Transfer> receives;
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank()) continue;
+    const auto q = static_cast<size_t>(p);
+    sends.push_back({p, data + offsets[q] * esize, chunks[q] * esize});
+    receives.push_back({p, received.data() + q * my_bytes, my_bytes});
+  }
+  exchange(*data_, *guard_, name, deadline, sends, receives);
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank()) continue;
+    cpu::reduce_into(my_chunk, received.data() + static_cast<size_t>(p) * my_bytes, chunks[me],
+                     type, op);
+  }
+  // Allgather: every rank's reduced chunk to every rank.
+  sends.clear();
+  receives.clear();
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank()) continue;
+    const auto q = static_cast<size_t>(p);
+    sends.push_back({p, my_chunk, my_bytes});
+    receives.push_back({p, data + offsets[q] * esize, chunks[q] * esize});
+  }
+  exchange(*data_, *guard_, name, deadline, sends, receives);
+}
+
+void GlooBackend::allgatherv(const void* in, size_t send_bytes, void* out,
+                             const std::vector<size_t>& recv_bytes) {
+  const char* name = "allgatherv";
+  backend_checks::check_allgatherv(*this, send_bytes, recv_bytes);
+  guard_->check_usable(name);
+  const size_t total = backend_checks::total(recv_bytes);
+  if (total == 0) return;  // the same decision on every rank
+  const auto offsets = offsets_of(recv_bytes);
+  char* data = static_cast<char*>(out);
+  char* my_block = data + offsets[static_cast<size_t>(rank())];
+  if (in != my_block && send_bytes > 0) std::memmove(my_block, in, send_bytes);
+  if (size() == 1) return;
+  std::vector<Transfer> sends;
+  std::vector<Transfer> receives;
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank()) continue;
+    const auto q = static_cast<size_t>(p);
+    sends.push_back({p, my_block, send_bytes});
+    receives.push_back({p, data + offsets[q], recv_bytes[q]});
+  }
+  exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
+}
+
+void GlooBackend::broadcast(void* buffer, size_t bytes, int root) {
+  const char* name = "broadcast";
+  backend_checks::check_root(*this, name, root);
+  guard_->check_usable(name);
+  if (bytes == 0 || size() == 1) return;
+  std::vector<Transfer> sends;
+  std::vector<Transfer> receives;
+  if (rank() == root) {
+    for (int p = 0; p < size(); ++p) {
+      if (p != root) sends.push_back({p, buffer, bytes});
+    }
+  } else {
+    receives.push_back({root, buffer, bytes});
+  }
+  exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
+}
+
+void GlooBackend::alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
+                            const std::vector<size_t>& recv_bytes) {
+  const char* name = "alltoallv";
+  backend_checks::check_per_rank(*this, name, "send_bytes", send_bytes.size());
+  backend_checks::check_per_rank(*this, name, "recv_bytes", recv_bytes.size());
+  guard_->check_usable(name);
+  const size_t in_bytes = backend_checks::total(send_bytes);
+  const size_t out_bytes = backend_checks::total(recv_bytes);
+  std::vector<char> staged;
+  char* send = static_cast<char*>(const_cast<void*>(in));
+  if (backend_checks::overlaps(in, in_bytes, out, out_bytes)) {
+    staged = copy_of(in, in_bytes);
+    send = staged.data();
+  }
+  const auto send_offsets = offsets_of(send_bytes);
+  const auto recv_offsets = offsets_of(recv_bytes);
+  char* data = static_cast<char*>(out);
+  std::vector<Transfer> sends;
+  std::vector<Transfer> receives;
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank()) continue;
+    const auto q = static_cast<size_t>(p);
+    sends.push_back({p, send + send_offsets[q], send_bytes[q]});
+    receives.push_back({p, data + recv_offsets[q], recv_bytes[q]});
+  }
+  if (size() > 1) exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
+  const auto me = static_cast<size_t>(rank());
+  if (send_bytes[me] > 0) std::memmove(data + recv_offsets[me], send + send_offsets[me], send_bytes[me]);
+}
+
+void GlooBackend::reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
+                                DataType type, ReduceOp op) {
+  const char* name = "reducescatter";
+  backend_checks::check_reduce_op(*this, name, op);
+  backend_checks::check_per_rank(*this, name, "recv_counts", recv_counts.size());
+  guard_->check_usable(name);
+  const size_t total = backend_checks::total(recv_counts);
+  if (total == 0) return;  // the same decision on every rank
+  const size_t esize = element_size(type);
+  const auto me = static_cast<size_t>(rank());
+  const size_t mine = recv_counts[me];
+  const size_t my_bytes = mine * esize;
+  const auto offsets = offsets_of(recv_counts);
+  const char* input = static_cast<const char*>(in);
+  std::vector<char> received(static_cast<size_t>(size()) * my_bytes + 1);
+  if (size() > 1) {
+    std::vector<Transfer> sends;
+    std::vector<Transfer> receives;
+    for (int p = 0; p < size(); ++p) {
+      if (p == rank()) continue;
+      const auto q = static_cast<size_t>(p);
+      sends.push_back({p, const_cast<char*>(input) + offsets[q] * esize, recv_counts[q] * esize});
+      receives.push_back({p, received.data() + q * my_bytes, my_bytes});
+    }
+    exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
+  }
+  // Every send completed: `out` may now overwrite the input it overlaps.
+  if (mine == 0) return;
+  std::memmove(out, input + offsets[me] * esize, my_bytes);
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank()) continue;
+    cpu::reduce_into(out, received.data() + static_cast<size_t>(p) * my_bytes, mine, type, op);
+  }
+}
+
+void GlooBackend::barrier() {
+  const char* name = "barrier";
+  guard_->check_usable(name);
+  if (size() == 1) return;
+  char token = 1;
+  std::vector<char> tokens(static_cast<size_t>(size()));
+  std::vector<Transfer> sends;
+  std::vector<Transfer> receives;
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank()) continue;
+    sends.push_back({p, &token, 1});
+    receives.push_back({p, &tokens[static_cast<size_t>(p)], 1});
+  }
+  exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
+}
+
+}  // namespace runrun::gloo_backend

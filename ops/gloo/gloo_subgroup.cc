@@ -1,0 +1,57 @@
+// GlooBackend::create_subgroup: a backend over a subset of the ranks: its own data and control
+// contexts under a sub-prefix of the parent's store prefix, connected by the members only.
+
+#include <algorithm>
+#include <string>
+
+#include "core/common/errors.h"
+#include "ops/backend_checks.h"
+#include "ops/gloo/gloo_backend.h"
+
+namespace runrun::gloo_backend {
+namespace {
+
+uint64_t fingerprint(const std::vector<int>& ranks) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (int r : ranks) {
+    hash = (hash ^ static_cast<uint64_t>(static_cast<uint32_t>(r))) * 1099511628211ull;
+  }
+  return hash ^ ranks.size();
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> GlooBackend::create_subgroup(const std::vector<int>& ranks) {
+  const char* name = "create_subgroup";
+  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
+                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
+                     ranks.front() >= 0 && ranks.back() < size();
+  if (!valid) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "create_subgroup on rank " + std::to_string(rank()) +
+                                                 ": ranks must be non-empty, sorted, unique and "
+                                                 "in [0, " + std::to_string(size()) + "), got " +
+                                                 backend_checks::to_string({ranks.begin(), ranks.end()}));
+  }
+  guard_->check_usable(name);
+  // Every rank must pass the same list: the minimum of (h, ~h) equals (h, ~h) on every rank only
+  // when all hashes agree. The subgroup's number (its store prefix) is agreed the same way.
+  const uint64_t hash = fingerprint(ranks);
+  const uint64_t number = subgroups_created_++;
+  std::vector<uint64_t> agreed{hash, ~hash, number, ~number};
+  control_->allreduce_min(agreed);
+  if (agreed[0] != hash || agreed[1] != ~hash || agreed[2] != number || agreed[3] != ~number) {
+    throw MismatchError(RUNRUN_WHERE, "create_subgroup on rank " + std::to_string(rank()) +
+                                          ": ranks passed different member lists (this rank: " +
+                                          backend_checks::to_string({ranks.begin(), ranks.end()}) +
+                                          "); every rank must pass the same sorted list");
+  }
+  const auto me = std::lower_bound(ranks.begin(), ranks.end(), rank());
+  if (me == ranks.end() || *me != rank()) return nullptr;
+  std::vector<std::string> hosts;
+  for (int r : ranks) hosts.push_back(hosts_[static_cast<size_t>(r)]);
+  return std::unique_ptr<Backend>(new GlooBackend(
+      store_, prefix_ + "/set" + std::to_string(number), static_cast<int>(me - ranks.begin()),
+      static_cast<int>(ranks.size()), device_, options_, std::move(hosts)));
+}
+
+}  // namespace runrun::gloo_backend

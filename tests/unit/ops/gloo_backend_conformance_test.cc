@@ -1,0 +1,79 @@
+// The backend conformance suite over GlooBackend with 1, 2 and 4 ranks (threads of this
+// process, tcp over 127.0.0.1, one in-memory rendezvous store), plus topology from host ids.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/backend_conformance.h"
+#include "tests/unit/ops/gloo_ranks.h"
+
+using runrun::Backend;
+using runrun::testing::run_gloo_ranks;
+
+TEST_CASE("gloo backend passes the conformance suite with 1 rank") {
+  run_gloo_ranks(1, [](Backend& backend) { runrun::conformance::run_all(backend); });
+}
+
+TEST_CASE("gloo backend passes the conformance suite with 2 ranks") {
+  run_gloo_ranks(2, [](Backend& backend) { runrun::conformance::run_all(backend); });
+}
+
+TEST_CASE("gloo backend passes the conformance suite with 4 ranks") {
+  run_gloo_ranks(4, [](Backend& backend) { runrun::conformance::run_all(backend); });
+}
+
+TEST_CASE("gloo topology: host ids give local and cross ranks, subgroups keep them") {
+  auto options = runrun::testing::gloo_test_options();
+  std::vector<runrun::Topology> topologies(4);
+  std::vector<runrun::Topology> sub_topologies(3);
+  // Pretend hosts: ranks {0, 1} on host a, {2, 3} on host b.
+  auto store = std::make_shared<::gloo::rendezvous::HashStore>();
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> failures(4);
+  for (int rank = 0; rank < 4; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        auto mine = options;
+        mine.host_id = rank < 2 ? "a" : "b";
+        auto backend = runrun::gloo_backend::make_gloo_backend(store, rank, 4, mine);
+        topologies[static_cast<size_t>(rank)] = backend->topology();
+        auto sub = backend->create_subgroup({1, 2, 3});
+        if (sub) sub_topologies[static_cast<size_t>(sub->rank())] = sub->topology();
+        backend->barrier();
+      } catch (...) {
+        failures[static_cast<size_t>(rank)] = std::current_exception();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    const auto& t = topologies[static_cast<size_t>(r)];
+    CHECK(t.rank == r);
+    CHECK(t.size == 4);
+    CHECK(t.local_rank == r % 2);
+    CHECK(t.local_size == 2);
+    CHECK(t.cross_rank == r / 2);
+    CHECK(t.cross_size == 2);
+  }
+  // Subgroup {1, 2, 3}: rank 1 alone on host a, ranks 2 and 3 on host b.
+  const int expected_local[] = {0, 0, 1};
+  const int expected_local_size[] = {1, 2, 2};
+  const int expected_cross[] = {0, 1, 0};
+  const int expected_cross_size[] = {2, 2, 1};
+  for (size_t r = 0; r < 3; ++r) {
+    INFO("subgroup rank " << r);
+    CHECK(sub_topologies[r].rank == static_cast<int>(r));
+    CHECK(sub_topologies[r].size == 3);
+    CHECK(sub_topologies[r].local_rank == expected_local[r]);
+    CHECK(sub_topologies[r].local_size == expected_local_size[r]);
+    CHECK(sub_topologies[r].cross_rank == expected_cross[r]);
+    CHECK(sub_topologies[r].cross_size == expected_cross_size[r]);
+  }
+}
