@@ -14,7 +14,8 @@ namespace runrun {
 
 struct BuiltBackends {
   bool mpi;           // ops/mpi: the process backend over Open MPI
-  bool gloo;          // not implemented yet
+  bool gloo;          // ops/gloo is compiled in but not selectable until the launcher provides
+                      // its rendezvous store (runrun --gloo): false until then
   bool nccl;          // not implemented yet
   bool local;         // ops/local: in-process ranks (always built)
   bool cuda_tensors;  // a built backend takes tensors in GPU memory (none does yet)
