@@ -1,5 +1,6 @@
 #include "ops/backend_checks.h"
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 #include <string>
@@ -54,6 +55,28 @@ void check_allgatherv(const Backend& backend, size_t send_bytes,
                                                std::to_string(send_bytes) +
                                                " but recv_bytes[rank] is " + std::to_string(mine) +
                                                ": they must be equal");
+}
+
+void check_subgroup_ranks(const Backend& backend, const std::vector<int>& ranks) {
+  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
+                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
+                     ranks.front() >= 0 && ranks.back() < backend.size();
+  if (!valid) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "create_subgroup on rank " +
+                                                 std::to_string(backend.rank()) +
+                                                 ": ranks must be non-empty, sorted, unique and "
+                                                 "in [0, " + std::to_string(backend.size()) +
+                                                 "), got " +
+                                                 to_string({ranks.begin(), ranks.end()}));
+  }
+}
+
+uint64_t ranks_fingerprint(const std::vector<int>& ranks) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (int r : ranks) {
+    hash = (hash ^ static_cast<uint64_t>(static_cast<uint32_t>(r))) * 1099511628211ull;
+  }
+  return hash ^ ranks.size();
 }
 
 size_t total(const std::vector<size_t>& sizes) {

@@ -6,6 +6,7 @@
 // Thread-safety: pure functions.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ void check_per_rank(const Backend& backend, const char* collective, const char* 
 // allgatherv: recv_bytes has one entry per rank and recv_bytes[rank] == send_bytes.
 void check_allgatherv(const Backend& backend, size_t send_bytes,
                       const std::vector<size_t>& recv_bytes);
+
+// create_subgroup: throws InvalidArgumentError unless `ranks` is non-empty, sorted, unique and
+// within the group.
+void check_subgroup_ranks(const Backend& backend, const std::vector<int>& ranks);
+
+// A hash of a subgroup's rank list, so that ranks can check cheaply (one AND-allreduce of
+// (h, ~h)) that they all passed the same list.
+uint64_t ranks_fingerprint(const std::vector<int>& ranks);
 
 size_t total(const std::vector<size_t>& sizes);
 

@@ -9,33 +9,13 @@
 #include "ops/gloo/gloo_backend.h"
 
 namespace runrun::gloo_backend {
-namespace {
-
-uint64_t fingerprint(const std::vector<int>& ranks) {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (int r : ranks) {
-    hash = (hash ^ static_cast<uint64_t>(static_cast<uint32_t>(r))) * 1099511628211ull;
-  }
-  return hash ^ ranks.size();
-}
-
-}  // namespace
-
 std::unique_ptr<Backend> GlooBackend::create_subgroup(const std::vector<int>& ranks) {
   const char* name = "create_subgroup";
-  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
-                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
-                     ranks.front() >= 0 && ranks.back() < size();
-  if (!valid) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "create_subgroup on rank " + std::to_string(rank()) +
-                                                 ": ranks must be non-empty, sorted, unique and "
-                                                 "in [0, " + std::to_string(size()) + "), got " +
-                                                 backend_checks::to_string({ranks.begin(), ranks.end()}));
-  }
+  backend_checks::check_subgroup_ranks(*this, ranks);
   guard_->check_usable(name);
   // Every rank must pass the same list: the minimum of (h, ~h) equals (h, ~h) on every rank only
   // when all hashes agree. The subgroup's number (its store prefix) is agreed the same way.
-  const uint64_t hash = fingerprint(ranks);
+  const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
   const uint64_t number = subgroups_created_++;
   std::vector<uint64_t> agreed{hash, ~hash, number, ~number};
   control_->allreduce_min(agreed);

@@ -16,31 +16,15 @@ namespace {
 // Tag for MPI_Comm_create_group; disjoint groups may use the same tag concurrently.
 constexpr int kCreateGroupTag = 0x7272;
 
-uint64_t fingerprint(const std::vector<int>& ranks) {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (int r : ranks) {
-    hash = (hash ^ static_cast<uint64_t>(static_cast<uint32_t>(r))) * 1099511628211ull;
-  }
-  return hash ^ ranks.size();
-}
-
 }  // namespace
 
 std::unique_ptr<Backend> MpiBackend::create_subgroup(const std::vector<int>& ranks) {
   const char* name = "create_subgroup";
-  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
-                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
-                     ranks.front() >= 0 && ranks.back() < size();
-  if (!valid) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "create_subgroup on rank " + std::to_string(rank()) +
-                                                 ": ranks must be non-empty, sorted, unique and "
-                                                 "in [0, " + std::to_string(size()) + "), got " +
-                                                 backend_checks::to_string({ranks.begin(), ranks.end()}));
-  }
+  backend_checks::check_subgroup_ranks(*this, ranks);
   waiter_->check_usable(name);
   // Every rank must pass the same list: the minimum of (h, ~h) equals (h, ~h) on every rank only
   // when all hashes agree. This also lines all ranks up before the blocking group creation.
-  const uint64_t hash = fingerprint(ranks);
+  const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
   std::array<uint64_t, 2> agreed{hash, ~hash};
   MPI_Request request = MPI_REQUEST_NULL;
   RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, agreed.data(), 2, MPI_UINT64_T, MPI_MIN,
