@@ -16,6 +16,7 @@
 
 #include "core/common/errors.h"
 #include "ops/gloo/gloo_backend.h"
+#include "tests/unit/ops/rank_errors.h"
 
 namespace runrun::testing {
 
@@ -49,22 +50,10 @@ inline std::vector<std::exception_ptr> run_gloo_ranks_collect(
   return errors;
 }
 
-// Rethrows the first failure that is not a peer's consequential PeerFailureError (else the
-// first PeerFailureError).
+// Runs the ranks and rethrows the root cause of any failure (rank_errors.h).
 inline void run_gloo_ranks(int size, const std::function<void(Backend&)>& body) {
   const auto errors = run_gloo_ranks_collect(size, gloo_test_options(), body);
-  std::exception_ptr first_peer_failure;
-  for (const auto& error : errors) {
-    if (!error) continue;
-    try {
-      std::rethrow_exception(error);
-    } catch (const PeerFailureError&) {
-      if (!first_peer_failure) first_peer_failure = error;
-    } catch (...) {
-      throw;
-    }
-  }
-  if (first_peer_failure) std::rethrow_exception(first_peer_failure);
+  rethrow_root_cause(errors);
 }
 
 }  // namespace runrun::testing

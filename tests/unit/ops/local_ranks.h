@@ -13,6 +13,7 @@
 
 #include "core/common/errors.h"
 #include "ops/local/local_backend.h"
+#include "tests/unit/ops/rank_errors.h"
 
 namespace runrun::testing {
 
@@ -36,23 +37,11 @@ inline std::vector<std::exception_ptr> run_ranks_collect(
   return errors;
 }
 
-// Rethrows the first failure that is not a peer's consequential PeerFailureError (else the
-// first PeerFailureError).
+// Runs the ranks and rethrows the root cause of any failure (rank_errors.h).
 inline void run_ranks(const std::shared_ptr<LocalWorld>& world,
                       const std::function<void(LocalBackend&)>& body) {
   const auto errors = run_ranks_collect(world, body);
-  std::exception_ptr first_peer_failure;
-  for (const auto& error : errors) {
-    if (!error) continue;
-    try {
-      std::rethrow_exception(error);
-    } catch (const PeerFailureError&) {
-      if (!first_peer_failure) first_peer_failure = error;
-    } catch (...) {
-      throw;
-    }
-  }
-  if (first_peer_failure) std::rethrow_exception(first_peer_failure);
+  rethrow_root_cause(errors);
 }
 
 }  // namespace runrun::testing

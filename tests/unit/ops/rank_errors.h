@@ -1,0 +1,31 @@
+#pragma once
+// Why: backend tests run ranks as threads and collect one error per rank; when one rank fails,
+// its peers usually fail too with a PeerFailureError that is only a consequence. Reporting the
+// root cause first is shared by every backend's harness (local_ranks.h, gloo_ranks.h).
+// Thread-safety: call from the test's main thread after the rank threads joined.
+
+#include <exception>
+#include <vector>
+
+#include "core/common/errors.h"
+
+namespace runrun::testing {
+
+// Rethrows the first failure that is not a peer's consequential PeerFailureError (else the
+// first PeerFailureError); returns when no rank failed.
+inline void rethrow_root_cause(const std::vector<std::exception_ptr>& errors) {
+  std::exception_ptr first_peer_failure;
+  for (const auto& error : errors) {
+    if (!error) continue;
+    try {
+      std::rethrow_exception(error);
+    } catch (const PeerFailureError&) {
+      if (!first_peer_failure) first_peer_failure = error;
+    } catch (...) {
+      throw;
+    }
+  }
+  if (first_peer_failure) std::rethrow_exception(first_peer_failure);
+}
+
+}  // namespace runrun::testing
