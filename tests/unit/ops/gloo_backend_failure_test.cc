@@ -163,6 +163,9 @@ TEST_CASE("gloo peer failure: a rank that left is named by the survivors") {
   auto options = gloo_test_options();
   const auto start = std::chrono::steady_clock::now();
   const auto errors = run_gloo_ranks_collect(3, options, [&](Backend& backend) {
+    // Every rank finished connecting before rank 1 leaves (else a peer still connecting would
+    // fail in construction, not in the collective under test).
+    backend.barrier();
     if (backend.rank() == 1) return;  // leaves: its backend is destroyed, connections closed
     std::vector<int32_t> values(1000, 1);
     backend.allreduce(values.data(), values.data(), values.size(), DataType::kInt32, ReduceOp::kSum);
