@@ -11,33 +11,17 @@
 
 #include "core/common/errors.h"
 #include "tests/unit/ops/gloo_ranks.h"
+#include "tests/unit/ops/rank_errors.h"
 
 using runrun::Backend;
 using runrun::DataType;
 using runrun::ReduceOp;
+using runrun::testing::is;
+using runrun::testing::message_of;
 using runrun::testing::gloo_test_options;
 using runrun::testing::run_gloo_ranks_collect;
 
 namespace {
-
-std::string message_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
-
-template <typename ErrorType>
-bool is(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const ErrorType&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
 
 // Far beyond the bounds the tests configure; only a hang would reach it.
 constexpr auto kMustEndWithin = std::chrono::seconds(60);

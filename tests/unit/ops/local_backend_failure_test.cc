@@ -10,35 +10,15 @@
 
 #include "core/common/errors.h"
 #include "tests/unit/ops/local_ranks.h"
+#include "tests/unit/ops/rank_errors.h"
 
 using runrun::DataType;
 using runrun::LocalBackend;
 using runrun::LocalWorld;
 using runrun::ReduceOp;
+using runrun::testing::is;
+using runrun::testing::message_of;
 using runrun::testing::run_ranks_collect;
-
-namespace {
-
-std::string message_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
-
-template <typename ErrorType>
-bool is(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const ErrorType&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
-}  // namespace
 
 TEST_CASE("fail_rank: peers waiting on the lost rank get PeerFailureError naming it") {
   auto world = std::make_shared<LocalWorld>(4);

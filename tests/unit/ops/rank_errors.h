@@ -1,10 +1,11 @@
 #pragma once
-// Why: backend tests run ranks as threads and collect one error per rank; when one rank fails,
+// Why: backend tests run ranks as threads and collect one error per rank (and inspect them); when one rank fails,
 // its peers usually fail too with a PeerFailureError that is only a consequence. Reporting the
 // root cause first is shared by every backend's harness (local_ranks.h, gloo_ranks.h).
 // Thread-safety: call from the test's main thread after the rank threads joined.
 
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "core/common/errors.h"
@@ -26,6 +27,27 @@ inline void rethrow_root_cause(const std::vector<std::exception_ptr>& errors) {
     }
   }
   if (first_peer_failure) std::rethrow_exception(first_peer_failure);
+}
+
+// The message of a collected error (it must be a std::exception).
+inline std::string message_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+// Whether a collected error is of type ErrorType (or derives from it).
+template <typename ErrorType>
+bool is(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const ErrorType&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 }  // namespace runrun::testing
