@@ -1,7 +1,8 @@
 #pragma once
-// Why: backend tests run ranks as threads and collect one error per rank (and inspect them); when one rank fails,
-// its peers usually fail too with a PeerFailureError that is only a consequence. Reporting the
-// root cause first is shared by every backend's harness (local_ranks.h, gloo_ranks.h).
+// Why: backend tests run ranks as threads and collect one error per rank, then inspect them.
+// When one rank fails, its peers usually fail too with a PeerFailureError that is only a
+// consequence; reporting the root cause first, and reading collected errors, is shared by every
+// backend's harness and failure tests (local_ranks.h, gloo_ranks.h).
 // Thread-safety: call from the test's main thread after the rank threads joined.
 
 #include <exception>
