@@ -67,6 +67,9 @@ def test_argument_errors_are_value_errors_not_internal_errors(hvd):
     with pytest.raises(ValueError, match="already in flight") as info:
         hvd.allreduce_async(torch.ones(1), name=f"in_flight.{r}")
     assert not isinstance(info.value, hvd.HorovodInternalError)
+    # Every rank has made its duplicate call before any rank joins another's op (without this,
+    # a fast rank could complete a slow rank's first op before the slow rank's duplicate call).
+    hvd.allreduce(torch.ones(1), name="in_flight.all_checked")
     pending += [hvd.allreduce_async(torch.ones(1), name=f"in_flight.{q}")
                 for q in range(n) if q != r]
     for handle in pending:
