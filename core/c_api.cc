@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "core/config.h"
 #include "core/dlpack_convert.h"
 #include "core/runtime.h"

@@ -4,8 +4,8 @@
 #include <initializer_list>
 #include <string_view>
 
-#include "core/common/errors.h"
-#include "core/common/knobs.h"
+#include "common/errors.h"
+#include "common/knobs.h"
 
 namespace runrun {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// Why: the runtime's knobs as typed values. Each is declared once in core/common/knobs.h; this
+// Why: the runtime's knobs as typed values. Each is declared once in common/knobs.h; this
 // reads them from the RUNRUN_* environment, lets a caller (tests, bindings) override any of them
 // by name, and rejects malformed values with a message naming the variable.
 // Thread-safety: a Config is a plain value, read-only once a runtime holds it.

@@ -17,7 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 #include "core/config.h"
 #include "core/message_table.h"
 #include "core/response_cache.h"

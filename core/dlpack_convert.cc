@@ -1,6 +1,6 @@
 #include "core/dlpack_convert.h"
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "core/message.h"
 #include "runrun/build_config.h"
 

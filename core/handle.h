@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "core/tensor.h"
 
 namespace runrun {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/common/data_type.h"
-#include "core/common/errors.h"
-#include "core/common/reduce_op.h"
+#include "common/data_type.h"
+#include "common/errors.h"
+#include "common/reduce_op.h"
 #include "core/wire.h"
 
 namespace runrun {

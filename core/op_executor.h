@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 #include "core/config.h"
 #include "core/fusion_buffer.h"
 #include "core/fusion_planner.h"

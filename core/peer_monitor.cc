@@ -13,7 +13,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun {
 namespace {

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 
 namespace runrun {
 

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 #include "core/config.h"
 #include "core/controller.h"
 #include "core/op_executor.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 #include "core/config.h"
 #include "core/handle.h"
 #include "core/peer_monitor.h"

@@ -10,7 +10,7 @@
 #include <new>
 #include <vector>
 
-#include "core/common/data_type.h"
+#include "common/data_type.h"
 
 namespace runrun {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun {
 namespace {

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 
 namespace runrun {
 

@@ -1,6 +1,6 @@
 #include "core/wire.h"
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun {
 

@@ -7,8 +7,8 @@
 #include <charconv>
 #include <cstdint>
 
-#include "core/common/errors.h"
-#include "core/common/knobs.h"
+#include "common/errors.h"
+#include "common/knobs.h"
 #include "launcher/shell_words.h"
 #include "runrun/build_config.h"
 

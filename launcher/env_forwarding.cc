@@ -4,8 +4,8 @@
 #include <array>
 #include <cctype>
 
-#include "core/common/env_names.h"
-#include "core/common/errors.h"
+#include "common/env_names.h"
+#include "common/errors.h"
 
 namespace runrun::launcher {
 namespace {

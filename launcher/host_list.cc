@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::launcher {
 namespace {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "launcher/check_build.h"
 #include "launcher/command_line.h"
 #include "launcher/mpirun_command.h"

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <set>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "launcher/shell_words.h"
 #include "launcher/subprocess.h"
 

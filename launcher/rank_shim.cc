@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/common/env_names.h"
-#include "core/common/errors.h"
+#include "common/env_names.h"
+#include "common/errors.h"
 #include "launcher/environment.h"
 #include "launcher/rank_report.h"
 #include "launcher/rank_topology.h"

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::launcher {
 

@@ -1,6 +1,6 @@
 #include "launcher/shell_words.h"
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::launcher {
 

@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::launcher {
 namespace {

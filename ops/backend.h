@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/common/data_type.h"
-#include "core/common/reduce_op.h"
+#include "common/data_type.h"
+#include "common/reduce_op.h"
 
 namespace runrun {
 

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::backend_checks {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/common/data_type.h"
-#include "core/common/reduce_op.h"
+#include "common/data_type.h"
+#include "common/reduce_op.h"
 #include "ops/backend.h"
 
 namespace runrun::backend_checks {

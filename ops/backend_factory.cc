@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/backend_catalog.h"
 #include "runrun/build_config.h"
 

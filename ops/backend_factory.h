@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 #include "ops/backend.h"
 
 namespace runrun {

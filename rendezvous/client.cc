@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <thread>
 
-#include "core/common/env_names.h"
-#include "core/common/errors.h"
-#include "core/common/knobs.h"
+#include "common/env_names.h"
+#include "common/errors.h"
+#include "common/knobs.h"
 #include "rendezvous/socket_io.h"
 #include "rendezvous/wire_codec.h"
 

@@ -3,9 +3,9 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "core/common/env_names.h"
-#include "core/common/errors.h"
-#include "core/common/knobs.h"
+#include "common/env_names.h"
+#include "common/errors.h"
+#include "common/knobs.h"
 
 namespace runrun::rendezvous {
 namespace {

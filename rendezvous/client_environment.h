@@ -1,6 +1,6 @@
 #pragma once
 // Why: how a rank learns where the job's rendezvous server is and proves it belongs to the job.
-// The launcher sets RUNRUN_RENDEZVOUS_ADDR/PORT/SECRET (core/common/env_names.h) in each rank's
+// The launcher sets RUNRUN_RENDEZVOUS_ADDR/PORT/SECRET (common/env_names.h) in each rank's
 // environment; `rank_environment` builds them on the launcher's side, and
 // `client_options_from_environment` reads them on the rank's side, removing the secret from the
 // environment so that the processes the rank starts later (data loader workers, shell commands)

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::rendezvous {
 namespace {

@@ -17,7 +17,7 @@
 #include <set>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "rendezvous/server_connection.h"
 
 namespace runrun::rendezvous {

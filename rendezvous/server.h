@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 #include "rendezvous/job_secret.h"
 #include "rendezvous/protocol.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <type_traits>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/cpu/half.h"
 
 namespace runrun::cpu {

@@ -17,8 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/common/data_type.h"
-#include "core/common/reduce_op.h"
+#include "common/data_type.h"
+#include "common/reduce_op.h"
 
 namespace runrun::cpu {
 

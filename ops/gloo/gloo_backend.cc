@@ -5,7 +5,7 @@
 
 #include <gloo/rendezvous/prefix_store.h>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/gloo/gloo_topology.h"
 
 namespace runrun::gloo_backend {

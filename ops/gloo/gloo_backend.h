@@ -22,7 +22,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/device.h>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 #include "ops/backend.h"
 #include "ops/gloo/gloo_control_channel.h"
 #include "ops/gloo/gloo_guard.h"

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/backend_checks.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/gloo/gloo_backend.h"

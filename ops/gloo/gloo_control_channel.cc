@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/gloo/gloo_exchange.h"
 
 namespace runrun::gloo_backend {

@@ -19,7 +19,7 @@
 
 #include <gloo/transport/unbound_buffer.h>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/gloo/gloo_mesh.h"
 
 namespace runrun::gloo_backend {

@@ -8,7 +8,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::gloo_backend {
 namespace {

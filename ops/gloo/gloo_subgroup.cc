@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/backend_checks.h"
 #include "ops/gloo/gloo_backend.h"
 

@@ -1,6 +1,6 @@
 #include "ops/gloo/rendezvous_store.h"
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::ops {
 

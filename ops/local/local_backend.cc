@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/backend_checks.h"
 #include "ops/cpu/reduce_kernels.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun {
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/common/logging.h"
+#include "common/logging.h"
 #include "ops/backend.h"
 #include "ops/mpi/mpi_control_channel.h"
 #include "ops/mpi/mpi_waiter.h"

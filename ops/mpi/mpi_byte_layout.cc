@@ -4,7 +4,7 @@
 #include <bit>
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/mpi/mpi_types.h"
 
 namespace runrun::mpi {

@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::mpi {
 

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::mpi {
 namespace {

@@ -5,7 +5,7 @@
 #include <array>
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/backend_checks.h"
 #include "ops/mpi/mpi_backend.h"
 #include "ops/mpi/mpi_check.h"

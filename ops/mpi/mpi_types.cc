@@ -4,7 +4,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/cpu/reduce_kernels.h"
 
 namespace runrun::mpi {

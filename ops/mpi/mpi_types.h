@@ -12,8 +12,8 @@
 
 #include <cstddef>
 
-#include "core/common/data_type.h"
-#include "core/common/reduce_op.h"
+#include "common/data_type.h"
+#include "common/reduce_op.h"
 
 namespace runrun::mpi {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/mpi/mpi_check.h"
 
 namespace runrun::mpi {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::perf {
 namespace {

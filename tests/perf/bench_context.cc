@@ -2,7 +2,7 @@
 
 #include <climits>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::perf {
 

@@ -11,7 +11,7 @@
 #include <cctype>
 #include <sstream>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::perf {
 

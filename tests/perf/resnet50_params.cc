@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::perf {
 namespace {

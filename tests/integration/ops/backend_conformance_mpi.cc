@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/backend_factory.h"
 #include "ops/mpi/mpi_backend.h"
 #include "tests/support/backend_conformance.h"

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/common/knobs.h"
+#include "common/knobs.h"
 #include "core/config.h"
 
 using namespace runrun;

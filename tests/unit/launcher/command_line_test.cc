@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/common/errors.h"
-#include "core/common/knobs.h"
+#include "common/errors.h"
+#include "common/knobs.h"
 #include "launcher/command_line.h"
 
 using namespace runrun::launcher;

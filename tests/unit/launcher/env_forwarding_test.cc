@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "launcher/env_forwarding.h"
 
 using namespace runrun::launcher;

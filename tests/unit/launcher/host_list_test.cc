@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "launcher/host_list.h"
 
 using runrun::InvalidArgumentError;

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "launcher/local_host.h"
 #include "launcher/preflight.h"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "launcher/shell_words.h"
 
 using namespace runrun::launcher;

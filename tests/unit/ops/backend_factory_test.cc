@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/backend_catalog.h"
 #include "ops/backend_factory.h"
 #include "runrun/build_config.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "tests/unit/ops/gloo_ranks.h"
 #include "tests/unit/ops/rank_errors.h"
 

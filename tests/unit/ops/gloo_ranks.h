@@ -14,7 +14,7 @@
 
 #include <gloo/rendezvous/hash_store.h>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/gloo/gloo_backend.h"
 #include "tests/unit/ops/rank_errors.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "tests/unit/ops/local_ranks.h"
 #include "tests/unit/ops/rank_errors.h"
 

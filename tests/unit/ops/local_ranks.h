@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/local/local_backend.h"
 #include "tests/unit/ops/rank_errors.h"
 

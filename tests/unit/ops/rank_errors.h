@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun::testing {
 

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/cpu/half.h"
 #include "ops/cpu/reduce_kernels.h"
 

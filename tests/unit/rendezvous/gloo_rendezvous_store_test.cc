@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "ops/gloo/rendezvous_store.h"
 #include "rendezvous_fixture.h"
 

@@ -5,8 +5,8 @@
 
 #include <cstdlib>
 
-#include "core/common/env_names.h"
-#include "core/common/errors.h"
+#include "common/env_names.h"
+#include "common/errors.h"
 #include "rendezvous/client_environment.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/wire_codec.h"

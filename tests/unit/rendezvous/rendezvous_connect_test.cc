@@ -4,7 +4,7 @@
 
 #include <future>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "rendezvous_fixture.h"
 
 using namespace runrun::rendezvous;

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "rendezvous_fixture.h"
 
 using namespace runrun::rendezvous;

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 #include "core/timeline.h"
 #include "tests/unit/timeline/trace_file.h"
 

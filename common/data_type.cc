@@ -1,6 +1,6 @@
-#include "core/common/data_type.h"
+#include "common/data_type.h"
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun {
 

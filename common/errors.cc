@@ -1,4 +1,4 @@
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun {
 

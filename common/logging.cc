@@ -1,9 +1,9 @@
-#include "core/common/logging.h"
+#include "common/logging.h"
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <unistd.h>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun {
 

@@ -1,8 +1,8 @@
-#include "core/common/reduce_op.h"
+#include "common/reduce_op.h"
 
 #include <string>
 
-#include "core/common/errors.h"
+#include "common/errors.h"
 
 namespace runrun {
 
