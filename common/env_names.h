@@ -12,6 +12,17 @@ inline constexpr const char* kLocalRank = "RUNRUN_LOCAL_RANK";
 inline constexpr const char* kLocalSize = "RUNRUN_LOCAL_SIZE";
 inline constexpr const char* kCrossRank = "RUNRUN_CROSS_RANK";
 inline constexpr const char* kCrossSize = "RUNRUN_CROSS_SIZE";
+// The index of this rank's host in the launcher's host list: ranks with the same index share a
+// host (backends that learn local/cross ranks by themselves, Gloo's, use it as the host's
+// identity; host names cannot be trusted to differ, e.g. containers with one name).
+inline constexpr const char* kHostIndex = "RUNRUN_HOST_INDEX";
+// How the launcher started the job: "mpi" (mpirun) or "gloo" (the launcher itself, with a
+// rendezvous server). RUNRUN_BACKEND=auto picks the backend of the same name.
+inline constexpr const char* kController = "RUNRUN_CONTROLLER";
+// --network-interface as the user gave it (interface names or CIDR blocks, commas): the
+// addresses a Gloo rank listens on for its peers. Absent: the address this host reaches the
+// rendezvous server from.
+inline constexpr const char* kNetworkInterface = "RUNRUN_NETWORK_INTERFACE";
 
 // The job's rendezvous server (rendezvous/server.h), set by the launcher for every rank. The
 // secret is 64 hex digits; the launcher never prints it, it is withheld from mpirun's

@@ -18,8 +18,9 @@ struct Knob {
 namespace knobs {
 inline constexpr Knob kLogLevel{"RUNRUN_LOG_LEVEL", "warn",
                                 "log level: trace, debug, info, warn, error, critical, off"};
-inline constexpr Knob kBackend{"RUNRUN_BACKEND", "auto",
-                               "data backend: auto (mpi when built), mpi, gloo, local"};
+inline constexpr Knob kBackend{
+    "RUNRUN_BACKEND", "auto",
+    "data backend: auto (gloo under `runrun --gloo`, else mpi), mpi, gloo, local"};
 inline constexpr Knob kCycleTimeMs{
     "RUNRUN_CYCLE_TIME_MS", "1",
     "longest time (ms) the background thread waits to batch more tensors into a round when the "

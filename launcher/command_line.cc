@@ -63,8 +63,11 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("-i,--ssh-identity-file", raw.ssh_identity_file, "ssh private key file");
   app.add_option("--rsh-agent", raw.rsh_agent,
                  "command used instead of ssh to reach hosts (default: $RUNRUN_RSH_AGENT or ssh)");
-  app.add_flag("--mpi", raw.mpi, "start the ranks with Open MPI's mpirun (the default)");
-  app.add_flag("--gloo", raw.gloo, "start the ranks without MPI (not built yet)");
+  app.add_flag("--mpi", raw.mpi,
+               "start the ranks with Open MPI's mpirun (the default when mpirun is installed)");
+  app.add_flag("--gloo", raw.gloo,
+               "start the ranks without MPI: the launcher starts them (ssh for other hosts) and "
+               "they connect over Gloo (the default when mpirun is not installed)");
   app.add_option("-x", raw.extra_env, "VAR or VAR=value: forward this variable to every rank")
       ->allow_extra_args(false);
   app.add_option("--output-filename", raw.output_dir,
@@ -182,14 +185,17 @@ void check_extra_env(const std::vector<std::string>& entries) {
 
 LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
                        const Environment& env) {
-  if (raw.gloo) {
-    invalid("--gloo: the Gloo launcher is not built yet; run without --gloo (mpirun is used)");
+  if (raw.gloo && raw.mpi) invalid("--gloo and --mpi both given: use one of them");
+  if (raw.gloo && !raw.mpi_args.empty()) {
+    invalid("--mpi-args passes arguments to mpirun, which --gloo does not run: drop one of them");
   }
   if (!raw.hosts.empty() && !raw.hostfile.empty()) {
     invalid("-H/--hosts and --hostfile both given: use one of them");
   }
   LaunchOptions options;
   options.num_proc = raw.num_proc;
+  options.controller = raw.gloo ? Controller::kGloo : Controller::kMpi;
+  options.controller_given = raw.gloo || raw.mpi;
   if (!raw.hosts.empty()) {
     options.hosts = parse_host_list(raw.hosts);
     options.hosts_source = "-H " + raw.hosts;

@@ -21,7 +21,8 @@ struct LaunchOptions {
   std::optional<int> ssh_port;             // -p
   std::string ssh_identity_file;           // -i
   std::string rsh_agent;                   // --rsh-agent or RUNRUN_RSH_AGENT; "" means ssh
-  Controller controller = Controller::kMpi;
+  Controller controller = Controller::kMpi;  // --mpi / --gloo
+  bool controller_given = false;             // neither: mpi when mpirun is installed, else gloo
   std::vector<std::string> extra_env;      // -x VAR or VAR=value, as given
   std::string output_dir;                  // --output-filename
   bool verbose = false;

@@ -9,14 +9,19 @@
 #include <cstring>
 #include <iostream>
 
+#include "common/env_names.h"
 #include "common/errors.h"
 #include "launcher/check_build.h"
 #include "launcher/command_line.h"
+#include "launcher/gloo_rank_commands.h"
 #include "launcher/mpirun_command.h"
 #include "launcher/preflight.h"
 #include "launcher/rank_shim.h"
 #include "launcher/shell_words.h"
 #include "launcher/supervisor.h"
+#include "rendezvous/client_environment.h"
+#include "rendezvous/local_address.h"
+#include "rendezvous/server.h"
 #include "runrun/build_config.h"
 
 namespace runrun::launcher {
@@ -71,13 +76,129 @@ JobPlan plan_job(const LaunchOptions& options, const Environment& env,
       std::any_of(plan.hosts.begin(), plan.hosts.end(),
                   [](const HostSlots& host) { return host.name == "localhost"; });
   if (local_ranks) check_program_found(options.command.front(), rank_path(plan.env, env));
-  plan.mpirun_path = find_open_mpi_mpirun(env);
+  if (options.controller == Controller::kMpi) plan.mpirun_path = find_open_mpi_mpirun(env);
   plan.launcher_path = own_executable();
   plan.as_root = geteuid() == 0;
   return plan;
 }
 
-int run_job(const LaunchOptions& options, const Environment& env) {
+std::vector<std::string> remote_hosts(const JobPlan& plan) {
+  std::vector<std::string> remote;
+  for (const auto& host : plan.hosts) {
+    if (host.name != "localhost") remote.push_back(host.name);
+  }
+  return remote;
+}
+
+void print_plan(const LaunchOptions& options, const JobPlan& plan, std::size_t remote) {
+  std::cerr << "runrun: " << options.num_proc << " processes on " << format_host_list(plan.hosts)
+            << " (" << remote << " remote host(s) reachable)\n";
+  for (const auto& name : plan.env.withheld) {
+    std::cerr << "runrun: not forwarding " << name << " (looks like a secret; use -x " << name
+              << " to forward it)\n";
+  }
+}
+
+SupervisorSettings supervisor_settings(const LaunchOptions& options, const JobPlan& plan) {
+  SupervisorSettings settings;
+  settings.num_proc = options.num_proc;
+  for (const auto& host : plan.hosts) settings.layout.push_back(host.slots);
+  settings.host_labels = plan.host_labels;
+  settings.start_timeout_s = options.start_timeout_s;
+  settings.output_dir = options.output_dir;
+  settings.verbose = options.verbose;
+  return settings;
+}
+
+std::string current_directory() {
+  char path[PATH_MAX] = {};
+  return getcwd(path, sizeof(path)) != nullptr ? path : "/";
+}
+
+// The address of this host that every rank can reach: loopback for a one-host job, else the
+// network the user named, else the address this host uses to reach the first remote host.
+std::string rendezvous_address(const LaunchOptions& options, const JobPlan& plan) {
+  const auto remote = remote_hosts(plan);
+  if (remote.empty()) return "127.0.0.1";
+  if (!options.network_interface.empty()) {
+    const std::string address = rendezvous::address_selected_by(options.network_interface);
+    if (address.empty()) {
+      throw InvalidArgumentError(RUNRUN_WHERE, "--network-interface '" +
+                                                   options.network_interface +
+                                                   "' selects no IPv4 address of this host for "
+                                                   "the ranks to reach the launcher at");
+    }
+    return address;
+  }
+  try {
+    return rendezvous::address_towards(remote.front());
+  } catch (const InvalidArgumentError& error) {
+    throw InvalidArgumentError(RUNRUN_WHERE, std::string("runrun --gloo tells the ranks an address "
+                                                         "of this host to reach it at: ") +
+                                                 error.what());
+  }
+}
+
+// runrun --gloo: the launcher runs the job's rendezvous server and starts every rank itself.
+int run_gloo_job(const LaunchOptions& options, const Environment& env) {
+  const LocalHostNames local = LocalHostNames::detect();
+  const JobPlan plan = plan_job(options, env, local);
+  const std::string cwd = current_directory();
+  std::vector<std::vector<std::string>> commands;
+  for (int rank = 0; rank < options.num_proc; ++rank) {
+    commands.push_back(build_gloo_rank_command(options, plan, rank, cwd));
+  }
+  if (options.dry_run) {
+    for (const auto& argv : commands) std::cout << shell_join(argv) << "\n";
+    std::cout.flush();
+    std::cerr << "runrun: each rank gets its environment on its stdin (the forwarded variables "
+                 "and the job's rendezvous server; its secret is never shown)\n";
+    return 0;
+  }
+  if (!options.output_dir.empty()) make_output_dir(options.output_dir);
+  const auto remote = remote_hosts(plan);
+  check_remote_hosts(remote, options, kSshConnectTimeoutS);
+  if (options.verbose) print_plan(options, plan, remote.size());
+  rendezvous::ServerOptions server_options;
+  server_options.bind_address = rendezvous_address(options, plan);
+  const auto secret = rendezvous::JobSecret::generate();
+  rendezvous::RendezvousServer server(secret, server_options);
+  auto job_entries = rendezvous::rank_environment(server.address(), server.port(), secret);
+  if (!options.network_interface.empty()) {
+    job_entries.emplace_back(env::kNetworkInterface, options.network_interface);
+  }
+  const std::string block = encode_environment_block(gloo_rank_environment(plan, env,
+                                                                           job_entries));
+  SupervisorSettings settings = supervisor_settings(options, plan);
+  for (int rank = 0; rank < options.num_proc; ++rank) {
+    settings.children.push_back({commands[static_cast<std::size_t>(rank)], rank, block});
+    if (options.verbose) {
+      std::cerr << "runrun: rank " << rank << ": "
+                << shell_join(commands[static_cast<std::size_t>(rank)]) << std::endl;
+    }
+  }
+  if (options.verbose) {
+    std::cerr << "runrun: rendezvous server at " << server.address() << ":" << server.port()
+              << std::endl;
+  }
+  return supervise(settings);
+}
+
+// Neither --mpi nor --gloo: mpirun when Open MPI's is installed, else Gloo (said once).
+LaunchOptions with_controller(LaunchOptions options, const Environment& env) {
+  if (options.controller_given) return options;
+  try {
+    find_open_mpi_mpirun(env);
+  } catch (const InvalidArgumentError&) {
+    if (!options.mpi_args.empty()) throw;  // --mpi-args needs mpirun: say it is missing
+    options.controller = Controller::kGloo;
+    std::cerr << "runrun: Open MPI's mpirun is not installed: starting the ranks without MPI "
+                 "(as with --gloo; --mpi to insist on mpirun)" << std::endl;
+  }
+  return options;
+}
+
+int run_mpi_job(const LaunchOptions& options, const Environment& env) {
   const LocalHostNames local = LocalHostNames::detect();
   const JobPlan plan = plan_job(options, env, local);
   const auto argv = build_mpirun_command(options, plan);
@@ -91,30 +212,22 @@ int run_job(const LaunchOptions& options, const Environment& env) {
     return 0;
   }
   if (!options.output_dir.empty()) make_output_dir(options.output_dir);
-  std::vector<std::string> remote;
-  for (const auto& host : plan.hosts) {
-    if (host.name != "localhost") remote.push_back(host.name);
-  }
+  const auto remote = remote_hosts(plan);
   check_remote_hosts(remote, options, kSshConnectTimeoutS);
   if (options.verbose) {
-    std::cerr << "runrun: " << options.num_proc << " processes on " << format_host_list(plan.hosts)
-              << " (" << remote.size() << " remote host(s) reachable)\n";
-    for (const auto& name : plan.env.withheld) {
-      std::cerr << "runrun: not forwarding " << name << " (looks like a secret; use -x " << name
-                << " to forward it)\n";
-    }
+    print_plan(options, plan, remote.size());
     std::cerr << "runrun: running " << shell_join(argv) << std::endl;
   }
-  SupervisorSettings settings;
-  settings.argv = argv;
+  SupervisorSettings settings = supervisor_settings(options, plan);
+  settings.children.push_back({argv, -1, ""});
   settings.extra_env = hidden;
-  settings.num_proc = options.num_proc;
-  for (const auto& host : plan.hosts) settings.layout.push_back(host.slots);
-  settings.host_labels = plan.host_labels;
-  settings.start_timeout_s = options.start_timeout_s;
-  settings.output_dir = options.output_dir;
-  settings.verbose = options.verbose;
   return supervise(settings);
+}
+
+int run_job(const LaunchOptions& given, const Environment& env) {
+  const LaunchOptions options = with_controller(given, env);
+  return options.controller == Controller::kGloo ? run_gloo_job(options, env)
+                                                 : run_mpi_job(options, env);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace runrun::launcher {
@@ -82,6 +83,16 @@ void OutputRouter::feed(bool from_stderr, std::string_view bytes) {
   const int pipe = from_stderr ? 1 : 0;
   pending_[pipe].append(bytes);
   process(pipe);
+}
+
+void OutputRouter::feed_rank(int rank, bool from_stderr, std::string_view bytes) {
+  const Owner owner{rank, from_stderr};
+  const int pipe = from_stderr ? 1 : 0;
+  while (!bytes.empty()) {
+    const std::size_t end = std::min(bytes.find('\n'), bytes.size() - 1);
+    append(owner, pipe, bytes.substr(0, end + 1));
+    bytes.remove_prefix(end + 1);
+  }
 }
 
 void OutputRouter::process(int pipe) {

@@ -33,6 +33,9 @@ class OutputRouter {
 
   // Bytes read from mpirun's stdout (from_stderr false) or stderr.
   void feed(bool from_stderr, std::string_view bytes);
+  // Bytes read from one rank's own stdout or stderr pipe (ranks the launcher started itself:
+  // untagged, and known to be that rank's).
+  void feed_rank(int rank, bool from_stderr, std::string_view bytes);
   // Emits what is left of unterminated lines (call once mpirun's output closed).
   void finish();
   // Rank events seen since the last call, in arrival order.

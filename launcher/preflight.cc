@@ -14,6 +14,7 @@
 #include <set>
 
 #include "common/errors.h"
+#include "launcher/remote_shell.h"
 #include "launcher/shell_words.h"
 #include "launcher/subprocess.h"
 
@@ -184,19 +185,7 @@ std::string find_open_mpi_mpirun(const Environment& env) {
 std::vector<std::string> remote_check_command(const std::string& host,
                                               const LaunchOptions& options,
                                               int connect_timeout_s) {
-  std::vector<std::string> argv;
-  if (options.rsh_agent.empty()) {
-    argv = {"ssh", "-o", "BatchMode=yes", "-o",
-            "ConnectTimeout=" + std::to_string(connect_timeout_s)};
-    if (options.ssh_port) argv.insert(argv.end(), {"-p", std::to_string(*options.ssh_port)});
-    if (!options.ssh_identity_file.empty()) {
-      argv.insert(argv.end(), {"-i", options.ssh_identity_file});
-    }
-  } else {
-    argv = split_shell_words(options.rsh_agent, "--rsh-agent");
-  }
-  argv.insert(argv.end(), {host, "true"});
-  return argv;
+  return remote_shell_command(options, host, "true", connect_timeout_s);
 }
 
 void check_remote_hosts(const std::vector<std::string>& hosts, const LaunchOptions& options,

@@ -1,5 +1,7 @@
 #include "launcher/rank_shim.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -17,6 +19,8 @@
 #include "common/env_names.h"
 #include "common/errors.h"
 #include "launcher/environment.h"
+#include "launcher/gloo_rank_commands.h"
+#include "launcher/rank_environment_block.h"
 #include "launcher/rank_report.h"
 #include "launcher/rank_topology.h"
 
@@ -33,6 +37,9 @@ constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, 
 // still there, and how long an orphaned command gets between SIGTERM and SIGKILL.
 constexpr long kParentCheckIntervalMs = 200;
 constexpr int kOrphanGraceS = 5;
+// The launcher writes the environment block right after starting the shim; a remote shell may
+// take a while to connect first.
+constexpr int kBlockTimeoutMs = 60000;
 
 void forward_signal(int sig) {
   g_stop_requested = 1;
@@ -61,12 +68,36 @@ int usable_cores() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-// Sets the RUNRUN_* topology of this rank; returns its world rank.
+void set_int(const char* name, int value) { setenv(name, std::to_string(value).c_str(), 1); }
+
+// Sets the RUNRUN_* topology of a rank the launcher started itself (runrun --gloo), whose
+// world rank it was given.
+void export_launcher_topology(int rank, const std::vector<int>& layout) {
+  int size = 0;
+  for (int slots : layout) size += slots;
+  if (rank < 0 || rank >= size) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "runrun --rank-shim: rank " + std::to_string(rank) +
+                                                 " is outside the layout's " +
+                                                 std::to_string(size) + " ranks");
+  }
+  const RankTopology topology = topology_of_rank(rank, layout);
+  set_int(env::kRank, topology.rank);
+  set_int(env::kSize, topology.size);
+  set_int(env::kLocalRank, topology.local_rank);
+  set_int(env::kLocalSize, topology.local_size);
+  set_int(env::kCrossRank, topology.cross_rank);
+  set_int(env::kCrossSize, topology.cross_size);
+  set_int(env::kHostIndex, topology.host_index);
+  setenv(env::kController, "gloo", 1);
+}
+
+// Sets the RUNRUN_* topology of this rank under mpirun; returns its world rank.
 int export_topology(const std::vector<int>& layout) {
   const int rank = env_int("OMPI_COMM_WORLD_RANK", -1);
   if (rank < 0) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "runrun --rank-shim runs under mpirun only "
-                                             "(OMPI_COMM_WORLD_RANK is not set)");
+    throw InvalidArgumentError(RUNRUN_WHERE, "runrun --rank-shim runs under mpirun or the "
+                                             "launcher only (OMPI_COMM_WORLD_RANK is not set, "
+                                             "and no --gloo-rank was given)");
   }
   RankTopology topology = topology_of_rank(rank, layout);
   const int local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", topology.local_rank);
@@ -79,15 +110,14 @@ int export_topology(const std::vector<int>& layout) {
     topology.local_rank = local_rank;
     topology.local_size = local_size;
   }
-  const auto set = [](const char* name, int value) {
-    setenv(name, std::to_string(value).c_str(), 1);
-  };
-  set(env::kRank, topology.rank);
-  set(env::kSize, env_int("OMPI_COMM_WORLD_SIZE", topology.size));
-  set(env::kLocalRank, topology.local_rank);
-  set(env::kLocalSize, topology.local_size);
-  set(env::kCrossRank, topology.cross_rank);
-  set(env::kCrossSize, topology.cross_size);
+  set_int(env::kRank, topology.rank);
+  set_int(env::kSize, env_int("OMPI_COMM_WORLD_SIZE", topology.size));
+  set_int(env::kLocalRank, topology.local_rank);
+  set_int(env::kLocalSize, topology.local_size);
+  set_int(env::kCrossRank, topology.cross_rank);
+  set_int(env::kCrossSize, topology.cross_size);
+  set_int(env::kHostIndex, topology.host_index);
+  setenv(env::kController, "mpi", 1);
   if (topology.local_size > usable_cores() && std::getenv("OMPI_MCA_mpi_yield_when_idle") == nullptr) {
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
   }
@@ -110,10 +140,17 @@ void install_forwarding() {
   for (int sig : kForwardedSignals) sigaction(sig, &action, nullptr);
 }
 
-// In the child: die with the shim, restore default signals, run the command.
-[[noreturn]] void exec_command(std::vector<char*>& command, pid_t shim, int rank) {
+// In the child: die with the shim, restore default signals, run the command (with stdin from
+// /dev/null when the shim's stdin is the launcher's lifeline).
+[[noreturn]] void exec_command(std::vector<char*>& command, pid_t shim, int rank,
+                               bool stdin_is_lifeline) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != shim) _exit(128 + SIGKILL);  // the shim died before prctl
+  if (stdin_is_lifeline) {
+    const int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0) _exit(127);
+    close(null_fd);
+  }
   for (int sig : kForwardedSignals) signal(sig, SIG_DFL);
   sigset_t no_mask;
   sigemptyset(&no_mask);
@@ -125,14 +162,27 @@ void install_forwarding() {
   _exit(127);
 }
 
+// True when the lifeline (the shim's stdin from the launcher, after the environment block) has
+// ended: the launcher closed it to stop the job, or the launcher or the remote shell carrying
+// it is gone.
+bool lifeline_ended(int fd) {
+  if (fd < 0) return false;
+  pollfd lifeline{fd, POLLIN, 0};
+  if (poll(&lifeline, 1, 0) <= 0) return false;
+  char byte = 0;
+  const ssize_t n = read(fd, &byte, 1);
+  return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
+}
+
 // Waits for the command and returns its wait status. If the shim's parent goes away without
 // stopping it (mpirun killed, the launcher killed -9 and mpirun with it, a daemon that lost its
 // mpirun), the shim is an orphan: nobody reads the rank's output or would ever stop it, so it
 // stops the command itself (SIGTERM, SIGKILL after kOrphanGraceS s). Polling getppid() also
 // covers what PR_SET_PDEATHSIG does not: that signal follows the parent *thread*, and Open
-// MPI's daemons start ranks from a thread of their own.
+// MPI's daemons start ranks from a thread of their own. A rank started by the launcher itself
+// is stopped the same way when its lifeline (`lifeline_fd`, -1 for none) ends.
 // SIGCHLD is blocked (run_rank_shim) so that its arrival ends the sleep without a race.
-int wait_for_command(pid_t child, pid_t parent) {
+int wait_for_command(pid_t child, pid_t parent, int lifeline_fd) {
   const timespec interval{0, kParentCheckIntervalMs * 1000000L};
   sigset_t child_signal;
   sigemptyset(&child_signal);
@@ -142,7 +192,7 @@ int wait_for_command(pid_t child, pid_t parent) {
     int status = 0;
     const pid_t done = waitpid(child, &status, WNOHANG);
     if (done == child || (done < 0 && errno != EINTR)) return status;
-    if (orphan_ms < 0 && getppid() != parent) {
+    if (orphan_ms < 0 && (getppid() != parent || lifeline_ended(lifeline_fd))) {
       orphan_ms = 0;
       g_stop_requested = 1;
       kill(child, SIGTERM);
@@ -157,16 +207,29 @@ int wait_for_command(pid_t child, pid_t parent) {
 }  // namespace
 
 int run_rank_shim(int argc, char** argv) {
-  int separator = 3;
-  if (argc < 5 || std::string(argv[3]) != "--") {
-    write_stderr("runrun: usage: runrun --rank-shim LAYOUT -- COMMAND... (started by runrun)\n");
+  // runrun --rank-shim LAYOUT [--gloo-rank R] -- COMMAND...
+  const bool launcher_mode = argc >= 5 && std::string(argv[3]) == kGlooRankFlag;
+  const int separator = launcher_mode ? 5 : 3;
+  if (argc < separator + 2 || std::string(argv[separator]) != "--") {
+    write_stderr("runrun: usage: runrun --rank-shim LAYOUT [--gloo-rank RANK] -- COMMAND... "
+                 "(started by runrun)\n");
     return 2;
   }
   int rank = 0;
   try {
-    rank = export_topology(parse_layout(argv[2]));
+    const std::vector<int> layout = parse_layout(argv[2]);
+    if (launcher_mode) {
+      rank = std::atoi(argv[4]);
+      for (const auto& [name, value] : read_environment_block(STDIN_FILENO, kBlockTimeoutMs)) {
+        setenv(name.c_str(), value.c_str(), 1);
+      }
+      export_launcher_topology(rank, layout);
+    } else {
+      rank = export_topology(layout);
+    }
   } catch (const Error& error) {
-    write_stderr(std::string("runrun: ") + error.what() + "\n");
+    write_stderr("runrun: rank " + std::string(launcher_mode ? argv[4] : "?") + ": " +
+                 error.what() + "\n");
     return 2;
   }
   restore_rank_path();
@@ -190,10 +253,10 @@ int run_rank_shim(int argc, char** argv) {
                  std::strerror(errno) + "\n");
     return 127;
   }
-  if (child == 0) exec_command(command, shim, rank);
+  if (child == 0) exec_command(command, shim, rank, launcher_mode);
   g_child_pid = child;
   if (g_stop_requested) kill(child, SIGTERM);  // a stop that came before the pid was known
-  const int status = wait_for_command(child, parent);
+  const int status = wait_for_command(child, parent, launcher_mode ? STDIN_FILENO : -1);
   RankEvent event{RankEvent::Kind::kExited, rank, 0};
   int exit_code = 0;
   if (WIFSIGNALED(status)) {

@@ -31,7 +31,7 @@ std::vector<char*> c_strings(const std::vector<std::string>& words) {
 
 // In the forked child: set up and exec; on failure writes errno to `error_fd` and exits 127.
 // Only async-signal-safe calls here (everything was prepared before fork).
-[[noreturn]] void exec_child(char* const* args, char* const* envp, int null_fd, int out_fd,
+[[noreturn]] void exec_child(char* const* args, char* const* envp, int in_fd, int out_fd,
                              int err_fd, int error_fd, bool new_session, pid_t parent,
                              int parent_death_signal) {
   if (new_session ? setsid() < 0 : setpgid(0, 0) != 0) {
@@ -39,7 +39,7 @@ std::vector<char*> c_strings(const std::vector<std::string>& words) {
   } else if (parent_death_signal != 0 &&
              (prctl(PR_SET_PDEATHSIG, parent_death_signal) != 0 || getppid() != parent)) {
     errno = ESRCH;  // the launcher died before prctl: do not start an orphan
-  } else if (dup2(null_fd, STDIN_FILENO) >= 0 && dup2(out_fd, STDOUT_FILENO) >= 0 &&
+  } else if (dup2(in_fd, STDIN_FILENO) >= 0 && dup2(out_fd, STDOUT_FILENO) >= 0 &&
              dup2(err_fd, STDERR_FILENO) >= 0) {
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
     sigset_t no_mask;
@@ -52,11 +52,11 @@ std::vector<char*> c_strings(const std::vector<std::string>& words) {
   _exit(127);
 }
 
-// Starts `argv` with stdin </dev/null, stdout to out_fd, stderr to err_fd, in a new process
-// group (or session), with `env_words` added to this process's environment; with
+// Starts `argv` with stdin from in_fd (-1: /dev/null), stdout to out_fd, stderr to err_fd, in a
+// new process group (or session), with `env_words` added to this process's environment; with
 // `parent_death_signal` != 0 the child gets that signal when this process dies (also by
 // SIGKILL). Returns 0 or the errno value of what failed.
-int spawn(const std::vector<std::string>& argv, int out_fd, int err_fd,
+int spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd,
           const std::vector<std::string>& env_words, bool new_session, int parent_death_signal,
           pid_t* pid) {
   auto args = c_strings(argv);
@@ -75,7 +75,8 @@ int spawn(const std::vector<std::string>& argv, int out_fd, int err_fd,
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child == 0) {
-    exec_child(args.data(), envp.data(), null_fd, out_fd, err_fd, error_pipe[1], new_session,
+    exec_child(args.data(), envp.data(), in_fd >= 0 ? in_fd : null_fd, out_fd, err_fd,
+               error_pipe[1], new_session,
                parent, parent_death_signal);
   }
   const int fork_error = errno;
@@ -117,7 +118,7 @@ std::vector<CapturedRun> run_all_captured(const std::vector<std::vector<std::str
       runs[i].error = std::strerror(errno);
       continue;
     }
-    const int rc = spawn(commands[i], pipe_fds[1], pipe_fds[1], {}, false, 0, &pids[i]);
+    const int rc = spawn(commands[i], -1, pipe_fds[1], pipe_fds[1], {}, false, 0, &pids[i]);
     close(pipe_fds[1]);
     if (rc != 0) {
       runs[i].error = std::strerror(rc);
@@ -191,30 +192,39 @@ std::string find_executable(const std::string& name, const std::string& path_env
 }
 
 SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
-                                const std::vector<std::string>& extra_env) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-    throw InvalidArgumentError(RUNRUN_WHERE, std::string("cannot create a pipe: ") +
-                                                 std::strerror(errno));
-  }
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    throw InvalidArgumentError(RUNRUN_WHERE, std::string("cannot create a pipe: ") +
-                                                 std::strerror(errno));
+                                const std::vector<std::string>& extra_env, bool stdin_pipe) {
+  // [0] stdin (the child reads [0]), [1] stdout, [2] stderr (the child writes [1]).
+  int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+  const auto close_all = [&pipes]() {
+    for (auto& ends : pipes) {
+      for (int& fd : ends) {
+        if (fd >= 0) close(fd);
+        fd = -1;
+      }
+    }
+  };
+  for (int i = stdin_pipe ? 0 : 1; i < 3; ++i) {
+    if (pipe2(pipes[i], O_CLOEXEC) != 0) {
+      const int error = errno;
+      close_all();
+      throw InvalidArgumentError(RUNRUN_WHERE, std::string("cannot create a pipe: ") +
+                                                   std::strerror(error));
+    }
   }
   SpawnedProcess process;
-  const int rc = spawn(argv, out_pipe[1], err_pipe[1], extra_env, true, SIGTERM, &process.pid);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
+  const int rc = spawn(argv, pipes[0][0], pipes[1][1], pipes[2][1], extra_env, true, SIGTERM,
+                       &process.pid);
   if (rc != 0) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
+    close_all();
     throw InvalidArgumentError(RUNRUN_WHERE, "cannot start " + argv[0] + ": " +
                                                  std::strerror(rc));
   }
-  process.stdout_fd = out_pipe[0];
-  process.stderr_fd = err_pipe[0];
+  process.stdin_fd = pipes[0][1];
+  process.stdout_fd = pipes[1][0];
+  process.stderr_fd = pipes[2][0];
+  for (int fd : {pipes[0][0], pipes[1][1], pipes[2][1]}) {
+    if (fd >= 0) close(fd);
+  }
   return process;
 }
 

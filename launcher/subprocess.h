@@ -32,18 +32,21 @@ std::string find_executable(const std::string& name, const std::string& path_env
 // A running child whose stdout and stderr come through pipes.
 struct SpawnedProcess {
   pid_t pid = -1;  // also its process group id
+  int stdin_fd = -1;  // the write end of its stdin, with stdin_pipe; else -1
   int stdout_fd = -1;
   int stderr_fd = -1;
 };
 
 // Starts `argv` in a new session (so also a new process group; session id = process group id =
-// pid) with stdin from /dev/null. `extra_env` entries ("NAME=value") are added to this
-// process's environment for the child. The child gets SIGTERM when this process dies, however
+// pid) with stdin from /dev/null, or from a pipe whose write end is returned with
+// `stdin_pipe`. `extra_env` entries ("NAME=value") are added to this process's environment for
+// the child. The child gets SIGTERM when this process dies, however
 // it dies (kill -9, the out-of-memory killer): mpirun then stops the job instead of outliving
 // the launcher. Throws InvalidArgumentError when it cannot start (naming the program and the
 // reason).
 SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
-                                const std::vector<std::string>& extra_env);
+                                const std::vector<std::string>& extra_env,
+                                bool stdin_pipe = false);
 
 // Sends SIGKILL to every process of session `session` (found in /proc), e.g. what mpirun left
 // behind in the session spawn_with_pipes gave it, even in other process groups.

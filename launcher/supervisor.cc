@@ -1,5 +1,6 @@
 #include "launcher/supervisor.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -24,13 +25,23 @@ using Seconds = std::chrono::seconds;
 
 constexpr auto kDrainLimit = Seconds(3);  // output still open after mpirun exited
 
+// A started process and what the loop knows of it.
+struct Child {
+  const ChildCommand* command = nullptr;
+  SpawnedProcess process;  // its fds are -1 once closed
+  bool exited = false;
+  int status = 0;
+  bool settled = false;  // exited and its output read to the end (or given up on)
+};
+
 struct Job {
   const SupervisorSettings& settings;
   OutputRouter router;
-  SpawnedProcess mpirun;
-  bool mpirun_exited = false;
-  int mpirun_status = 0;
+  std::vector<Child> children;
+  bool direct = false;  // ranks started directly (runrun --gloo), not by mpirun
+  int exited_count = 0;
   std::vector<bool> started;
+  std::vector<bool> ended;  // the rank's shim reported how it ended
   int started_count = 0;
   std::vector<RankEvent> failures;  // exited or signaled, in arrival order
   int stop_signal = 0;              // the signal that stopped the launcher
@@ -43,8 +54,22 @@ struct Job {
   explicit Job(const SupervisorSettings& s)
       : settings(s),
         router(stdout, stderr, s.output_dir, s.num_proc, s.verbose),
-        started(s.num_proc) {}
+        direct(!s.children.empty() && s.children.front().rank >= 0),
+        started(s.num_proc),
+        ended(s.num_proc) {}
+
+  bool all_exited() const { return exited_count == static_cast<int>(children.size()); }
 };
+
+void close_fd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+// SIGKILL to every process of every child's session (what is left of it).
+void kill_children(Job& job) {
+  for (const Child& child : job.children) kill_session(child.process.pid);
+}
 
 std::string host_of(const Job& job, int rank) {
   if (rank < 0 || rank >= job.settings.num_proc) return "?";
@@ -54,20 +79,38 @@ std::string host_of(const Job& job, int rank) {
              : "?";
 }
 
-// Asks mpirun to stop every rank on every host; a second request kills its process group.
+// Asks every rank on every host to stop: mpirun by SIGTERM; ranks started directly by closing
+// their lifelines (each shim then stops its command). A second request kills them.
 void request_stop(Job& job, int user_signal) {
   if (user_signal != 0 && job.stop_signal == 0) job.stop_signal = user_signal;
   if (job.stopping) {
     if (user_signal != 0 && !job.killed) {
-      std::fprintf(stderr, "runrun: second stop request: killing mpirun\n");
-      kill_session(job.mpirun.pid);
+      std::fprintf(stderr, "runrun: second stop request: killing %s\n",
+                   job.direct ? "every rank" : "mpirun");
+      kill_children(job);
       job.killed = true;
     }
     return;
   }
   job.stopping = true;
-  kill(job.mpirun.pid, SIGTERM);
+  for (Child& child : job.children) {
+    if (job.direct) {
+      close_fd(child.process.stdin_fd);
+    } else if (!child.exited) {
+      kill(child.process.pid, SIGTERM);
+    }
+  }
   job.kill_deadline = Clock::now() + Seconds(job.settings.stop_grace_s);
+}
+
+void record_failure(Job& job, const RankEvent& event) {
+  job.failures.push_back(event);
+  if (!job.failure_seen) {
+    job.failure_seen = true;
+    // mpirun stops the others by itself, and ranks started directly fail by themselves once
+    // they notice the lost peer; whatever still runs after the grace time is stopped.
+    job.failure_deadline = Clock::now() + Seconds(job.settings.stop_grace_s);
+  }
 }
 
 void handle_events(Job& job) {
@@ -76,13 +119,9 @@ void handle_events(Job& job) {
     if (event.kind == RankEvent::Kind::kStarted) {
       if (!job.started[static_cast<std::size_t>(event.rank)]) ++job.started_count;
       job.started[static_cast<std::size_t>(event.rank)] = true;
-    } else if (event.kind != RankEvent::Kind::kStopped) {
-      job.failures.push_back(event);
-      if (!job.failure_seen) {
-        job.failure_seen = true;
-        // mpirun stops the others by itself; if it has not after the grace time, we do.
-        job.failure_deadline = Clock::now() + Seconds(job.settings.stop_grace_s);
-      }
+    } else {
+      job.ended[static_cast<std::size_t>(event.rank)] = true;
+      if (event.kind != RankEvent::Kind::kStopped) record_failure(job, event);
     }
   }
 }
@@ -96,10 +135,35 @@ void handle_signals(Job& job, int signal_fd) {
       request_stop(job, sig);
     }
   }
-  if (!job.mpirun_exited && waitpid(job.mpirun.pid, &job.mpirun_status, WNOHANG) > 0) {
-    job.mpirun_exited = true;
-    job.drain_deadline = Clock::now() + kDrainLimit;
+  for (Child& child : job.children) {
+    if (!child.exited && waitpid(child.process.pid, &child.status, WNOHANG) > 0) {
+      child.exited = true;
+      ++job.exited_count;
+      // A dead child's lifeline is closed; nothing is written to it any more.
+      close_fd(child.process.stdin_fd);
+      if (job.all_exited()) job.drain_deadline = Clock::now() + kDrainLimit;
+    }
   }
+}
+
+// A child that exited and whose output is read is accounted for. A rank started directly
+// whose shim never reported its end (the remote shell could not connect, the shim could not
+// start) failed with its command's status, unless the launcher was stopping it.
+void settle(Job& job, Child& child, bool output_done) {
+  if (child.settled || !child.exited || !output_done) return;
+  child.settled = true;
+  const int rank = child.command->rank;
+  if (rank < 0 || job.ended[static_cast<std::size_t>(rank)] || job.stopping) return;
+  const int status = child.status;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  RankEvent event{RankEvent::Kind::kExited, rank, WIFEXITED(status) ? WEXITSTATUS(status) : 0};
+  if (WIFSIGNALED(status)) event = {RankEvent::Kind::kSignaled, rank, WTERMSIG(status)};
+  std::fprintf(stderr, "runrun: rank %d on host %s: '%s' ended with %s before the rank reported "
+                       "how it ended (see its messages above)\n",
+               rank, host_of(job, rank).c_str(), child.command->argv.front().c_str(),
+               describe_rank_end(event).c_str());
+  job.ended[static_cast<std::size_t>(rank)] = true;
+  record_failure(job, event);
 }
 
 void report_start_timeout(Job& job) {
@@ -122,7 +186,7 @@ int next_timeout_ms(const Job& job) {
   std::vector<Clock::time_point> due;
   if (!job.stopping && job.started_count < job.settings.num_proc) due.push_back(job.start_deadline);
   if (job.stopping && !job.killed) due.push_back(job.kill_deadline);
-  if (job.mpirun_exited) due.push_back(job.drain_deadline);
+  if (job.all_exited()) due.push_back(job.drain_deadline);
   if (job.failure_seen && !job.stopping) due.push_back(job.failure_deadline);
   if (due.empty()) return -1;
   const auto left = *std::min_element(due.begin(), due.end()) - Clock::now();
@@ -139,57 +203,81 @@ void handle_deadlines(Job& job) {
   }
   if (job.failure_seen && !job.stopping && now >= job.failure_deadline) request_stop(job, 0);
   if (job.stopping && !job.killed && now >= job.kill_deadline) {
-    std::fprintf(stderr, "runrun: mpirun did not stop within %d s: killing it\n",
-                 job.settings.stop_grace_s);
-    kill_session(job.mpirun.pid);
+    std::fprintf(stderr, "runrun: %s did not stop within %d s: killing %s\n",
+                 job.direct ? "some ranks" : "mpirun", job.settings.stop_grace_s,
+                 job.direct ? "them" : "it");
+    kill_children(job);
     job.killed = true;
   }
 }
 
-// Reads what is available; returns false at end of file.
-bool pump(Job& job, int fd, bool from_stderr) {
+// Reads what is available from one of `child`'s pipes; closes it at end of file.
+void pump(Job& job, const Child& child, int& fd, bool from_stderr) {
   char buffer[65536];
   const ssize_t n = read(fd, buffer, sizeof(buffer));
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
-  if (n <= 0) return false;
-  job.router.feed(from_stderr, std::string_view(buffer, static_cast<std::size_t>(n)));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    close_fd(fd);
+    return;
+  }
+  const std::string_view bytes(buffer, static_cast<std::size_t>(n));
+  if (child.command->rank >= 0) {
+    job.router.feed_rank(child.command->rank, from_stderr, bytes);
+  } else {
+    job.router.feed(from_stderr, bytes);
+  }
   handle_events(job);
-  return true;
+}
+
+bool output_open(const Child& child) {
+  return child.process.stdout_fd >= 0 || child.process.stderr_fd >= 0;
 }
 
 void run_loop(Job& job, int signal_fd) {
-  int out_fd = job.mpirun.stdout_fd, err_fd = job.mpirun.stderr_fd;
-  while (!(job.mpirun_exited && out_fd < 0 && err_fd < 0)) {
-    if (job.mpirun_exited && Clock::now() >= job.drain_deadline) break;
-    pollfd fds[3] = {{signal_fd, POLLIN, 0}, {out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-    if (poll(fds, 3, next_timeout_ms(job)) < 0 && errno != EINTR) break;
+  for (;;) {
+    const bool output_left = std::any_of(job.children.begin(), job.children.end(), output_open);
+    if (job.all_exited() && (!output_left || Clock::now() >= job.drain_deadline)) break;
+    std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
+    std::vector<std::pair<Child*, bool>> owners;  // (child, from_stderr) of fds[1...]
+    for (Child& child : job.children) {
+      for (bool from_stderr : {false, true}) {
+        const int fd = from_stderr ? child.process.stderr_fd : child.process.stdout_fd;
+        if (fd < 0) continue;
+        fds.push_back({fd, POLLIN, 0});
+        owners.emplace_back(&child, from_stderr);
+      }
+    }
+    if (poll(fds.data(), fds.size(), next_timeout_ms(job)) < 0 && errno != EINTR) break;
     if (fds[0].revents != 0) handle_signals(job, signal_fd);
-    if (fds[1].revents != 0 && !pump(job, out_fd, false)) {
-      close(out_fd);
-      out_fd = -1;
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      auto& [child, from_stderr] = owners[i - 1];
+      pump(job, *child, from_stderr ? child->process.stderr_fd : child->process.stdout_fd,
+           from_stderr);
     }
-    if (fds[2].revents != 0 && !pump(job, err_fd, true)) {
-      close(err_fd);
-      err_fd = -1;
+    // Output closed does not say the process exited (nor the reverse): look again each round.
+    handle_signals(job, signal_fd);
+    for (Child& child : job.children) {
+      settle(job, child, !output_open(child) || Clock::now() >= job.drain_deadline);
     }
-    if (out_fd < 0 && err_fd < 0 && !job.mpirun_exited) handle_signals(job, signal_fd);
     handle_deadlines(job);
   }
-  if (out_fd >= 0) close(out_fd);
-  if (err_fd >= 0) close(err_fd);
-  if (!job.mpirun_exited) {
-    while (waitpid(job.mpirun.pid, &job.mpirun_status, 0) < 0 && errno == EINTR) {
+  for (Child& child : job.children) {
+    close_fd(child.process.stdout_fd);
+    close_fd(child.process.stderr_fd);
+    close_fd(child.process.stdin_fd);
+    while (!child.exited && waitpid(child.process.pid, &child.status, 0) < 0 && errno == EINTR) {
     }
   }
-  // Whatever mpirun started and left behind in its session (a remote-shell client stuck on an
+  // Whatever a child started and left behind in its session (a remote-shell client stuck on an
   // unreachable host, say) goes with it.
-  kill_session(job.mpirun.pid);
+  kill_children(job);
   job.router.finish();
   handle_events(job);
 }
 
 int report(Job& job) {
-  const int status = job.mpirun_status;
+  const int status = job.children.front().status;
   const int mpirun_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (job.stop_signal != 0) {
     std::fprintf(stderr, "runrun: stopped by %s; every rank was stopped\n",
@@ -209,7 +297,7 @@ int report(Job& job) {
                                                     : (first.value == 0 ? 1 : first.value);
   }
   if (job.start_timed_out) return kExitLauncherFailure;
-  if (mpirun_code != 0) {
+  if (!job.direct && mpirun_code != 0) {
     job.router.release_held_boxes();  // mpirun's own account is the only one there is
     std::fprintf(stderr, "runrun: mpirun exited with status %d and no rank reported a failure "
                          "(a rank killed from outside, or mpirun could not start the ranks); see "
@@ -218,6 +306,21 @@ int report(Job& job) {
     return kExitLauncherFailure;
   }
   return 0;
+}
+
+// Writes the child's environment block to its stdin (left open: the lifeline). The pipe is made
+// large enough first, so the write never waits for the child.
+void write_block(Child& child) {
+  const std::string& block = child.command->stdin_block;
+  int& fd = child.process.stdin_fd;
+  if (block.size() > 60000) fcntl(fd, F_SETPIPE_SZ, static_cast<int>(block.size() + 4096));
+  std::size_t done = 0;
+  while (done < block.size()) {
+    const ssize_t n = write(fd, block.data() + done, block.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child is gone already; its exit is reported like any other
+    done += static_cast<std::size_t>(n);
+  }
 }
 
 }  // namespace
@@ -230,14 +333,37 @@ int supervise(const SupervisorSettings& settings) {
   const int signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   Job job(settings);
   int exit_code = kExitLauncherFailure;
+  // A lifeline of a rank that died is closed, not written to; never die of SIGPIPE anyway.
+  struct sigaction ignore_pipe {}, previous_pipe {};
+  ignore_pipe.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore_pipe, &previous_pipe);
   try {
-    job.mpirun = spawn_with_pipes(settings.argv, settings.extra_env);
+    job.children.reserve(settings.children.size());
+    for (const ChildCommand& command : settings.children) {
+      Child child;
+      child.command = &command;
+      child.process = spawn_with_pipes(command.argv, settings.extra_env,
+                                       !command.stdin_block.empty());
+      job.children.push_back(child);
+      if (!command.stdin_block.empty()) write_block(job.children.back());
+    }
     job.start_deadline = Clock::now() + Seconds(settings.start_timeout_s);
     run_loop(job, signal_fd);
     exit_code = report(job);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "runrun: %s\n", error.what());
+    for (Child& child : job.children) {
+      close_fd(child.process.stdin_fd);
+      close_fd(child.process.stdout_fd);
+      close_fd(child.process.stderr_fd);
+    }
+    kill_children(job);
+    for (Child& child : job.children) {
+      while (waitpid(child.process.pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
   }
+  sigaction(SIGPIPE, &previous_pipe, nullptr);
   close(signal_fd);
   sigprocmask(SIG_SETMASK, &previous, nullptr);
   return exit_code;

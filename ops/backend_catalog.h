@@ -14,13 +14,13 @@ namespace runrun {
 
 struct BuiltBackends {
   bool mpi;           // ops/mpi: the process backend over Open MPI
-  bool gloo;          // ops/gloo is compiled in but not selectable until the launcher provides
-                      // its rendezvous store (runrun --gloo): false until then
+  bool gloo;          // ops/gloo: over Gloo's tcp transport, in jobs of `runrun --gloo`
   bool nccl;          // not implemented yet
   bool local;         // ops/local: in-process ranks (always built)
   bool cuda_tensors;  // a built backend takes tensors in GPU memory (none does yet)
 };
 
-inline constexpr BuiltBackends kBuiltBackends{RUNRUN_HAVE_MPI != 0, false, false, true, false};
+inline constexpr BuiltBackends kBuiltBackends{RUNRUN_HAVE_MPI != 0, RUNRUN_HAVE_GLOO != 0, false,
+                                              true, false};
 
 }  // namespace runrun

@@ -1,7 +1,9 @@
 #include "ops/backend_factory.h"
 
+#include <cstdlib>
 #include <string>
 
+#include "common/env_names.h"
 #include "common/errors.h"
 #include "ops/backend_catalog.h"
 #include "runrun/build_config.h"
@@ -9,6 +11,9 @@
 #if RUNRUN_HAVE_MPI
 #include "ops/mpi/mpi_backend.h"
 #include "ops/mpi/mpi_lifetime.h"
+#endif
+#if RUNRUN_HAVE_GLOO
+#include "ops/gloo/gloo_from_environment.h"
 #endif
 #include "ops/local/local_backend.h"
 
@@ -30,6 +35,14 @@ std::unique_ptr<Backend> make_mpi(const BackendOptions& options) {
 }
 #endif
 
+// auto: the backend of the launcher mode that started this process (RUNRUN_CONTROLLER: gloo
+// for `runrun --gloo`), else mpi.
+std::string resolved_name(const std::string& name) {
+  if (name != "auto") return name;
+  const char* controller = std::getenv(env::kController);
+  return controller != nullptr && std::string(controller) == "gloo" ? "gloo" : "mpi";
+}
+
 }  // namespace
 
 std::vector<std::string> built_backends() {
@@ -42,8 +55,8 @@ std::vector<std::string> built_backends() {
 }
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
-  const std::string& name = options.name;
-  if (name == "auto" || name == "mpi") {
+  const std::string name = resolved_name(options.name);
+  if (name == "mpi") {
 #if RUNRUN_HAVE_MPI
     return make_mpi(options);
 #else
@@ -61,13 +74,10 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
   }
   if (name == "gloo") {
 #if RUNRUN_HAVE_GLOO
-    // ops/gloo is built, but a job has no rendezvous store to create it from until the
-    // launcher provides one (runrun --gloo).
-    throw UnsupportedError(RUNRUN_WHERE,
-                           "the gloo backend cannot be selected yet: it is built, but ranks need "
-                           "the launcher's rendezvous store (runrun --gloo), which this version "
-                           "does not have; use mpi (RUNRUN_BACKEND=mpi or auto; built: " +
-                               built_list() + ")");
+    gloo_backend::GlooEnvironmentOptions gloo_options;
+    gloo_options.logger = options.logger;
+    gloo_options.collective_timeout = options.collective_timeout;
+    return gloo_backend::make_gloo_backend_from_environment(gloo_options);
 #else
     throw UnsupportedError(RUNRUN_WHERE,
                            "the gloo backend is not built: install the Debian package "

@@ -16,8 +16,9 @@
 namespace runrun {
 
 struct BackendOptions {
-  std::string name = "auto";  // auto (mpi when built), mpi, gloo, local (one rank, this process;
-                              // multi-rank local backends are made directly by tests)
+  // auto (gloo in jobs of `runrun --gloo`, else mpi), mpi, gloo, local (one rank, this
+  // process; multi-rank local backends are made directly by tests)
+  std::string name = "auto";
   Logger logger;              // may be null: backends then log nothing
   // A collective every rank entered that takes longer fails with TimeoutError; 0 = no limit.
   std::chrono::milliseconds collective_timeout{0};

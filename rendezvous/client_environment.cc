@@ -1,7 +1,9 @@
 #include "rendezvous/client_environment.h"
 
 #include <charconv>
+#include <algorithm>
 #include <cstdlib>
+#include <mutex>
 
 #include "common/env_names.h"
 #include "common/errors.h"
@@ -41,6 +43,25 @@ std::chrono::milliseconds timeout_knob() {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
+// The secret, read from the environment the first time and removed from it; kept in memory for
+// later calls (a script may shut runrun down and initialize it again).
+JobSecret job_secret_of_this_process() {
+  static std::mutex mutex;
+  static JobSecret secret;
+  static bool read = false;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!read) {
+    read = true;
+    if (const char* text = std::getenv(env::kRendezvousSecret)) {
+      std::string hex(text);
+      ::unsetenv(env::kRendezvousSecret);
+      secret = JobSecret::from_hex(hex, env::kRendezvousSecret);
+      std::fill(hex.begin(), hex.end(), '\0');
+    }
+  }
+  return secret;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> rank_environment(const std::string& address,
@@ -58,12 +79,7 @@ ClientOptions client_options_from_environment() {
   options.connect_timeout = timeout_knob();
   options.request_timeout = options.connect_timeout;
   if (const char* rank = std::getenv(env::kRank)) options.who = std::string("rank ") + rank;
-  if (const char* secret = std::getenv(env::kRendezvousSecret)) {
-    std::string text(secret);
-    ::unsetenv(env::kRendezvousSecret);
-    options.secret = JobSecret::from_hex(text, env::kRendezvousSecret);
-    std::fill(text.begin(), text.end(), '\0');
-  }
+  options.secret = job_secret_of_this_process();
   return options;
 }
 

@@ -23,7 +23,8 @@ std::vector<std::pair<std::string, std::string>> rank_environment(const std::str
                                                                   const JobSecret& secret);
 
 // Client options from the environment: address, port, the secret (removed from the environment
-// once read), RUNRUN_RENDEZVOUS_TIMEOUT for the connect and request bounds, and RUNRUN_RANK for
+// the first time and kept in this process's memory for later calls: runrun may be shut down and
+// initialized again), RUNRUN_RENDEZVOUS_TIMEOUT for the connect and request bounds, and RUNRUN_RANK for
 // messages. Throws InvalidArgumentError naming the variable when one is missing or malformed;
 // a missing secret is not an error here (the server refuses the client with a clear message).
 ClientOptions client_options_from_environment();

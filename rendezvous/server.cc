@@ -1,5 +1,8 @@
 #include "rendezvous/server.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -171,6 +174,11 @@ RendezvousServer::RendezvousServer(JobSecret secret, ServerOptions options)
     throw InternalError(RUNRUN_WHERE, std::string("eventfd failed: ") + std::strerror(errno));
   }
   loop_ = std::make_unique<Loop>(*this);
+  // The serving thread takes no process signal (SIGTERM, SIGINT, SIGCHLD...): they belong to the
+  // launcher's own handling, which may block them only after this thread exists.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
   thread_ = std::thread([this] {
     try {
       loop_->run();
@@ -178,6 +186,7 @@ RendezvousServer::RendezvousServer(JobSecret secret, ServerOptions options)
       if (options_.logger) options_.logger->error("rendezvous server stopped: {}", error.what());
     }
   });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 RendezvousServer::~RendezvousServer() { stop(); }

@@ -26,14 +26,20 @@ def test_build_and_backend_queries(hvd):
                                                            hvd.gloo_enabled())
     if hvd.mpi_enabled():
         assert hvd.mpi_built()
+    # The launcher's mode picks the backend (RUNRUN_BACKEND=auto): runrun --gloo runs Gloo.
+    if os.environ.get("RUNRUN_CONTROLLER") == "gloo":
+        assert hvd.gloo_enabled() and hvd.gloo_built() and not hvd.mpi_enabled()
+    elif os.environ.get("RUNRUN_CONTROLLER") == "mpi":
+        assert hvd.mpi_enabled() and not hvd.gloo_enabled()
     hvd.init()  # idempotent
 
 
 def test_built_queries_report_only_what_runs(hvd):
-    # runrun implements MPI (and in-process local ranks) only: no Gloo or NCCL backend and no
-    # collectives on GPU tensors, even when the build machine had libgloo or CUDA installed.
-    # When one of them lands, ops/backend_catalog.h flips and so must this test.
-    assert hvd.gloo_built() is False
+    # runrun implements MPI, Gloo (built from Debian's libgloo-dev, which `make test` installs)
+    # and in-process local ranks: no NCCL backend and no collectives on GPU tensors, even when
+    # the build machine had CUDA installed. When one lands, ops/backend_catalog.h flips and so
+    # must this test.
+    assert hvd.gloo_built() is True
     assert hvd.nccl_built() is False
     assert hvd.cuda_built() is False
     assert hvd.ddl_built() is False and hvd.ccl_built() is False and hvd.rocm_built() is False

@@ -22,5 +22,5 @@ start_and_kill() {
 }
 start_and_kill probe "$PROBE" --ready-and-wait --token "$TOKEN"
 start_and_kill stubborn sh -c 'trap "" TERM; echo ready; while :; do sleep 1; done # '"$TOKEN"
-KILL_MPIRUN=1 start_and_kill stubborn_orphan sh -c 'trap "" TERM; echo ready; while :; do sleep 1; done # '"$TOKEN"
+mpi_mode && KILL_MPIRUN=1 start_and_kill stubborn_orphan sh -c 'trap "" TERM; echo ready; while :; do sleep 1; done # '"$TOKEN"
 echo "PASS"

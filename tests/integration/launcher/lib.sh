@@ -1,10 +1,19 @@
 # Shared helpers of the launcher's end-to-end tests. Usage: source lib.sh RUNRUN PROBE
 # Each test gets a scratch directory and a unique token (passed to the probe) so that stray
 # processes of this test, and only of this test, can be found with pgrep.
+# RUNRUN_TEST_CONTROLLER=gloo (set by ctest for the *.gloo tests) runs every job with
+# `runrun --gloo` (the launcher starts the ranks itself, no mpirun); the default is --mpi.
+# Checks that only make sense for one mode are guarded with `mpi_mode` / `gloo_mode`.
 set -uo pipefail
-RUNRUN="$1"
-PROBE="$2"
+MODE="${RUNRUN_TEST_CONTROLLER:-mpi}"
 WORK="$(mktemp -d /tmp/runrun_launcher_test.XXXXXX)"
+RUNRUN="$WORK/runrun-$MODE"  # `exec`s the real launcher: same pid, so kill/wait see the launcher
+printf '#!/bin/sh\nexec %q --%s "$@"\n' "$1" "$MODE" >"$RUNRUN"
+chmod +x "$RUNRUN"
+RUNRUN_BINARY="$1"
+PROBE="$2"
+mpi_mode() { [ "$MODE" = mpi ]; }
+gloo_mode() { [ "$MODE" = gloo ]; }
 TOKEN="rrtok$$x$RANDOM"
 CLEANUPS=()
 cleanup_all() {

@@ -7,6 +7,7 @@ expect_rc $? 0 "runrun -np 4 probe"
 for r in 0 1 2 3; do
   expect_line "$WORK/probe.out" "^\[$r\]<stdout>:PROBE rank=$r size=4 local_rank=$r local_size=4 cross_rank=0 cross_size=1 .* allreduce=ok$"
 done
+mpi_mode || { no_orphans; echo "PASS"; exit 0; }  # the rest is about Open MPI's ranks
 cores=$(nproc)
 expected=""
 [ 4 -gt "$cores" ] && expected=1

@@ -27,7 +27,7 @@ check_interpreter() {
 check_interpreter python3 -c "$show"
 check_interpreter python -c "$show"
 check_interpreter "$WORK/script.py"
-check_interpreter --mpi-args "--prefix /usr" python3 -c "$show"
+mpi_mode && check_interpreter --mpi-args "--prefix /usr" python3 -c "$show"
 
 timeout 60 "$RUNRUN" -np 2 sh -c 'echo "RANKPATH $PATH"; env | grep -c "^RUNRUN_RANK_PATH=" || true' \
   >"$WORK/path.out" 2>"$WORK/path.err"

@@ -46,7 +46,11 @@ TEST_CASE("option -np and the command after the options stay untouched") {
   CHECK_FALSE(options.verbose);
   CHECK(options.hosts == std::vector<HostSlots>{{"localhost", 2}});
   CHECK(options.controller == Controller::kMpi);
+  CHECK_FALSE(options.controller_given);  // mpirun when installed, else gloo
   CHECK(options.start_timeout_s == 30);
+  CHECK(parse({"--gloo", "-np", "2", "x"}).controller == Controller::kGloo);
+  CHECK(parse({"--gloo", "-np", "2", "x"}).controller_given);
+  CHECK(parse({"--mpi", "-np", "2", "x"}).controller_given);
 }
 
 TEST_CASE("option -- separates the options from the command") {
@@ -132,8 +136,10 @@ TEST_CASE("option --help, --version and --check-build end without running") {
 }
 
 TEST_CASE("every command-line error names the option and the value") {
-  CHECK_THAT(error_of({"--gloo", "-np", "2", "x"}), Catch::Contains("--gloo") &&
-                                                        Catch::Contains("not built yet"));
+  CHECK_THAT(error_of({"--gloo", "--mpi", "-np", "2", "x"}),
+             Catch::Contains("--gloo and --mpi both given"));
+  CHECK_THAT(error_of({"--gloo", "--mpi-args", "-v", "-np", "2", "x"}),
+             Catch::Contains("--mpi-args") && Catch::Contains("--gloo does not run"));
   CHECK_THAT(error_of({"-np", "2", "-H", "a:2", "--hostfile", "f", "x"}),
              Catch::Contains("both given"));
   CHECK_THAT(error_of({"-np", "two", "x"}), Catch::Contains("two"));

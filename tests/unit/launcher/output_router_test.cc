@@ -53,6 +53,25 @@ TEST_CASE("tags are rewritten, markers taken out, partial reads joined") {
   std::fclose(err);
 }
 
+TEST_CASE("a rank's own pipes (runrun --gloo): untagged bytes, several lines per read, markers "
+          "and a '[' that is not a tag") {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  OutputRouter router(out, err, "", 2);
+  router.feed_rank(1, false, "[1,0]<stdout>:not a tag\nsecond ");
+  router.feed_rank(0, false, "zero\n");
+  router.feed_rank(1, false, "line\nthird");
+  router.feed_rank(1, true, "oops " + format_rank_event({RankEvent::Kind::kExited, 1, 4}));
+  CHECK(router.take_events() == std::vector<RankEvent>{{RankEvent::Kind::kExited, 1, 4}});
+  router.finish();
+  CHECK(read_stream(out) ==
+        "[1]<stdout>:[1,0]<stdout>:not a tag\n[0]<stdout>:zero\n[1]<stdout>:second line\n"
+        "[1]<stdout>:third\n");
+  CHECK(read_stream(err) == "[1]<stderr>:oops \n");
+  std::fclose(out);
+  std::fclose(err);
+}
+
 TEST_CASE("option --output-filename: per-rank files, zero-padded, created for every rank") {
   char dir_template[] = "/tmp/runrun_router_XXXXXX";
   const std::string dir = mkdtemp(dir_template);

@@ -6,6 +6,7 @@ queries read immutable topology captured at init.
 """
 
 import atexit
+import os
 import threading
 
 from runrun.common import loader
@@ -34,7 +35,12 @@ def init(comm=None, process_sets=None, backend=None):
                             "use init() and process sets (add_process_set) instead")
     with _lock:
         if _runtime is None:
-            runtime = loader.core().Runtime(backend)
+            try:
+                runtime = loader.core().Runtime(backend)
+            finally:
+                # The core read the launcher's rendezvous secret and removed it from the C
+                # environment; Python's copy goes too, so that subprocesses never inherit it.
+                os.environ.pop("RUNRUN_RENDEZVOUS_SECRET", None)
             _topology = runtime.topology()
             _backend = runtime.backend_name()
             _runtime = runtime

@@ -1,0 +1,71 @@
+#include "ops/gloo/gloo_from_environment.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <utility>
+
+#include "common/env_names.h"
+#include "common/errors.h"
+#include "ops/gloo/gloo_backend.h"
+#include "ops/gloo/rendezvous_store.h"
+#include "rendezvous/client_environment.h"
+#include "rendezvous/local_address.h"
+
+namespace runrun::gloo_backend {
+namespace {
+
+constexpr const char* kHowToStart =
+    "; the gloo backend runs in jobs started by the launcher: `runrun --gloo -np N COMMAND`";
+
+int required_int(const char* name) {
+  const char* text = std::getenv(name);
+  RUNRUN_ENFORCE(text != nullptr && *text != '\0', InvalidArgumentError,
+                 std::string(name) + " is not set" + kHowToStart);
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  RUNRUN_ENFORCE(*end == '\0' && value >= 0 && value < (1L << 24), InvalidArgumentError,
+                 std::string(name) + "='" + text + "' is not a rank or size" + kHowToStart);
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+std::string listen_address(const std::string& spec, const std::string& server) {
+  if (spec.empty()) return rendezvous::address_towards(server);
+  const std::string address = rendezvous::address_selected_by(spec);
+  if (!address.empty()) return address;
+  throw InvalidArgumentError(RUNRUN_WHERE, std::string(env::kNetworkInterface) + "='" + spec +
+                                               "' (runrun --network-interface) selects no IPv4 "
+                                               "address of this host; name an interface this "
+                                               "host has, or a CIDR block its address is in");
+}
+
+std::unique_ptr<Backend> make_gloo_backend_from_environment(
+    const GlooEnvironmentOptions& options) {
+  const int rank = required_int(env::kRank);
+  const int size = required_int(env::kSize);
+  RUNRUN_ENFORCE(rank < size, InvalidArgumentError,
+                 std::string(env::kRank) + "=" + std::to_string(rank) + " is not below " +
+                     env::kSize + "=" + std::to_string(size) + kHowToStart);
+  auto client_options = rendezvous::client_options_from_environment();
+  const char* spec = std::getenv(env::kNetworkInterface);
+  GlooBackendOptions gloo_options;
+  gloo_options.logger = options.logger;
+  gloo_options.collective_timeout = options.collective_timeout;
+  gloo_options.connect_timeout = client_options.connect_timeout;
+  gloo_options.hostname = listen_address(spec ? spec : "", client_options.host);
+  if (const char* host_index = std::getenv(env::kHostIndex)) {
+    gloo_options.host_id = std::string("host ") + host_index;
+  }
+  // Every rank initializes runrun the same number of times (a script may shut down and init
+  // again): each initialization connects under its own store prefix.
+  static std::atomic<int> initializations{0};
+  gloo_options.prefix = "runrun/gloo/init" + std::to_string(initializations++);
+  const auto get_timeout = client_options.connect_timeout;
+  auto client = std::make_shared<rendezvous::RendezvousClient>(std::move(client_options));
+  auto store = std::make_shared<ops::RendezvousStore>(std::move(client), /*generation=*/0,
+                                                      get_timeout);
+  return make_gloo_backend(std::move(store), rank, size, std::move(gloo_options));
+}
+
+}  // namespace runrun::gloo_backend
