@@ -1,7 +1,6 @@
 #include "core/runtime.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "core/enqueue_checks.h"
 #include "ops/backend_factory.h"
@@ -13,7 +12,9 @@ Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
       topology_(backend->topology()),
       backend_name_(backend->name()),
       logger_(make_rank_logger(topology_.rank, topology_.size, config_.log_level)),
-      timeline_(logger_) {
+      timeline_(logger_),
+      registry_(topology_.rank, topology_.size),
+      health_(config_, topology_, logger_, registry_) {
   // RUNRUN_TIMELINE names one file: the coordinator (rank 0) writes it, as it sees every
   // negotiation; other ranks start their own timelines through the API.
   if (!config_.timeline_path.empty() && topology_.rank == 0) {
@@ -22,23 +23,18 @@ Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
   logger_->info("runrun started: backend {}, rank {}/{}, local {}/{}, cross {}/{}", backend_name_,
                 topology_.rank, topology_.size, topology_.local_rank, topology_.local_size,
                 topology_.cross_rank, topology_.cross_size);
-  std::vector<int> everyone(static_cast<size_t>(topology_.size));
-  std::iota(everyone.begin(), everyone.end(), 0);
-  process_sets_[0] = everyone;
-  start_peer_monitor(*backend);
-  workers_[0] = std::make_shared<ProcessSetWorker>(0, std::move(backend), config_, logger_,
-                                                &timeline_);
+  health_.start(backend->control());  // a collective step: before any worker drives the backend
+  registry_.set_global_worker(std::make_shared<ProcessSetWorker>(0, std::move(backend), config_,
+                                                                 logger_, &timeline_));
 }
 
 Runtime::~Runtime() { shutdown(); }
 
 void Runtime::shutdown() {
   shut_down_ = true;
-  std::vector<std::shared_ptr<ProcessSetWorker>> workers;
-  {
-    std::lock_guard<std::mutex> lock(workers_mutex_);
-    for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) workers.push_back(it->second);
-  }
+  health_.begin_shutdown();
+  std::vector<std::shared_ptr<ProcessSetWorker>> workers = registry_.workers();
+  std::reverse(workers.begin(), workers.end());
   // One deadline for every set: the whole shutdown takes RUNRUN_SHUTDOWN_TIMEOUT at most.
   const auto deadline = std::chrono::steady_clock::now() + config_.shutdown_timeout;
   bool clean = true;
@@ -46,7 +42,7 @@ void Runtime::shutdown() {
     worker->shutdown("", deadline);
     clean = clean && worker->stopped_cleanly();
   }
-  if (peer_monitor_) peer_monitor_->stop();  // says goodbye: peers do not take it for a loss
+  health_.stop();  // says goodbye: peers do not take it for a loss
   if (!clean && !leaving_uncleanly_.exchange(true)) {
     // Some peer may be stuck mid-collective or never shut down: a transport's exit-time
     // finalization (MPI_Finalize) would wait for it forever. Leave without it; the launcher
@@ -62,23 +58,6 @@ void Runtime::shutdown() {
 bool Runtime::running() const {
   if (shut_down_) return false;
   return worker_ptr(0)->running();
-}
-
-std::shared_ptr<ProcessSetWorker> Runtime::worker_ptr(int32_t process_set) const {
-  std::lock_guard<std::mutex> lock(workers_mutex_);
-  auto it = workers_.find(process_set);
-  if (it != workers_.end()) return it->second;
-  auto set = process_sets_.find(process_set);
-  RUNRUN_ENFORCE(set != process_sets_.end(), InvalidArgumentError,
-                 "process set " + std::to_string(process_set) + " does not exist on rank " +
-                     std::to_string(topology_.rank) +
-                     ": use 0 (the global set) or an id returned by add_process_set");
-  std::vector<int64_t> ranks(set->second.begin(), set->second.end());
-  throw InvalidArgumentError(RUNRUN_WHERE, "rank " + std::to_string(topology_.rank) +
-                                               " is not a member of process set " +
-                                               std::to_string(process_set) + " (ranks " +
-                                               shape_string(ranks) +
-                                               "): only its members may enqueue ops on it");
 }
 
 ProcessSetWorker& Runtime::worker(int32_t process_set) const { return *worker_ptr(process_set); }
@@ -98,16 +77,6 @@ std::shared_ptr<Handle> Runtime::submit_without_tensor(
   entries.push_back(make_entry(std::move(request), none, none, handle, 0));
   entries.back()->action = std::move(action);
   return submit(std::move(entries), process_set);
-}
-
-void Runtime::install_process_set(int32_t id, std::vector<int> ranks,
-                                  std::unique_ptr<Backend> backend) {
-  std::lock_guard<std::mutex> lock(workers_mutex_);
-  process_sets_[id] = std::move(ranks);
-  if (backend) {
-    workers_[id] =
-        std::make_shared<ProcessSetWorker>(id, std::move(backend), config_, logger_, &timeline_);
-  }
 }
 
 std::shared_ptr<Handle> Runtime::allreduce(const std::string& name, const TensorView& input,

@@ -1,24 +1,28 @@
 #pragma once
-// Why: the object that owns everything of one rank's runtime — config, logger, the backend of
-// every process set and its background worker. No process globals: several runtimes can live
-// in one process (the unit tests run N ranks as threads, each with its own Runtime).
+// Why: one rank's runtime, and the façade the C API enqueues through. It owns the config,
+// logger and timeline, the process sets (ProcessSetRegistry: every set's ranks, and the
+// background worker with its backend for each set this rank is in) and the peer health
+// bookkeeping (PeerHealth: the peer monitor and what lost, departed or idle peers mean). No
+// process globals: several runtimes can live in one process (the unit tests run N ranks as
+// threads, each with its own Runtime).
 // Every enqueue validates what it can locally (tensor, dtype, root, duplicate name) and throws
 // InvalidArgumentError at once, with nothing enqueued; everything else fails the handle.
-// Thread-safety: every public method may be called from any thread concurrently.
+// Thread-safety: every public method may be called from any thread concurrently. Runtime's own
+// mutable state is atomics; the registry, the peer health and the timeline each keep their own
+// contract (see their headers).
 
 #include <atomic>
 #include <functional>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/logging.h"
 #include "core/config.h"
 #include "core/handle.h"
-#include "core/peer_monitor.h"
+#include "core/peer_health.h"
+#include "core/process_set_registry.h"
 #include "core/process_set_worker.h"
 #include "core/tensor.h"
 #include "core/timeline.h"
@@ -83,9 +87,7 @@ class Runtime {
   void stop_timeline() { timeline_.stop(); }
 
   // For tests: make this rank look hung to its peers' monitors.
-  void freeze_peer_monitor_for_test() {
-    if (peer_monitor_) peer_monitor_->freeze_for_test();
-  }
+  void freeze_peer_monitor_for_test() { health_.freeze_for_test(); }
 
   // Stops every worker (see ProcessSetWorker::shutdown); pending and later ops fail with
   // ShutDownError. Takes RUNRUN_SHUTDOWN_TIMEOUT at most, whatever the peers do; when not every
@@ -100,40 +102,25 @@ class Runtime {
  private:
   std::shared_ptr<Handle> submit(std::vector<std::unique_ptr<TensorEntry>> entries,
                                  int32_t process_set);
-  std::shared_ptr<ProcessSetWorker> worker_ptr(int32_t process_set) const;
+  std::shared_ptr<ProcessSetWorker> worker_ptr(int32_t process_set) const {
+    return registry_.worker(process_set);
+  }
   // Enqueues an op that moves no tensor (barrier, join, process-set changes). `action`, when
   // given, runs on the set's background thread once every rank agreed.
   std::shared_ptr<Handle> submit_without_tensor(
       Request request, int32_t process_set,
       std::function<void(Backend&, Handle&)> action = nullptr);
-  void install_process_set(int32_t id, std::vector<int> ranks, std::unique_ptr<Backend> backend);
-
-  // Connects the peer monitor (a collective step over the global control channel).
-  void start_peer_monitor(Backend& global);
-  void on_peer_lost(const std::string& why);
-  void on_peer_left(int rank);
-  void fail_sets_of_departed_peers();
-  static constexpr std::chrono::milliseconds kDepartureGrace{500};
-  void watch_for_idle_stall();
-  std::shared_ptr<ProcessSetWorker> global_worker() const;
 
   Config config_;
   Topology topology_;
   std::string backend_name_;
   Logger logger_;
   Timeline timeline_;  // declared before the workers, which use it: destroyed after them
-  mutable std::mutex workers_mutex_;
-  std::map<int32_t, std::vector<int>> process_sets_;  // every set, member or not
-  std::map<int32_t, std::shared_ptr<ProcessSetWorker>> workers_;  // the sets this rank is in
-  int32_t next_process_set_id_ = 1;  // touched only by the global background thread
+  ProcessSetRegistry registry_;  // its workers use the timeline: declared after it
+  PeerHealth health_;  // uses the registry from the monitor thread: declared (and stopped) after
   std::atomic<uint64_t> control_op_count_{0};
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> leaving_uncleanly_{false};  // the transport will not be finalized at exit
-  std::unique_ptr<PeerMonitor> peer_monitor_;  // null when RUNRUN_PEER_TIMEOUT=0 or one rank
-  bool idle_stall_warned_ = false;              // monitor thread only
-  bool peer_lost_ = false;                      // monitor thread only
-  // Peers that said goodbye, and when (monitor thread only).
-  std::vector<std::pair<int, std::chrono::steady_clock::time_point>> departed_peers_;
 };
 
 }  // namespace runrun

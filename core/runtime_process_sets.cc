@@ -1,4 +1,5 @@
-// Runtime: process sets (registry, collective add/remove) and join (see runtime.h).
+// Runtime: the collective process-set ops (add/remove, run on the global set's background
+// thread, which changes the ProcessSetRegistry) and join (see runtime.h).
 #include <algorithm>
 
 #include "core/enqueue_checks.h"
@@ -21,17 +22,13 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
   r.op = OpType::kProcessSetAdd;
   r.splits = ranks64;
   auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Backend& global, Handle& done) {
-    {
-      std::lock_guard<std::mutex> lock(workers_mutex_);
-      for (const auto& [id, existing] : process_sets_) {
-        RUNRUN_ENFORCE(existing != ranks, InvalidArgumentError,
-                       "add_process_set: a process set with these ranks already exists (id " +
-                           std::to_string(id) + "); reuse it");
-      }
-    }
-    std::unique_ptr<Backend> backend = global.create_subgroup(ranks);
-    int32_t id = next_process_set_id_++;
-    install_process_set(id, ranks, std::move(backend));
+    registry_.check_unregistered(ranks);  // on every rank alike, before the collective below
+    std::unique_ptr<Backend> backend = global.create_subgroup(ranks);  // null: not a member
+    int32_t id = registry_.add(ranks, [&](int32_t new_id) -> std::shared_ptr<ProcessSetWorker> {
+      if (!backend) return nullptr;
+      return std::make_shared<ProcessSetWorker>(new_id, std::move(backend), config_, logger_,
+                                                &timeline_);
+    });
     done.set_result(id);
   });
   handle->wait();
@@ -50,17 +47,7 @@ void Runtime::remove_process_set(int32_t id) {
   r.op = OpType::kProcessSetRemove;
   r.root = id;
   auto handle = submit_without_tensor(std::move(r), 0, [this, id](Backend&, Handle&) {
-    std::shared_ptr<ProcessSetWorker> removed;
-    {
-      std::lock_guard<std::mutex> lock(workers_mutex_);
-      RUNRUN_ENFORCE(process_sets_.count(id), InvalidArgumentError,
-                     "remove_process_set: process set " + std::to_string(id) + " does not exist");
-      process_sets_.erase(id);
-      if (auto it = workers_.find(id); it != workers_.end()) {
-        removed = it->second;
-        workers_.erase(it);
-      }
-    }
+    std::shared_ptr<ProcessSetWorker> removed = registry_.remove(id);
     if (removed) {  // every member does this at the same point
       removed->shutdown("process set " + std::to_string(id) + " was removed (remove_process_set) "
                         "while this op was pending on rank " + std::to_string(topology_.rank));
@@ -70,21 +57,9 @@ void Runtime::remove_process_set(int32_t id) {
   if (handle->code() != ErrorCode::kOk) throw_error(handle->code(), RUNRUN_WHERE, handle->error());
 }
 
-std::vector<int> Runtime::process_set_ranks(int32_t id) const {
-  std::lock_guard<std::mutex> lock(workers_mutex_);
-  auto it = process_sets_.find(id);
-  RUNRUN_ENFORCE(it != process_sets_.end(), InvalidArgumentError,
-                 "process set " + std::to_string(id) + " does not exist");
-  return it->second;
-}
+std::vector<int> Runtime::process_set_ranks(int32_t id) const { return registry_.ranks(id); }
 
-int Runtime::process_set_rank(int32_t id) const {
-  std::lock_guard<std::mutex> lock(workers_mutex_);
-  auto it = process_sets_.find(id);
-  if (it == process_sets_.end()) return -1;
-  auto pos = std::find(it->second.begin(), it->second.end(), topology_.rank);
-  return pos == it->second.end() ? -1 : static_cast<int>(pos - it->second.begin());
-}
+int Runtime::process_set_rank(int32_t id) const { return registry_.rank_in(id); }
 
 std::shared_ptr<Handle> Runtime::join(int32_t process_set) {
   Request r;

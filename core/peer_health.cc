@@ -1,22 +1,35 @@
-// Runtime: peer monitoring and the waiting ranks' view of stalls (see runtime.h). Runs on the
-// constructing thread (start_peer_monitor) and on the peer monitor's thread (the rest).
+#include "core/peer_health.h"
+
 #include <algorithm>
 #include <random>
 
-#include "core/runtime.h"
+#include "core/message.h"
 #include "core/wire.h"
 #include "ops/backend_factory.h"
 
 namespace runrun {
 
-void Runtime::start_peer_monitor(Backend& global) {
+PeerHealth::PeerHealth(const Config& config, const Topology& topology, Logger logger,
+                       ProcessSetRegistry& registry)
+    : config_(config), topology_(topology), logger_(std::move(logger)), registry_(registry) {}
+
+PeerHealth::~PeerHealth() { stop(); }
+
+void PeerHealth::stop() {
+  if (monitor_) monitor_->stop();
+}
+
+void PeerHealth::freeze_for_test() {
+  if (monitor_) monitor_->freeze_for_test();
+}
+
+void PeerHealth::start(ControlChannel& control) {
   if (config_.peer_timeout.count() == 0 || topology_.size < 2) return;
   auto interval = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(1000),
                                                       config_.peer_timeout / 4);
-  peer_monitor_ = std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval,
-                                                config_.peer_timeout, logger_);
-  ControlChannel& control = global.control();
-  std::vector<std::string> gathered = control.gather(peer_monitor_->address(), 0);
+  monitor_ = std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval,
+                                           config_.peer_timeout, logger_);
+  std::vector<std::string> gathered = control.gather(monitor_->address(), 0);
   std::string table;
   if (topology_.rank == 0) {
     WireWriter w;
@@ -29,37 +42,31 @@ void Runtime::start_peer_monitor(Backend& global) {
   auto job_key = static_cast<uint64_t>(reader.i64());
   std::vector<std::string> addresses;
   for (int r = 0; r < topology_.size; ++r) addresses.push_back(reader.str());
-  peer_monitor_->set_waiting_probe([this] {
-    std::shared_ptr<ProcessSetWorker> worker = global_worker();  // null until init finished
+  monitor_->set_waiting_probe([this] {
+    std::shared_ptr<ProcessSetWorker> worker = registry_.find_worker(0);  // null until init ends
     return worker && worker->waiting_since().has_value();
   });
-  peer_monitor_->set_tick([this] {
+  monitor_->set_tick([this] {
     watch_for_idle_stall();
     fail_sets_of_departed_peers();
   });
-  peer_monitor_->set_on_left([this](int rank) {
-    departed_peers_.emplace_back(rank, std::chrono::steady_clock::now());
+  monitor_->set_on_left([this](int rank) {
+    departed_.emplace_back(rank, std::chrono::steady_clock::now());
   });
-  peer_monitor_->start(addresses, job_key, [this](int, const std::string& why) { on_peer_lost(why); });
-}
-
-std::shared_ptr<ProcessSetWorker> Runtime::global_worker() const {
-  std::lock_guard<std::mutex> lock(workers_mutex_);
-  auto it = workers_.find(0);
-  return it == workers_.end() ? nullptr : it->second;
+  monitor_->start(addresses, job_key, [this](int, const std::string& why) { on_peer_lost(why); });
 }
 
 // Monitor thread, every heartbeat. The coordinator's stall inspector only sees ranks that take
 // part in negotiation; a rank that enqueued nothing at all does not, so the ranks waiting for it
 // detect it here, from the heartbeats that say who is waiting and who is not.
-void Runtime::watch_for_idle_stall() {
-  std::shared_ptr<ProcessSetWorker> worker = global_worker();
+void PeerHealth::watch_for_idle_stall() {
+  std::shared_ptr<ProcessSetWorker> worker = registry_.find_worker(0);
   auto since = worker ? worker->waiting_since() : std::nullopt;
   if (!since) {
     idle_stall_warned_ = false;
     return;
   }
-  std::vector<int> idle = peer_monitor_->idle_peers();
+  std::vector<int> idle = monitor_->idle_peers();
   if (idle.empty()) return;
   auto age = std::chrono::steady_clock::now() - *since;
   auto seconds = std::chrono::duration_cast<std::chrono::seconds>(age).count();
@@ -68,7 +75,9 @@ void Runtime::watch_for_idle_stall() {
   if (!warn && !fail) return;
   std::vector<int64_t> idle64(idle.begin(), idle.end());
   std::string names;
-  for (const std::string& name : worker->waiting_for()) names += (names.empty() ? "'" : ", '") + name + "'";
+  for (const std::string& name : worker->waiting_for()) {
+    names += (names.empty() ? "'" : ", '") + name + "'";
+  }
   std::string text = "stall: tensors [" + names + "] have waited " + std::to_string(seconds) +
                      " s on rank " + std::to_string(topology_.rank) + "; ranks " +
                      shape_string(idle64) +
@@ -89,28 +98,18 @@ void Runtime::watch_for_idle_stall() {
 // anything: fail them rather than let the next op wait for a rank that is gone. The verdict
 // waits a moment because survivors of a lost peer also say goodbye as they exit, and the loss
 // itself (seen at once) is the error to report.
-void Runtime::fail_sets_of_departed_peers() {
+void PeerHealth::fail_sets_of_departed_peers() {
   auto now = std::chrono::steady_clock::now();
-  while (!departed_peers_.empty() && now - departed_peers_.front().second >= kDepartureGrace) {
-    int rank = departed_peers_.front().first;
-    departed_peers_.erase(departed_peers_.begin());
+  while (!departed_.empty() && now - departed_.front().second >= kDepartureGrace) {
+    int rank = departed_.front().first;
+    departed_.erase(departed_.begin());
     if (!peer_lost_) on_peer_left(rank);
   }
 }
 
-void Runtime::on_peer_left(int rank) {
-  if (shut_down_) return;
-  std::vector<std::pair<int32_t, std::shared_ptr<ProcessSetWorker>>> affected;
-  {
-    std::lock_guard<std::mutex> lock(workers_mutex_);
-    for (auto& [id, worker] : workers_) {
-      const std::vector<int>& members = process_sets_[id];
-      if (std::find(members.begin(), members.end(), rank) != members.end()) {
-        affected.emplace_back(id, worker);
-      }
-    }
-  }
-  for (auto& [id, worker] : affected) {
+void PeerHealth::on_peer_left(int rank) {
+  if (shutting_down_) return;
+  for (auto& [id, worker] : registry_.sets_with(rank)) {
     worker->fail(ErrorCode::kShutDown,
                  "runrun on rank " + std::to_string(topology_.rank) + ": rank " +
                      std::to_string(rank) + " shut its runtime down while this rank still uses "
@@ -120,18 +119,13 @@ void Runtime::on_peer_left(int rank) {
   }
 }
 
-void Runtime::on_peer_lost(const std::string& why) {
+void PeerHealth::on_peer_lost(const std::string& why) {
   peer_lost_ = true;
   skip_transport_finalize();
   std::string message = "runrun on rank " + std::to_string(topology_.rank) + ": " + why +
                         ". Every pending and later op fails; shut down and restart the job "
                         "(see docs/troubleshooting.md).";
-  std::vector<std::shared_ptr<ProcessSetWorker>> workers;
-  {
-    std::lock_guard<std::mutex> lock(workers_mutex_);
-    for (auto& [id, worker] : workers_) workers.push_back(worker);
-  }
-  for (auto& worker : workers) worker->fail(ErrorCode::kPeerFailure, message);
+  for (auto& worker : registry_.workers()) worker->fail(ErrorCode::kPeerFailure, message);
 }
 
 }  // namespace runrun

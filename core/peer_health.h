@@ -1,0 +1,75 @@
+#pragma once
+// Why: what a rank concludes from its peers' heartbeats, kept apart from enqueueing. It owns
+// the PeerMonitor (one TCP connection per peer) and turns what the monitor sees into failed
+// process sets: a lost peer (died or hung) fails every set of this rank with PeerFailureError
+// and the transport is not finalized at exit; a peer that shut its runtime down (said goodbye)
+// fails, after a short grace, the sets it belongs to with ShutDownError; and a rank waiting in
+// negotiation while some peers have enqueued nothing warns after RUNRUN_STALL_CHECK_TIME and
+// fails its global set after RUNRUN_STALL_SHUTDOWN_TIME (the waiting ranks' view of a stall,
+// which the coordinator's stall inspector cannot have).
+// Threading contract: construct, then start() on the thread that constructs the runtime (a
+// collective step over the global control channel, before the global set's worker exists).
+// Afterwards everything else runs on the monitor's thread (the heartbeat tick, goodbyes and
+// losses), whose bookkeeping (idle_stall_warned_, peer_lost_, departed_) no other thread
+// touches. begin_shutdown(), stop() and freeze_for_test() may be called from any thread; stop()
+// joins the monitor thread and is idempotent, as is the destructor. The registry outlives this
+// object; workers are reached through it (its own lock) and failed through
+// ProcessSetWorker::fail, which any thread may call.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/logging.h"
+#include "core/config.h"
+#include "core/peer_monitor.h"
+#include "core/process_set_registry.h"
+#include "ops/backend.h"
+
+namespace runrun {
+
+class PeerHealth {
+ public:
+  // `config` and `registry` must outlive this object.
+  PeerHealth(const Config& config, const Topology& topology, Logger logger,
+             ProcessSetRegistry& registry);
+  ~PeerHealth();
+  PeerHealth(const PeerHealth&) = delete;
+  PeerHealth& operator=(const PeerHealth&) = delete;
+
+  // Connects the peer monitor to every peer: a collective step over `global` that every rank
+  // takes. Does nothing when RUNRUN_PEER_TIMEOUT=0 or there is one rank.
+  void start(ControlChannel& global);
+  // This rank is shutting down: peers that say goodbye from now on fail nothing.
+  void begin_shutdown() { shutting_down_ = true; }
+  // Says goodbye to every peer (they do not take it for a loss) and stops the monitor.
+  void stop();
+
+  // For tests: make this rank look hung to its peers' monitors.
+  void freeze_for_test();
+
+  // Peers that said goodbye are judged this long after (see fail_sets_of_departed_peers).
+  static constexpr std::chrono::milliseconds kDepartureGrace{500};
+
+ private:
+  void watch_for_idle_stall();
+  void fail_sets_of_departed_peers();
+  void on_peer_left(int rank);
+  void on_peer_lost(const std::string& why);
+
+  const Config& config_;
+  Topology topology_;
+  Logger logger_;
+  ProcessSetRegistry& registry_;
+  std::atomic<bool> shutting_down_{false};
+  std::unique_ptr<PeerMonitor> monitor_;  // null when RUNRUN_PEER_TIMEOUT=0 or one rank
+  bool idle_stall_warned_ = false;        // monitor thread only
+  bool peer_lost_ = false;                // monitor thread only
+  // Peers that said goodbye, and when (monitor thread only).
+  std::vector<std::pair<int, std::chrono::steady_clock::time_point>> departed_;
+};
+
+}  // namespace runrun
