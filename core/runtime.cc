@@ -9,9 +9,12 @@
 namespace runrun {
 
 Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
+    : Runtime(transport_over(std::move(backend)), std::move(config)) {}
+
+Runtime::Runtime(Transport transport, Config config)
     : config_(std::move(config)),
-      topology_(backend->topology()),
-      backend_name_(backend->name()),
+      topology_(transport.data->topology()),
+      backend_name_(transport.data->name()),
       logger_(make_rank_logger(topology_.rank, topology_.size, config_.log_level)),
       timeline_(logger_) {
   // RUNRUN_TIMELINE names one file: the coordinator (rank 0) writes it, as it sees every
@@ -25,8 +28,8 @@ Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
   std::vector<int> everyone(static_cast<size_t>(topology_.size));
   std::iota(everyone.begin(), everyone.end(), 0);
   process_sets_[0] = everyone;
-  start_peer_monitor(*backend);
-  workers_[0] = std::make_shared<ProcessSetWorker>(0, std::move(backend), config_, logger_,
+  start_peer_monitor(*transport.control);
+  workers_[0] = std::make_shared<ProcessSetWorker>(0, std::move(transport), config_, logger_,
                                                 &timeline_);
 }
 
@@ -91,7 +94,7 @@ std::shared_ptr<Handle> Runtime::submit(std::vector<std::unique_ptr<TensorEntry>
 }
 
 std::shared_ptr<Handle> Runtime::submit_without_tensor(
-    Request request, int32_t process_set, std::function<void(Backend&, Handle&)> action) {
+    Request request, int32_t process_set, std::function<void(Transport&, Handle&)> action) {
   auto handle = std::make_shared<Handle>();
   const TensorView none{nullptr, DataType::kUInt8, {0}};
   std::vector<std::unique_ptr<TensorEntry>> entries;
@@ -101,12 +104,12 @@ std::shared_ptr<Handle> Runtime::submit_without_tensor(
 }
 
 void Runtime::install_process_set(int32_t id, std::vector<int> ranks,
-                                  std::unique_ptr<Backend> backend) {
+                                  Transport transport) {
   std::lock_guard<std::mutex> lock(workers_mutex_);
   process_sets_[id] = std::move(ranks);
-  if (backend) {
+  if (transport.data) {
     workers_[id] =
-        std::make_shared<ProcessSetWorker>(id, std::move(backend), config_, logger_, &timeline_);
+        std::make_shared<ProcessSetWorker>(id, std::move(transport), config_, logger_, &timeline_);
   }
 }
 

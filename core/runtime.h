@@ -36,6 +36,8 @@ struct AllreduceOptions {
 class Runtime {
  public:
   Runtime(std::unique_ptr<Backend> backend, Config config);
+  // Negotiation over transport.control, data over transport.data (same group of ranks).
+  Runtime(Transport transport, Config config);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -105,11 +107,11 @@ class Runtime {
   // given, runs on the set's background thread once every rank agreed.
   std::shared_ptr<Handle> submit_without_tensor(
       Request request, int32_t process_set,
-      std::function<void(Backend&, Handle&)> action = nullptr);
-  void install_process_set(int32_t id, std::vector<int> ranks, std::unique_ptr<Backend> backend);
+      std::function<void(Transport&, Handle&)> action = nullptr);
+  void install_process_set(int32_t id, std::vector<int> ranks, Transport transport);
 
   // Connects the peer monitor (a collective step over the global control channel).
-  void start_peer_monitor(Backend& global);
+  void start_peer_monitor(ControlChannel& control);
   void on_peer_lost(const std::string& why);
   void on_peer_left(int rank);
   void fail_sets_of_departed_peers();

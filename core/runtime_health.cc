@@ -9,13 +9,12 @@
 
 namespace runrun {
 
-void Runtime::start_peer_monitor(Backend& global) {
+void Runtime::start_peer_monitor(ControlChannel& control) {
   if (config_.peer_timeout.count() == 0 || topology_.size < 2) return;
   auto interval = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(1000),
                                                       config_.peer_timeout / 4);
   peer_monitor_ = std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval,
                                                 config_.peer_timeout, logger_);
-  ControlChannel& control = global.control();
   std::vector<std::string> gathered = control.gather(peer_monitor_->address(), 0);
   std::string table;
   if (topology_.rank == 0) {

@@ -20,7 +20,7 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
   r.name = std::string(kReservedPrefix) + "process_set.add." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetAdd;
   r.splits = ranks64;
-  auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Backend& global, Handle& done) {
+  auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Transport& global, Handle& done) {
     {
       std::lock_guard<std::mutex> lock(workers_mutex_);
       for (const auto& [id, existing] : process_sets_) {
@@ -29,9 +29,13 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
                            std::to_string(id) + "); reuse it");
       }
     }
-    std::unique_ptr<Backend> backend = global.create_subgroup(ranks);
+    // Both halves split, control first, in the same order on every rank (members get both,
+    // other ranks neither).
+    Transport sub;
+    sub.control = global.control->create_subgroup(ranks);
+    sub.data = global.data->create_subgroup(ranks);
     int32_t id = next_process_set_id_++;
-    install_process_set(id, ranks, std::move(backend));
+    install_process_set(id, ranks, std::move(sub));
     done.set_result(id);
   });
   handle->wait();
@@ -49,7 +53,7 @@ void Runtime::remove_process_set(int32_t id) {
   r.name = std::string(kReservedPrefix) + "process_set.remove." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetRemove;
   r.root = id;
-  auto handle = submit_without_tensor(std::move(r), 0, [this, id](Backend&, Handle&) {
+  auto handle = submit_without_tensor(std::move(r), 0, [this, id](Transport&, Handle&) {
     std::shared_ptr<ProcessSetWorker> removed;
     {
       std::lock_guard<std::mutex> lock(workers_mutex_);

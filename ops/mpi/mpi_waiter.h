@@ -7,14 +7,18 @@
 // (ShutDownError) and the collective timeout (TimeoutError naming the op and the time waited).
 // After a timeout or abort the posted request is abandoned (MPI cannot cancel a collective) and
 // the backend is broken: every later call throws.
-// Threading contract: wait()/check_usable() are called by the backend's one driving thread;
-// abort() by any thread.
+// The same loop completes MpiCompletion (a backend collective's posted requests, waited for
+// whenever its caller chooses); the collective timeout is counted from when the requests were
+// posted.
+// Threading contract: everything but abort() is called by the backend's (or control channel's)
+// one driving thread; abort() by any thread.
 
 #include <mpi.h>
 
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace runrun::mpi {
 
@@ -25,13 +29,28 @@ class MpiWaiter {
   // Throws ShutDownError after abort(), or the error that broke the backend, naming `op`.
   void check_usable(const char* op) const;
 
+  using Clock = std::chrono::steady_clock;
+
   // Completes `request` (posted by `op`), or throws as described above.
   void wait(MPI_Request& request, const char* op);
+
+  // One test of `requests` (posted by `op` at `posted`): true when all completed; throws on
+  // abort, the collective timeout or an MPI error. Never blocks.
+  bool test(std::vector<MPI_Request>& requests, const char* op, Clock::time_point posted);
+
+  // Tests `requests` with the polite back-off until they completed (true) or `until` passed
+  // (false); throws as test().
+  bool wait_until(std::vector<MPI_Request>& requests, const char* op, Clock::time_point posted,
+                  Clock::time_point until);
+
+  // `op`'s requests were given up on unfinished (their completion was destroyed): MPI cannot
+  // take them back, so the backend is unusable from now on.
+  void abandon(const char* op);
 
   void abort() { aborted_.store(true); }
 
  private:
-  [[noreturn]] void fail_timeout(const char* op, std::chrono::steady_clock::duration waited);
+  [[noreturn]] void fail_timeout(const char* op, Clock::duration waited);
 
   int rank_;
   std::chrono::milliseconds timeout_;
