@@ -249,7 +249,8 @@ void OpExecutor::run_broadcast(const Response& r, TensorEntry& entry) {
   if (backend_.rank() == r.root && entry.input.data != entry.output.data) {
     device_ops_for(r.device).copy(entry.output.data, entry.input.data, entry.input.num_bytes());
   }
-  backend_.start_broadcast({entry.output.data, entry.output.device}, entry.output.num_bytes(), r.root)
+  backend_
+      .start_broadcast({entry.output.data, entry.output.device}, entry.output.num_bytes(), r.root)
       ->wait();
 }
 

@@ -20,7 +20,8 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
   r.name = std::string(kReservedPrefix) + "process_set.add." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetAdd;
   r.splits = ranks64;
-  auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Transport& global, Handle& done) {
+  auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Transport& global,
+                                                                     Handle& done) {
     {
       std::lock_guard<std::mutex> lock(workers_mutex_);
       for (const auto& [id, existing] : process_sets_) {

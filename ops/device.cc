@@ -33,7 +33,8 @@ std::string device_string(DLDevice device) {
     case kDLROCMHost: return "rocm_host:" + id;
     case kDLExtDev: return "ext_dev:" + id;
     case kDLCUDAManaged: return "cuda_managed:" + id;
-    default: return "device type " + std::to_string(static_cast<int>(device.device_type)) + ":" + id;
+    default:
+      return "device type " + std::to_string(static_cast<int>(device.device_type)) + ":" + id;
   }
 }
 

@@ -58,7 +58,8 @@ void LocalControlChannel::broadcast(std::string& bytes, int root) {
   if (!is_root) bytes = *result.contributions[static_cast<size_t>(root)];
 }
 
-std::unique_ptr<ControlChannel> LocalControlChannel::create_subgroup(const std::vector<int>& ranks) {
+std::unique_ptr<ControlChannel> LocalControlChannel::create_subgroup(
+    const std::vector<int>& ranks) {
   const int size = endpoint_->world()->size();
   const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
                      std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&

@@ -173,7 +173,8 @@ Backend::CompletionPtr MpiBackend::start_alltoallv(ConstDeviceBuffer in_buffer,
   auto completion = std::make_unique<MpiCompletion>(waiter_, name);
   const void* send = in_buffer.data;
   const size_t in_bytes = backend_checks::total(send_bytes);
-  if (backend_checks::overlaps(send, in_bytes, out_buffer.data, backend_checks::total(recv_bytes))) {
+  const size_t out_bytes = backend_checks::total(recv_bytes);
+  if (backend_checks::overlaps(send, in_bytes, out_buffer.data, out_bytes)) {
     send = completion->keep(copy_of(send, in_bytes)).data();
   }
   RUNRUN_MPI_CHECK(MPI_Ialltoallv(send, sends.counts.data(), sends.displs.data(), sends.type,

@@ -106,8 +106,9 @@ void check_completion(runrun::Backend& world) {
   const int rank = backend.rank();
   float value = static_cast<float>(rank + 1);
   if (rank == 0) {
-    auto completion = backend.start_allreduce(runrun::cpu_buffer(&value), runrun::cpu_buffer(&value),
-                                              1, runrun::DataType::kFloat32, runrun::ReduceOp::kSum);
+    auto completion =
+        backend.start_allreduce(runrun::cpu_buffer(&value), runrun::cpu_buffer(&value), 1,
+                                runrun::DataType::kFloat32, runrun::ReduceOp::kSum);
     require(!completion->wait_for(std::chrono::milliseconds(20)), rank,
             "wait_for returned true before rank 1 started the allreduce");
     require(!completion->poll(), rank, "poll returned true before rank 1 started the allreduce");
@@ -124,7 +125,8 @@ void check_completion(runrun::Backend& world) {
         ->wait();
   }
   const int size = backend.size();
-  require(value == static_cast<float>(size * (size + 1) / 2), rank, "allreduce through a completion");
+  require(value == static_cast<float>(size * (size + 1) / 2), rank,
+          "allreduce through a completion");
   // The control channel outlives the backend that made it.
   backend.barrier();
   world.barrier();

@@ -75,8 +75,8 @@ TEST_CASE("ranks that enqueue a tensor on different devices get a mismatch namin
                                    Catch::Contains("rank 0: cpu") &&
                                    Catch::Contains("rank 1: cuda:0"));
   }
-  const Response agreed =
-      build_response("grad.w", std::vector<Request>{tensor_request(kCuda1), tensor_request(kCuda1)});
+  const Response agreed = build_response(
+      "grad.w", std::vector<Request>{tensor_request(kCuda1), tensor_request(kCuda1)});
   CHECK(agreed.ok());
   CHECK(same_device(agreed.device, kCuda1));
 }

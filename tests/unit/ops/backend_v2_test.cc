@@ -82,8 +82,9 @@ TEST_CASE("Completion::wait: waits again after a wait_for that ran out of time")
 TEST_CASE("local: start_* returns a completion with the op's result") {
   run_ranks(std::make_shared<LocalWorld>(3), [](LocalBackend& backend) {
     float value = static_cast<float>(backend.rank() + 1);
-    auto completion = backend.start_allreduce(runrun::cpu_buffer(&value), runrun::cpu_buffer(&value),
-                                              1, DataType::kFloat32, ReduceOp::kSum);
+    auto completion =
+        backend.start_allreduce(runrun::cpu_buffer(&value), runrun::cpu_buffer(&value), 1,
+                                DataType::kFloat32, ReduceOp::kSum);
     REQUIRE(completion->poll());  // local runs the op on the calling thread
     REQUIRE(value == 6.0f);
   });
@@ -106,7 +107,7 @@ TEST_CASE("local: an error of the running op comes from its completion") {
   CHECK_THAT(message_of(errors[0]), Catch::Contains("rank 1"));
 }
 
-TEST_CASE("a buffer on a device the backend cannot address: UnsupportedError naming it and the op") {
+TEST_CASE("a buffer on a device the backend cannot address: UnsupportedError naming it, the op") {
   auto world = std::make_shared<LocalWorld>(1);
   LocalBackend backend(world, 0);
   float value = 1;
