@@ -2,7 +2,6 @@
 
 #include "common/errors.h"
 #include "core/message.h"
-#include "runrun/build_config.h"
 
 namespace runrun {
 namespace {
@@ -52,16 +51,10 @@ struct ManagedContext {
 
 TensorView view_from_dlpack(const DLTensor* tensor, const std::string& what) {
   RUNRUN_ENFORCE(tensor != nullptr, InvalidArgumentError, what + " is a null tensor");
-  bool on_cpu = tensor->device.device_type == kDLCPU ||
-                tensor->device.device_type == kDLCUDAHost;
-  RUNRUN_ENFORCE(on_cpu, InvalidArgumentError,
-                 what + ": tensors on device type " +
-                     std::to_string(tensor->device.device_type) +
-                     " are not supported by this build (CPU only" +
-                     (RUNRUN_HAVE_CUDA ? std::string(": GPU collectives need the NCCL backend")
-                                       : std::string(": built without CUDA")) +
-                     "); move the tensor to the CPU");
+  // Any device is described here; whether this build can move it is decided at enqueue
+  // (check_tensor: UnsupportedError naming the device), where the op and rank are known.
   TensorView view;
+  view.device = canonical_device(tensor->device);
   view.dtype = dtype_from_dlpack(tensor->dtype, what);
   RUNRUN_ENFORCE(tensor->ndim >= 0, InvalidArgumentError, what + ": negative ndim");
   RUNRUN_ENFORCE(tensor->ndim == 0 || tensor->shape != nullptr, InvalidArgumentError,

@@ -1,7 +1,8 @@
 #pragma once
-// Why: DLPack is how tensors cross the C API. This checks an incoming DLTensor (device,
-// dtype, contiguity) and turns it into a TensorView, and wraps a runtime-allocated OwnedTensor
-// into a DLManagedTensor whose deleter frees it.
+// Why: DLPack is how tensors cross the C API. This checks an incoming DLTensor (dtype,
+// contiguity) and turns it into a TensorView that keeps its device (canonical_device; whether
+// the build can move that device is checked at enqueue), and wraps a runtime-allocated
+// OwnedTensor into a DLManagedTensor whose deleter frees it.
 // Thread-safety: pure functions.
 
 #include <dlpack/dlpack.h>

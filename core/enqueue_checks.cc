@@ -22,6 +22,13 @@ void check_tensor(OpType op, const std::string& name, int rank, const TensorView
                    where(op, name, rank) + ": the " + role + " has a negative dimension " +
                        shape_string(t.shape));
   }
+  if (!is_cpu(t.device)) {
+    throw UnsupportedError(RUNRUN_WHERE, where(op, name, rank) + ": the " + role + " is on " +
+                                             device_string(t.device) +
+                                             ", but this build moves host (cpu) memory only: "
+                                             "GPU tensors need the NCCL backend, which does not "
+                                             "exist yet; move the tensor to the CPU");
+  }
   RUNRUN_ENFORCE(t.data != nullptr || t.num_bytes() == 0, InvalidArgumentError,
                  where(op, name, rank) + ": the " + role + " is a null pointer with " +
                      std::to_string(t.num_bytes()) + " bytes; pass an allocated tensor");
@@ -29,6 +36,10 @@ void check_tensor(OpType op, const std::string& name, int rank, const TensorView
 
 void check_same_layout(OpType op, const std::string& name, int rank, const TensorView& in,
                        const TensorView& out) {
+  RUNRUN_ENFORCE(same_device(in.device, out.device), InvalidArgumentError,
+                 where(op, name, rank) + ": the output is on " + device_string(out.device) +
+                     " but the input on " + device_string(in.device) +
+                     "; pass both on the same device");
   RUNRUN_ENFORCE(in.dtype == out.dtype && in.shape == out.shape, InvalidArgumentError,
                  where(op, name, rank) + ": the output (" + std::string(data_type_name(out.dtype)) +
                      " " + shape_string(out.shape) + ") must have the input's dtype and shape (" +
@@ -63,6 +74,7 @@ std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
   auto entry = std::make_unique<TensorEntry>();
   request.dtype = in.dtype;
   request.shape = in.shape;
+  request.device = in.device;
   entry->request = std::move(request);
   entry->signature = entry->request.signature();
   entry->input = in;

@@ -1,7 +1,8 @@
 #pragma once
 // Why: what every enqueue checks on the calling thread before anything is queued (tensor,
-// dtype, layout, names), and how it builds the queue entry. An error here throws
-// InvalidArgumentError naming the op, the tensor and the rank; nothing was enqueued.
+// dtype, layout, names, device), and how it builds the queue entry. An error here throws
+// InvalidArgumentError (UnsupportedError for a device this build cannot move) naming the op,
+// the tensor and the rank; nothing was enqueued.
 // Thread-safety: pure functions.
 
 #include <memory>

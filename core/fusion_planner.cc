@@ -12,8 +12,9 @@ size_t response_bytes(const Response& response) {
 }
 
 std::vector<FusionBucket> plan_fusion(const std::vector<Response>& responses, size_t threshold) {
-  // Joined ranks are part of the key: they change what a member's average divides by.
-  using Key = std::tuple<DataType, ReduceOp, double, double, std::vector<int64_t>>;
+  // Joined ranks are part of the key: they change what a member's average divides by. So is the
+  // device (type, id): one fusion buffer, one collective and one DeviceOps serve one device.
+  using Key = std::tuple<int, int, DataType, ReduceOp, double, double, std::vector<int64_t>>;
   std::vector<FusionBucket> buckets;
   std::map<Key, size_t> open;  // key -> index of the bucket still accepting members
   for (size_t i = 0; i < responses.size(); ++i) {
@@ -24,7 +25,8 @@ std::vector<FusionBucket> plan_fusion(const std::vector<Response>& responses, si
       buckets.push_back(FusionBucket{{i}, bytes});
       continue;
     }
-    Key key{r.dtype, r.reduce_op, r.prescale, r.postscale, r.joined_ranks};
+    Key key{static_cast<int>(r.device.device_type), r.device.device_id, r.dtype, r.reduce_op,
+            r.prescale, r.postscale, r.joined_ranks};
     auto it = open.find(key);
     if (it != open.end() && buckets[it->second].bytes + bytes <= threshold) {
       buckets[it->second].members.push_back(i);

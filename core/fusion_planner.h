@@ -1,8 +1,9 @@
 #pragma once
 // Why: many small gradients cost one collective each unless fused. Given the round's agreed
-// responses (identical on every rank), this groups fusable allreduces — same dtype, reduce op,
-// scale factors and joined ranks — into buckets of at most `threshold` bytes. Planning is a pure function of
-// the responses, so every rank plans the same buckets without talking.
+// responses (identical on every rank), this groups fusable allreduces — same device, dtype,
+// reduce op, scale factors and joined ranks — into buckets of at most `threshold` bytes.
+// Planning is a pure function of the responses, so every rank plans the same buckets without
+// talking.
 // Thread-safety: pure function.
 
 #include <cstddef>

@@ -50,6 +50,7 @@ void Request::encode(WireWriter& out) const {
   out.u8(static_cast<uint8_t>(op));
   out.i32(static_cast<int32_t>(dtype));
   out.i64s(shape);
+  out.device(device);
   out.i32(static_cast<int32_t>(reduce_op));
   out.f64(prescale);
   out.f64(postscale);
@@ -66,6 +67,7 @@ Request Request::decode(WireReader& in) {
   r.op = op_type_from_int(in.u8());
   r.dtype = data_type_from_int(in.i32());
   r.shape = in.i64s();
+  r.device = in.device();
   r.reduce_op = reduce_op_from_int(in.i32());
   r.prescale = in.f64();
   r.postscale = in.f64();
@@ -82,6 +84,7 @@ void Response::encode(WireWriter& out) const {
   out.str(name);
   out.i32(static_cast<int32_t>(dtype));
   out.i64s(shape);
+  out.device(device);
   out.i32(static_cast<int32_t>(reduce_op));
   out.f64(prescale);
   out.f64(postscale);
@@ -99,6 +102,7 @@ Response Response::decode(WireReader& in) {
   r.name = in.str();
   r.dtype = data_type_from_int(in.i32());
   r.shape = in.i64s();
+  r.device = in.device();
   r.reduce_op = reduce_op_from_int(in.i32());
   r.prescale = in.f64();
   r.postscale = in.f64();

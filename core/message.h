@@ -13,6 +13,7 @@
 #include "common/errors.h"
 #include "common/reduce_op.h"
 #include "core/wire.h"
+#include "ops/device.h"
 
 namespace runrun {
 
@@ -40,6 +41,8 @@ struct Request {
   OpType op = OpType::kAllreduce;
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;
+  // The tensor's device (canonical): ranks must agree, and it is part of the signature.
+  DLDevice device = kCpuDevice;
   ReduceOp reduce_op = ReduceOp::kSum;
   double prescale = 1.0;
   double postscale = 1.0;
@@ -64,6 +67,7 @@ struct Response {
   std::string name;
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;       // agreed shape (allreduce, broadcast); rank 0's otherwise
+  DLDevice device = kCpuDevice;     // agreed device: the fusion planner never mixes devices
   ReduceOp reduce_op = ReduceOp::kSum;
   double prescale = 1.0;
   double postscale = 1.0;

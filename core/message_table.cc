@@ -34,6 +34,7 @@ std::string number(double v) {
 
 std::string op_name_of(const Request& r) { return op_type_name(r.op); }
 std::string dtype_of(const Request& r) { return std::string(data_type_name(r.dtype)); }
+std::string device_of(const Request& r) { return device_string(r.device); }
 std::string shape_of(const Request& r) { return shape_string(r.shape); }
 std::string trailing_shape_of(const Request& r) {
   std::vector<int64_t> rest(r.shape.begin() + (r.shape.empty() ? 0 : 1), r.shape.end());
@@ -63,7 +64,8 @@ std::string check_agreement(const RankedRequests& reqs) {
   switch (reqs[0].second.op) {
     case OpType::kAllreduce:
     case OpType::kReducescatter:
-      return first_error(reqs, {{"dtype", dtype_of},
+      return first_error(reqs, {{"device", device_of},
+                                {"dtype", dtype_of},
                                 {"shape", shape_of},
                                 {"reduce op", reduce_op_of},
                                 {"prescale factor", prescale_of},
@@ -71,9 +73,14 @@ std::string check_agreement(const RankedRequests& reqs) {
     case OpType::kAllgather:
     case OpType::kAlltoall:
       return first_error(
-          reqs, {{"dtype", dtype_of}, {"shape (all but the first dimension)", trailing_shape_of}});
+          reqs, {{"device", device_of},
+                 {"dtype", dtype_of},
+                 {"shape (all but the first dimension)", trailing_shape_of}});
     case OpType::kBroadcast:
-      return first_error(reqs, {{"dtype", dtype_of}, {"shape", shape_of}, {"root rank", root_of}});
+      return first_error(reqs, {{"device", device_of},
+                                {"dtype", dtype_of},
+                                {"shape", shape_of},
+                                {"root rank", root_of}});
     case OpType::kProcessSetAdd:
       return first_error(reqs, {{"ranks", ranks_of}});
     case OpType::kNotice:
@@ -97,6 +104,7 @@ Response build_response(const std::string& name, const RankedRequests& reqs) {
   response.op = first.op;
   response.dtype = first.dtype;
   response.shape = first.shape;
+  response.device = first.device;
   response.reduce_op = first.reduce_op;
   response.prescale = first.prescale;
   response.postscale = first.postscale;

@@ -1,17 +1,19 @@
 #include "core/op_executor.h"
 
 #include <cctype>
-#include <cstring>
 #include <numeric>
 
-#include "ops/cpu/reduce_kernels.h"
+#include "ops/cpu/cpu_device_ops.h"
+#include "ops/device_ops.h"
 
 namespace runrun {
 
 ReduceOp backend_reduce_op(ReduceOp op) { return op == ReduceOp::kAverage ? ReduceOp::kSum : op; }
 
-OpExecutor::OpExecutor(Backend& backend, const Config& config, Logger logger, Timeline* timeline)
-    : backend_(backend),
+OpExecutor::OpExecutor(Transport& transport, const Config& config, Logger logger,
+                       Timeline* timeline)
+    : transport_(transport),
+      backend_(*transport.data),
       fusion_threshold_(config.fusion_threshold),
       join_average_by_contributors_(config.join_average_by_contributors),
       logger_(std::move(logger)),
@@ -108,7 +110,7 @@ void OpExecutor::execute(const std::vector<Response>& responses,
       case OpType::kBroadcast: run_broadcast(first, *entry); break;
       case OpType::kAlltoall: run_alltoall(first, *entry); break;
       case OpType::kReducescatter: run_reducescatter(first, *entry); break;
-      case OpType::kBarrier: backend_.barrier(); break;
+      case OpType::kBarrier: backend_.start_barrier()->wait(); break;
       case OpType::kJoin: entry->handle->set_result(first.root); break;
       case OpType::kNotice:
       case OpType::kStallShutdown: break;  // never reach the executor (the Controller takes them)
@@ -123,7 +125,7 @@ void OpExecutor::execute(const std::vector<Response>& responses,
 
 bool OpExecutor::run_action(TensorEntry& entry) {
   try {
-    entry.action(backend_, *entry.handle);
+    entry.action(transport_, *entry.handle);
     return true;
   } catch (const InvalidArgumentError& e) {  // the same on every rank: checked before any I/O
     entry.handle->fail(e.code(), e.what());
@@ -136,25 +138,30 @@ int64_t OpExecutor::average_divisor(const Response& response) const {
   return backend_.size() - static_cast<int64_t>(response.joined_ranks.size());
 }
 
-void OpExecutor::finish_reduction(const Response& response, void* data, size_t count) const {
+void OpExecutor::finish_reduction(const Response& response, DLDevice device, void* data,
+                                  size_t count) const {
+  const DeviceOps& ops = device_ops_for(device);
   double postscale = response.postscale;
   if (response.reduce_op == ReduceOp::kAverage) {
     const int64_t divisor = average_divisor(response);
     if (is_floating_point(response.dtype)) {
-      cpu::divide_buffer(data, count, response.dtype, divisor);
+      ops.divide(data, count, response.dtype, divisor);
     } else {  // one truncating scale by postscale / size, as Horovod averages integers
       postscale /= static_cast<double>(divisor);
     }
   }
-  if (postscale != 1.0) cpu::scale_buffer(data, count, response.dtype, postscale);
+  if (postscale != 1.0) ops.scale(data, count, response.dtype, postscale);
 }
 
 void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_null) {
+  const DeviceOps& ops = device_ops_for(r.device);
   if (!entry_or_null) {  // this rank joined: contribute zeros, keep nothing
+    // Host memory: joined ranks have no tensor, and non-cpu devices are refused at enqueue.
     AlignedBytes zeros = allocate_aligned(response_bytes(r));
-    std::memset(zeros.get(), 0, response_bytes(r));
+    cpu::cpu_device_ops().zero(zeros.get(), response_bytes(r));
     size_t n = num_elements(r.shape);
-    backend_.allreduce(zeros.get(), zeros.get(), n, r.dtype, backend_reduce_op(r.reduce_op));
+    const DeviceBuffer buffer = cpu_buffer(static_cast<void*>(zeros.get()));
+    backend_.start_allreduce(buffer, buffer, n, r.dtype, backend_reduce_op(r.reduce_op))->wait();
     return;
   }
   TensorEntry& entry = *entry_or_null;
@@ -162,12 +169,15 @@ void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_n
   const void* in = entry.input.data;
   void* out = entry.output.data;
   if (r.prescale != 1.0) {
-    if (in != out) std::memcpy(out, in, entry.input.num_bytes());
-    cpu::scale_buffer(out, count, r.dtype, r.prescale);
+    if (in != out) ops.copy(out, in, entry.input.num_bytes());
+    ops.scale(out, count, r.dtype, r.prescale);
     in = out;
   }
-  backend_.allreduce(in, out, count, r.dtype, backend_reduce_op(r.reduce_op));
-  finish_reduction(r, out, count);
+  backend_
+      .start_allreduce({in, entry.input.device}, {out, entry.output.device}, count, r.dtype,
+                       backend_reduce_op(r.reduce_op))
+      ->wait();
+  finish_reduction(r, entry.output.device, out, count);
 }
 
 void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
@@ -179,6 +189,10 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
     return;
   }
   BucketSpans spans(timeline_, responses, bucket);
+  // Every member is on first.device (the planner never fuses across devices); the fusion
+  // buffer is host memory, which is all a bucket can be on until a GPU backend brings a device
+  // fusion buffer.
+  const DeviceOps& ops = device_ops_for(first.device);
   spans.begin("MEMCPY_IN_FUSION_BUFFER");
   std::byte* buffer = fusion_buffer_.get(bucket.bytes);
   size_t offset = 0;
@@ -186,23 +200,25 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
     const TensorEntry* entry = entries[member].get();
     size_t bytes = response_bytes(responses[member]);
     if (entry) {
-      std::memcpy(buffer + offset, entry->input.data, bytes);
+      ops.copy(buffer + offset, entry->input.data, bytes);
     } else {
-      std::memset(buffer + offset, 0, bytes);  // joined rank
+      ops.zero(buffer + offset, bytes);  // joined rank
     }
     offset += bytes;
   }
   size_t count = bucket.bytes / element_size(first.dtype);
   spans.end("MEMCPY_IN_FUSION_BUFFER");
-  if (first.prescale != 1.0) cpu::scale_buffer(buffer, count, first.dtype, first.prescale);
-  backend_.allreduce(buffer, buffer, count, first.dtype, backend_reduce_op(first.reduce_op));
-  finish_reduction(first, buffer, count);
+  if (first.prescale != 1.0) ops.scale(buffer, count, first.dtype, first.prescale);
+  const DeviceBuffer fused{buffer, first.device};
+  backend_.start_allreduce(fused, fused, count, first.dtype, backend_reduce_op(first.reduce_op))
+      ->wait();
+  finish_reduction(first, first.device, buffer, count);
   spans.begin("MEMCPY_OUT_FUSION_BUFFER");
   offset = 0;
   for (size_t member : bucket.members) {
     size_t bytes = response_bytes(responses[member]);
     if (TensorEntry* entry = entries[member].get()) {
-      std::memcpy(entry->output.data, buffer + offset, bytes);
+      ops.copy(entry->output.data, buffer + offset, bytes);
     }
     offset += bytes;
   }
@@ -222,15 +238,20 @@ void OpExecutor::run_allgather(const Response& r, TensorEntry& entry) {
   }
   shape[0] = rows;
   OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
-  backend_.allgatherv(entry.input.data, entry.input.num_bytes(), out.storage.get(), recv_bytes);
+  backend_
+      .start_allgatherv({entry.input.data, entry.input.device}, entry.input.num_bytes(),
+                        cpu_buffer(static_cast<void*>(out.storage.get())), recv_bytes)
+      ->wait();
   entry.handle->set_output(entry.handle_index, std::move(out));
 }
 
 void OpExecutor::run_broadcast(const Response& r, TensorEntry& entry) {
   if (backend_.rank() == r.root && entry.input.data != entry.output.data) {
-    std::memcpy(entry.output.data, entry.input.data, entry.input.num_bytes());
+    device_ops_for(r.device).copy(entry.output.data, entry.input.data, entry.input.num_bytes());
   }
-  backend_.broadcast(entry.output.data, entry.output.num_bytes(), r.root);
+  backend_
+      .start_broadcast({entry.output.data, entry.output.device}, entry.output.num_bytes(), r.root)
+      ->wait();
 }
 
 void OpExecutor::run_alltoall(const Response& r, TensorEntry& entry) {
@@ -253,7 +274,10 @@ void OpExecutor::run_alltoall(const Response& r, TensorEntry& entry) {
   }
   shape[0] = rows;
   OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
-  backend_.alltoallv(entry.input.data, send_bytes, out.storage.get(), recv_bytes);
+  backend_
+      .start_alltoallv({entry.input.data, entry.input.device}, send_bytes,
+                       cpu_buffer(static_cast<void*>(out.storage.get())), recv_bytes)
+      ->wait();
   entry.handle->set_output(entry.handle_index, std::move(out));
   entry.handle->set_received_splits(std::move(received));
 }
@@ -270,19 +294,22 @@ void OpExecutor::run_reducescatter(const Response& r, TensorEntry& entry) {
     recv_counts.push_back(static_cast<size_t>(rows_of(p)) * row_elements);
   }
   const size_t my_count = recv_counts[static_cast<size_t>(backend_.rank())];
-  const void* in = entry.input.data;
+  ConstDeviceBuffer in{entry.input.data, entry.input.device};
   AlignedBytes scaled;
-  if (r.prescale != 1.0) {
+  if (r.prescale != 1.0) {  // a host staging copy: inputs are host memory (checked at enqueue)
+    const DeviceOps& ops = device_ops_for(r.device);
     scaled = allocate_aligned(entry.input.num_bytes());
-    std::memcpy(scaled.get(), in, entry.input.num_bytes());
-    cpu::scale_buffer(scaled.get(), entry.input.num_elements(), r.dtype, r.prescale);
-    in = scaled.get();
+    ops.copy(scaled.get(), entry.input.data, entry.input.num_bytes());
+    ops.scale(scaled.get(), entry.input.num_elements(), r.dtype, r.prescale);
+    in = cpu_buffer(static_cast<const void*>(scaled.get()));
   }
   if (!shape.empty()) shape[0] = rows_of(backend_.rank());
   OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
-  backend_.reducescatter(in, out.storage.get(), recv_counts, r.dtype,
-                         backend_reduce_op(r.reduce_op));
-  finish_reduction(r, out.storage.get(), my_count);
+  backend_
+      .start_reducescatter(in, cpu_buffer(static_cast<void*>(out.storage.get())), recv_counts,
+                           r.dtype, backend_reduce_op(r.reduce_op))
+      ->wait();
+  finish_reduction(r, kCpuDevice, out.storage.get(), my_count);  // runtime-allocated output
   entry.handle->set_output(entry.handle_index, std::move(out));
 }
 

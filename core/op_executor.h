@@ -2,7 +2,10 @@
 // Why: runs the agreed ops of a round over the data backend — one fusion bucket at a time:
 // fused allreduces through the fusion buffer (copy in, prescale, one collective, average,
 // postscale, copy out), a large allreduce directly on the tensor, allgather/broadcast/alltoall/
-// reducescatter/barrier as themselves — and completes each entry's handle. An error response
+// reducescatter/barrier as themselves — and completes each entry's handle. Buffers go to the
+// backend with their device; copies, scaling and the average's division go through the
+// DeviceOps of the tensors' device (ops/device_ops.h). Each collective is started and waited
+// for at once (Completion::wait), as the round's order must be kept. An error response
 // fails its entries' handles; the runtime goes on. A transport error propagates to the caller.
 // Thread-safety: owned by the process set's background thread.
 
@@ -25,7 +28,7 @@ class OpExecutor {
  public:
   // Reads fusion_threshold and join_average_by_contributors from `config`. `timeline` may be
   // null; it must outlive the executor.
-  OpExecutor(Backend& backend, const Config& config, Logger logger, Timeline* timeline);
+  OpExecutor(Transport& transport, const Config& config, Logger logger, Timeline* timeline);
 
   // entries[i] belongs to responses[i]; nullptr when this rank has no entry for it: an error
   // response (skipped), or an allreduce while this rank has joined (it contributes zeros).
@@ -46,10 +49,13 @@ class OpExecutor {
   void run_reducescatter(const Response& response, TensorEntry& entry);
   // Average and postscale applied to a reduced buffer: floats are divided by the average's
   // divisor, then scaled; integers are scaled once by postscale / divisor (as Horovod).
-  void finish_reduction(const Response& response, void* data, size_t count) const;
+  // Average division and postscale of `count` reduced elements at `data` on `device`.
+  void finish_reduction(const Response& response, DLDevice device, void* data,
+                        size_t count) const;
   // The set size, or the ranks that contributed (RUNRUN_JOIN_AVERAGE=contributors).
   int64_t average_divisor(const Response& response) const;
 
+  Transport& transport_;  // actions (process-set changes) get both halves
   Backend& backend_;
   size_t fusion_threshold_;
   bool join_average_by_contributors_;

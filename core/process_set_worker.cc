@@ -6,23 +6,28 @@
 
 namespace runrun {
 
-ProcessSetWorker::ProcessSetWorker(int id, std::unique_ptr<Backend> backend, const Config& config,
+ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& config,
                                    Logger logger, Timeline* timeline)
     : id_(id),
-      backend_(std::move(backend)),
+      transport_(std::move(transport)),
       config_(config),
       logger_(std::move(logger)),
       timeline_(timeline),
-      controller_(backend_->control(), backend_->rank(), backend_->size(), config, logger_,
-                  timeline),
-      executor_(*backend_, config, logger_, timeline) {
+      controller_(*transport_.control, transport_.data->rank(), transport_.data->size(), config,
+                  logger_, timeline),
+      executor_(transport_, config, logger_, timeline) {
   thread_ = std::thread([this] { loop(); });
 }
 
 ProcessSetWorker::~ProcessSetWorker() { shutdown(); }
 
+void ProcessSetWorker::abort_transport() {
+  transport_.data->abort();
+  transport_.control->abort();
+}
+
 void ProcessSetWorker::enqueue(std::vector<std::unique_ptr<TensorEntry>> entries) {
-  queue_.push(std::move(entries), backend_->rank());
+  queue_.push(std::move(entries), transport_.data->rank());
 }
 
 void ProcessSetWorker::shutdown(const std::string& reason,
@@ -43,7 +48,7 @@ void ProcessSetWorker::shutdown(const std::string& reason,
     logger_->warn("process set {}: the other ranks did not join shutdown within {} s "
                   "(RUNRUN_SHUTDOWN_TIMEOUT); leaving without them",
                   id_, config_.shutdown_timeout.count());
-    backend_->abort();
+    abort_transport();
   }
   thread_.join();
 }
@@ -74,12 +79,12 @@ void ProcessSetWorker::fail(ErrorCode code, const std::string& message) {
     if (failure_) return;
     failure_ = std::make_pair(code, message);
   }
-  backend_->abort();
+  abort_transport();
   queue_.wake();
 }
 
 void ProcessSetWorker::loop() {
-  std::string reason = "runrun is shut down on rank " + std::to_string(backend_->rank()) +
+  std::string reason = "runrun is shut down on rank " + std::to_string(transport_.data->rank()) +
                        ": call init() again before enqueueing more ops";
   ErrorCode code = ErrorCode::kShutDown;
   try {
@@ -103,7 +108,7 @@ void ProcessSetWorker::loop() {
         if (!shutting_down) {
           reason = "runrun was shut down: another rank of process set " + std::to_string(id_) +
                    " called shutdown (or exited) while this rank (" +
-                   std::to_string(backend_->rank()) + ") still had ops pending";
+                   std::to_string(transport_.data->rank()) + ") still had ops pending";
         }
         stopped_cleanly_ = true;  // every rank of the set took part in this round
         break;

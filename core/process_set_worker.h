@@ -30,7 +30,9 @@ namespace runrun {
 class ProcessSetWorker {
  public:
   // `timeline` may be null; it must outlive the worker.
-  ProcessSetWorker(int id, std::unique_ptr<Backend> backend, const Config& config, Logger logger,
+  // The worker owns both halves of `transport` (transport.control and transport.data, non-null):
+  // it negotiates over the control channel and moves data over the backend.
+  ProcessSetWorker(int id, Transport transport, const Config& config, Logger logger,
                    Timeline* timeline);
   ~ProcessSetWorker();
   ProcessSetWorker(const ProcessSetWorker&) = delete;
@@ -60,7 +62,7 @@ class ProcessSetWorker {
   // later op fails with `message`; the blocked backend call is aborted. Any thread.
   void fail(ErrorCode code, const std::string& message);
 
-  const Backend& backend() const { return *backend_; }
+  const Backend& backend() const { return *transport_.data; }
   int id() const { return id_; }
   // Numbers unnamed ops (barriers) identically on every rank of the set.
   uint64_t next_sequence() { return sequence_++; }
@@ -75,8 +77,11 @@ class ProcessSetWorker {
   void run_round();
   void fail_everything(ErrorCode code, const std::string& message);
 
+  // Aborts the backend and the control channel (whichever the thread is blocked in).
+  void abort_transport();
+
   int id_;
-  std::unique_ptr<Backend> backend_;
+  Transport transport_;
   const Config& config_;
   Logger logger_;
   Timeline* timeline_;

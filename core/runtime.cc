@@ -8,9 +8,12 @@
 namespace runrun {
 
 Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
+    : Runtime(transport_over(std::move(backend)), std::move(config)) {}
+
+Runtime::Runtime(Transport transport, Config config)
     : config_(std::move(config)),
-      topology_(backend->topology()),
-      backend_name_(backend->name()),
+      topology_(transport.data->topology()),
+      backend_name_(transport.data->name()),
       logger_(make_rank_logger(topology_.rank, topology_.size, config_.log_level)),
       timeline_(logger_),
       registry_(topology_.rank, topology_.size),
@@ -23,8 +26,9 @@ Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
   logger_->info("runrun started: backend {}, rank {}/{}, local {}/{}, cross {}/{}", backend_name_,
                 topology_.rank, topology_.size, topology_.local_rank, topology_.local_size,
                 topology_.cross_rank, topology_.cross_size);
-  health_.start(backend->control());  // a collective step: before any worker drives the backend
-  registry_.set_global_worker(std::make_shared<ProcessSetWorker>(0, std::move(backend), config_,
+  // A collective step over the global control channel: before any worker drives the transport.
+  health_.start(*transport.control);
+  registry_.set_global_worker(std::make_shared<ProcessSetWorker>(0, std::move(transport), config_,
                                                                  logger_, &timeline_));
 }
 
@@ -70,7 +74,7 @@ std::shared_ptr<Handle> Runtime::submit(std::vector<std::unique_ptr<TensorEntry>
 }
 
 std::shared_ptr<Handle> Runtime::submit_without_tensor(
-    Request request, int32_t process_set, std::function<void(Backend&, Handle&)> action) {
+    Request request, int32_t process_set, std::function<void(Transport&, Handle&)> action) {
   auto handle = std::make_shared<Handle>();
   const TensorView none{nullptr, DataType::kUInt8, {0}};
   std::vector<std::unique_ptr<TensorEntry>> entries;

@@ -40,6 +40,8 @@ struct AllreduceOptions {
 class Runtime {
  public:
   Runtime(std::unique_ptr<Backend> backend, Config config);
+  // Negotiation over transport.control, data over transport.data (same group of ranks).
+  Runtime(Transport transport, Config config);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -109,7 +111,7 @@ class Runtime {
   // given, runs on the set's background thread once every rank agreed.
   std::shared_ptr<Handle> submit_without_tensor(
       Request request, int32_t process_set,
-      std::function<void(Backend&, Handle&)> action = nullptr);
+      std::function<void(Transport&, Handle&)> action = nullptr);
 
   Config config_;
   Topology topology_;

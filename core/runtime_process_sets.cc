@@ -21,12 +21,17 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
   r.name = std::string(kReservedPrefix) + "process_set.add." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetAdd;
   r.splits = ranks64;
-  auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Backend& global, Handle& done) {
-    registry_.check_unregistered(ranks);  // on every rank alike, before the collective below
-    std::unique_ptr<Backend> backend = global.create_subgroup(ranks);  // null: not a member
+  auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Transport& global,
+                                                                     Handle& done) {
+    registry_.check_unregistered(ranks);  // on every rank alike, before the collectives below
+    // Both halves split, control first, in the same order on every rank (members get both,
+    // other ranks neither).
+    Transport sub;
+    sub.control = global.control->create_subgroup(ranks);
+    sub.data = global.data->create_subgroup(ranks);
     int32_t id = registry_.add(ranks, [&](int32_t new_id) -> std::shared_ptr<ProcessSetWorker> {
-      if (!backend) return nullptr;
-      return std::make_shared<ProcessSetWorker>(new_id, std::move(backend), config_, logger_,
+      if (!sub.data) return nullptr;
+      return std::make_shared<ProcessSetWorker>(new_id, std::move(sub), config_, logger_,
                                                 &timeline_);
     });
     done.set_result(id);
@@ -46,7 +51,7 @@ void Runtime::remove_process_set(int32_t id) {
   r.name = std::string(kReservedPrefix) + "process_set.remove." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetRemove;
   r.root = id;
-  auto handle = submit_without_tensor(std::move(r), 0, [this, id](Backend&, Handle&) {
+  auto handle = submit_without_tensor(std::move(r), 0, [this, id](Transport&, Handle&) {
     std::shared_ptr<ProcessSetWorker> removed = registry_.remove(id);
     if (removed) {  // every member does this at the same point
       removed->shutdown("process set " + std::to_string(id) + " was removed (remove_process_set) "

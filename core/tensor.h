@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/data_type.h"
+#include "ops/device.h"
 
 namespace runrun {
 
@@ -20,6 +21,10 @@ struct TensorView {
   void* data = nullptr;
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;
+  // Where `data` lives (canonical_device: pinned host memory is cpu). From the DLPack tensor;
+  // negotiated (ranks must agree), part of the cache signature, never fused across, and it
+  // picks the DeviceOps that copy and scale the tensor.
+  DLDevice device = kCpuDevice;
 
   size_t num_elements() const { return runrun::num_elements(shape); }
   size_t num_bytes() const { return num_elements() * element_size(dtype); }
@@ -43,7 +48,7 @@ struct OwnedTensor {
 
   // Allocates (uninitialised, 64-byte aligned) storage for the shape.
   static OwnedTensor allocate(DataType dtype, std::vector<int64_t> shape);
-  TensorView view() { return TensorView{storage.get(), dtype, shape}; }
+  TensorView view() { return TensorView{storage.get(), dtype, shape, kCpuDevice}; }
   size_t num_bytes() const { return num_elements(shape) * element_size(dtype); }
 };
 

@@ -34,7 +34,7 @@ struct TensorEntry {
   std::chrono::steady_clock::time_point enqueued_at;
   // Process-set changes: runs on the background thread, with the set's backend, once every
   // rank agreed; an InvalidArgumentError it throws fails only this op.
-  std::function<void(Backend&, Handle&)> action;
+  std::function<void(Transport&, Handle&)> action;
 };
 
 class TensorQueue {

@@ -4,6 +4,8 @@
 // reader that throws (never reads past the end) when a peer sent something malformed.
 // Thread-safety: a WireWriter/WireReader is used by one thread.
 
+#include <dlpack/dlpack.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -20,6 +22,11 @@ class WireWriter {
   void f64(double v) { raw(&v, sizeof(v)); }
   void str(std::string_view s);
   void i64s(const std::vector<int64_t>& values);
+  // A tensor's device (DLPack type and id), so ranks can compare where their tensors live.
+  void device(DLDevice d) {
+    i32(static_cast<int32_t>(d.device_type));
+    i32(d.device_id);
+  }
   std::string take() { return std::move(bytes_); }
 
  private:
@@ -36,6 +43,12 @@ class WireReader {
   double f64();
   std::string str();
   std::vector<int64_t> i64s();
+  DLDevice device() {
+    DLDevice d{};
+    d.device_type = static_cast<DLDeviceType>(i32());
+    d.device_id = i32();
+    return d;
+  }
   bool done() const { return pos_ == bytes_.size(); }
 
  private:

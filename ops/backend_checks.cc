@@ -18,6 +18,15 @@ std::string where(const Backend& backend, const char* collective) {
 
 }  // namespace
 
+void check_cpu_device(const Backend& backend, const char* collective, DLDevice device) {
+  if (is_cpu(device)) return;
+  throw UnsupportedError(RUNRUN_WHERE, where(backend, collective) + ": a buffer is on " +
+                                           device_string(device) + ", but the " +
+                                           std::string(backend.name()) +
+                                           " backend moves host (cpu) memory only; move the "
+                                           "tensor to the CPU or use a backend for that device");
+}
+
 void check_reduce_op(const Backend& backend, const char* collective, ReduceOp op) {
   if (op == ReduceOp::kSum || op == ReduceOp::kMin || op == ReduceOp::kMax ||
       op == ReduceOp::kProduct) {

@@ -16,6 +16,16 @@
 
 namespace runrun::backend_checks {
 
+// Throws UnsupportedError unless `device` is host memory (canonical_device is kDLCPU): what a
+// CPU transport (mpi, gloo, local) calls for every buffer of a collective. The message names
+// the op, the rank, the backend and the device.
+void check_cpu_device(const Backend& backend, const char* collective, DLDevice device);
+inline void check_cpu_devices(const Backend& backend, const char* collective, DLDevice a,
+                              DLDevice b) {
+  check_cpu_device(backend, collective, a);
+  check_cpu_device(backend, collective, b);
+}
+
 // Throws InvalidArgumentError unless `op` is a backend reduction (not kAverage).
 void check_reduce_op(const Backend& backend, const char* collective, ReduceOp op);
 

@@ -37,11 +37,7 @@ GlooBackend::GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::
   guard_ = std::make_unique<Guard>(rank, options_.collective_timeout);
   data_ = std::make_unique<Mesh>(*store_, prefix_ + "/data", rank, size, device_,
                                  options_.connect_timeout);
-  control_mesh_ = std::make_unique<Mesh>(*store_, prefix_ + "/control", rank, size, device_,
-                                         options_.connect_timeout);
   guard_->watch(data_.get());
-  guard_->watch(control_mesh_.get());
-  control_ = std::make_unique<GlooControlChannel>(*control_mesh_, *guard_);
   if (options_.logger) {
     options_.logger->debug("gloo backend rank {}/{} connected (store prefix '{}', device {})",
                            rank, size, prefix_, device_->str());
@@ -49,6 +45,17 @@ GlooBackend::GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::
 }
 
 GlooBackend::~GlooBackend() = default;
+
+std::unique_ptr<ControlChannel> GlooBackend::create_control_channel() {
+  guard_->check_usable("create_control_channel");
+  const uint64_t number = control_channels_created_++;
+  GlooChannelOptions channel_options;
+  channel_options.collective_timeout = options_.collective_timeout;
+  channel_options.connect_timeout = options_.connect_timeout;
+  return std::make_unique<GlooControlChannel>(
+      store_, prefix_ + "/control" + (number == 0 ? std::string() : std::to_string(number)),
+      rank(), size(), device_, channel_options);
+}
 
 std::vector<std::string> GlooBackend::exchange_hosts(int rank, int size) {
   const std::string host = options_.host_id.empty() ? this_host_name() : options_.host_id;

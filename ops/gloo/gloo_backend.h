@@ -1,13 +1,16 @@
 #pragma once
 // Why: the Backend over Gloo (Debian's libgloo-dev, tcp transport), so a job needs no MPI at
 // all: ranks find each other through a rendezvous store (gloo::rendezvous::Store; an in-memory
-// HashStore in tests, the launcher's TCP store in real jobs) and connect directly. Each backend
-// owns two fully connected gloo contexts over one tcp device — data collectives and the control
-// channel — so negotiation never matches a collective's messages. Collectives are built from
-// gloo's point-to-point transfers (gloo_exchange.h) and reduce through the ops/cpu kernels;
-// every wait runs through a Guard (abort, collective timeout, error translation). Subgroups
-// (process sets) are new contexts over a sub-prefix of the same store, connected by their
-// members only.
+// HashStore in tests, the launcher's TCP store in real jobs) and connect directly. A backend
+// owns one fully connected gloo context for data collectives (`<prefix>/data`);
+// create_control_channel() connects another one over the same tcp device for a control channel
+// the caller owns (`<prefix>/control`), so negotiation never matches a collective's messages.
+// Collectives are built from gloo's point-to-point transfers (gloo_exchange.h) and reduce
+// through the ops/cpu kernels; every wait runs through a Guard (abort, collective timeout,
+// error translation). They run to the end on the calling thread and return a completed (or
+// failed) Completion: gloo's waits happen on the calling thread anyway. Buffers must be host
+// memory (UnsupportedError otherwise). Subgroups (process sets) are new contexts over a
+// sub-prefix of the same store, connected by their members only.
 //
 // Threading contract: as Backend: one driving thread; abort() from any thread. Different
 // GlooBackend objects (e.g. subgroups) may be driven by different threads.
@@ -63,20 +66,36 @@ class GlooBackend final : public Backend {
   std::string_view name() const override { return "gloo"; }
   const Topology& topology() const override { return topology_; }
 
-  void allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) override;
-  void allgatherv(const void* in, size_t send_bytes, void* out,
-                  const std::vector<size_t>& recv_bytes) override;
-  void broadcast(void* buffer, size_t bytes, int root) override;
-  void alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
-                 const std::vector<size_t>& recv_bytes) override;
-  void reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
-                     DataType type, ReduceOp op) override;
-  void barrier() override;
-  ControlChannel& control() override { return *control_; }
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
+                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
+                                 const std::vector<size_t>& recv_bytes) override;
+  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;
+  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
+                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override;
+  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
+                                    const std::vector<size_t>& recv_counts, DataType type,
+                                    ReduceOp op) override;
+  CompletionPtr start_barrier() override;
+  // Collective: connects a new context under `<prefix>/control` (`/control<N>` for the N-th
+  // after the first), blocking up to connect_timeout.
+  std::unique_ptr<ControlChannel> create_control_channel() override;
   std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
-  void abort() override { guard_->abort(); }
+
+ protected:
+  void abort_transport() override { guard_->abort(); }
 
  private:
+  void run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
+  void run_allgatherv(const void* in, size_t send_bytes, void* out,
+                      const std::vector<size_t>& recv_bytes);
+  void run_broadcast(void* buffer, size_t bytes, int root);
+  void run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
+                     const std::vector<size_t>& recv_bytes);
+  void run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
+                         DataType type, ReduceOp op);
+  void run_barrier();
+
   friend std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store>,
                                                     int, int, GlooBackendOptions);
   // Connects the data and control contexts under `prefix`. `hosts` holds every rank's host id
@@ -94,9 +113,8 @@ class GlooBackend final : public Backend {
   Topology topology_;
   std::unique_ptr<Guard> guard_;
   std::unique_ptr<Mesh> data_;
-  std::unique_ptr<Mesh> control_mesh_;
-  std::unique_ptr<GlooControlChannel> control_;
   uint64_t subgroups_created_ = 0;
+  uint64_t control_channels_created_ = 0;
 };
 
 }  // namespace runrun::gloo_backend

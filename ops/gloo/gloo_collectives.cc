@@ -47,7 +47,44 @@ std::vector<size_t> even_split(size_t count, int parts) {
 
 }  // namespace
 
-void GlooBackend::allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
+Backend::CompletionPtr GlooBackend::start_allreduce(ConstDeviceBuffer in, DeviceBuffer out,
+                                                    size_t count, DataType type, ReduceOp op) {
+  backend_checks::check_cpu_devices(*this, "allreduce", in.device, out.device);
+  return run_to_completion([&] { run_allreduce(in.data, out.data, count, type, op); });
+}
+
+Backend::CompletionPtr GlooBackend::start_allgatherv(ConstDeviceBuffer in, size_t send_bytes,
+                                                     DeviceBuffer out,
+                                                     const std::vector<size_t>& recv_bytes) {
+  backend_checks::check_cpu_devices(*this, "allgatherv", in.device, out.device);
+  return run_to_completion([&] { run_allgatherv(in.data, send_bytes, out.data, recv_bytes); });
+}
+
+Backend::CompletionPtr GlooBackend::start_broadcast(DeviceBuffer buffer, size_t bytes, int root) {
+  backend_checks::check_cpu_device(*this, "broadcast", buffer.device);
+  return run_to_completion([&] { run_broadcast(buffer.data, bytes, root); });
+}
+
+Backend::CompletionPtr GlooBackend::start_alltoallv(ConstDeviceBuffer in,
+                                                    const std::vector<size_t>& send_bytes,
+                                                    DeviceBuffer out,
+                                                    const std::vector<size_t>& recv_bytes) {
+  backend_checks::check_cpu_devices(*this, "alltoallv", in.device, out.device);
+  return run_to_completion([&] { run_alltoallv(in.data, send_bytes, out.data, recv_bytes); });
+}
+
+Backend::CompletionPtr GlooBackend::start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
+                                                        const std::vector<size_t>& recv_counts,
+                                                        DataType type, ReduceOp op) {
+  backend_checks::check_cpu_devices(*this, "reducescatter", in.device, out.device);
+  return run_to_completion([&] { run_reducescatter(in.data, out.data, recv_counts, type, op); });
+}
+
+Backend::CompletionPtr GlooBackend::start_barrier() {
+  return run_to_completion([&] { run_barrier(); });
+}
+
+void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
   const char* name = "allreduce";
   backend_checks::check_reduce_op(*this, name, op);
   guard_->check_usable(name);
@@ -90,7 +127,7 @@ void GlooBackend::allreduce(const void* in, void* out, size_t count, DataType ty
   exchange(*data_, *guard_, name, deadline, sends, receives);
 }
 
-void GlooBackend::allgatherv(const void* in, size_t send_bytes, void* out,
+void GlooBackend::run_allgatherv(const void* in, size_t send_bytes, void* out,
                              const std::vector<size_t>& recv_bytes) {
   const char* name = "allgatherv";
   backend_checks::check_allgatherv(*this, send_bytes, recv_bytes);
@@ -113,7 +150,7 @@ void GlooBackend::allgatherv(const void* in, size_t send_bytes, void* out,
   exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
 }
 
-void GlooBackend::broadcast(void* buffer, size_t bytes, int root) {
+void GlooBackend::run_broadcast(void* buffer, size_t bytes, int root) {
   const char* name = "broadcast";
   backend_checks::check_root(*this, name, root);
   guard_->check_usable(name);
@@ -130,7 +167,7 @@ void GlooBackend::broadcast(void* buffer, size_t bytes, int root) {
   exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
 }
 
-void GlooBackend::alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
+void GlooBackend::run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
                             const std::vector<size_t>& recv_bytes) {
   const char* name = "alltoallv";
   backend_checks::check_per_rank(*this, name, "send_bytes", send_bytes.size());
@@ -160,7 +197,7 @@ void GlooBackend::alltoallv(const void* in, const std::vector<size_t>& send_byte
   if (send_bytes[me] > 0) std::memmove(data + recv_offsets[me], send + send_offsets[me], send_bytes[me]);
 }
 
-void GlooBackend::reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
+void GlooBackend::run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
                                 DataType type, ReduceOp op) {
   const char* name = "reducescatter";
   backend_checks::check_reduce_op(*this, name, op);
@@ -195,7 +232,7 @@ void GlooBackend::reducescatter(const void* in, void* out, const std::vector<siz
   }
 }
 
-void GlooBackend::barrier() {
+void GlooBackend::run_barrier() {
   const char* name = "barrier";
   guard_->check_usable(name);
   if (size() == 1) return;

@@ -2,14 +2,93 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "common/errors.h"
+#include "ops/backend_checks.h"
 #include "ops/gloo/gloo_exchange.h"
 
 namespace runrun::gloo_backend {
 
-GlooControlChannel::GlooControlChannel(Mesh& mesh, Guard& guard)
-    : mesh_(mesh), guard_(guard), rank_(mesh.rank()), size_(mesh.size()) {}
+namespace {
+
+// Negotiation vectors are small (a few words per cache slot): every rank sends its words to
+// every other rank and combines locally, one step. Returns every rank's words, by rank.
+std::vector<std::vector<uint64_t>> allgather_words(Mesh& mesh, Guard& guard, const char* op,
+                                                   const std::vector<uint64_t>& words) {
+  const int size = mesh.size();
+  std::vector<std::vector<uint64_t>> all(static_cast<size_t>(size), words);
+  std::vector<Transfer> sends;
+  std::vector<Transfer> receives;
+  const size_t bytes = words.size() * sizeof(uint64_t);
+  for (int p = 0; p < size; ++p) {
+    if (p == mesh.rank()) continue;
+    sends.push_back({p, const_cast<uint64_t*>(words.data()), bytes});
+    receives.push_back({p, all[static_cast<size_t>(p)].data(), bytes});
+  }
+  exchange(mesh, guard, op, guard.deadline(), sends, receives);
+  return all;
+}
+
+}  // namespace
+
+void allreduce_min(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& values) {
+  guard.check_usable(op);
+  if (values.empty() || mesh.size() == 1) return;
+  for (const auto& other : allgather_words(mesh, guard, op, values)) {
+    for (size_t i = 0; i < values.size(); ++i) values[i] = std::min(values[i], other[i]);
+  }
+}
+
+GlooControlChannel::GlooControlChannel(std::shared_ptr<::gloo::rendezvous::Store> store,
+                                       std::string prefix, int rank, int size,
+                                       std::shared_ptr<::gloo::transport::Device> device,
+                                       GlooChannelOptions options)
+    : store_(std::move(store)),
+      prefix_(std::move(prefix)),
+      device_(std::move(device)),
+      options_(options),
+      rank_(rank),
+      size_(size),
+      guard_(std::make_unique<Guard>(rank, options.collective_timeout)),
+      mesh_(std::make_unique<Mesh>(*store_, prefix_, rank, size, device_,
+                                   options.connect_timeout)) {
+  guard_->watch(mesh_.get());
+}
+
+GlooControlChannel::~GlooControlChannel() = default;
+
+std::unique_ptr<ControlChannel> GlooControlChannel::create_subgroup(const std::vector<int>& ranks) {
+  const char* op = "control create_subgroup";
+  guard_->check_usable(op);
+  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
+                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
+                     ranks.front() >= 0 && ranks.back() < size_;
+  const std::vector<size_t> shown(ranks.begin(), ranks.end());
+  if (!valid) {
+    throw InvalidArgumentError(RUNRUN_WHERE, std::string(op) + " on rank " +
+                                                 std::to_string(rank_) +
+                                                 ": ranks must be non-empty, sorted, unique and in "
+                                                 "[0, " + std::to_string(size_) + "), got " +
+                                                 backend_checks::to_string(shown));
+  }
+  // The same agreement as GlooBackend::create_subgroup: list fingerprint and sequence number.
+  const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
+  const uint64_t number = subgroups_created_++;
+  std::vector<uint64_t> agreed{hash, ~hash, number, ~number};
+  allreduce_min(*mesh_, *guard_, op, agreed);
+  if (agreed[0] != hash || agreed[1] != ~hash || agreed[2] != number || agreed[3] != ~number) {
+    throw MismatchError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank_) +
+                                          ": ranks passed different member lists (this rank: " +
+                                          backend_checks::to_string(shown) +
+                                          "); every rank must pass the same sorted list");
+  }
+  const auto me = std::lower_bound(ranks.begin(), ranks.end(), rank_);
+  if (me == ranks.end() || *me != rank_) return nullptr;
+  return std::make_unique<GlooControlChannel>(
+      store_, prefix_ + "/set" + std::to_string(number), static_cast<int>(me - ranks.begin()),
+      static_cast<int>(ranks.size()), device_, options_);
+}
 
 void GlooControlChannel::check_root(const char* op, int root) const {
   if (root >= 0 && root < size_) return;
@@ -18,47 +97,21 @@ void GlooControlChannel::check_root(const char* op, int root) const {
                                                " is not in [0, " + std::to_string(size_) + ")");
 }
 
-// Negotiation vectors are small (a few words per cache slot): every rank sends its words to
-// every other rank and combines locally, one step.
-std::vector<std::vector<uint64_t>> GlooControlChannel::allgather_words(
-    const char* op, const std::vector<uint64_t>& words) {
-  std::vector<std::vector<uint64_t>> all(static_cast<size_t>(size_), words);
-  std::vector<Transfer> sends;
-  std::vector<Transfer> receives;
-  const size_t bytes = words.size() * sizeof(uint64_t);
-  for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    sends.push_back({p, const_cast<uint64_t*>(words.data()), bytes});
-    receives.push_back({p, all[static_cast<size_t>(p)].data(), bytes});
-  }
-  exchange(mesh_, guard_, op, guard_.deadline(), sends, receives);
-  return all;
-}
-
 void GlooControlChannel::allreduce_and(std::vector<uint64_t>& bits) {
   const char* op = "control allreduce_and";
-  guard_.check_usable(op);
+  guard_->check_usable(op);
   if (bits.empty() || size_ == 1) return;
-  for (const auto& other : allgather_words(op, bits)) {
+  for (const auto& other : allgather_words(*mesh_, *guard_, op, bits)) {
     for (size_t i = 0; i < bits.size(); ++i) bits[i] &= other[i];
-  }
-}
-
-void GlooControlChannel::allreduce_min(std::vector<uint64_t>& values) {
-  const char* op = "control allreduce_min";
-  guard_.check_usable(op);
-  if (values.empty() || size_ == 1) return;
-  for (const auto& other : allgather_words(op, values)) {
-    for (size_t i = 0; i < values.size(); ++i) values[i] = std::min(values[i], other[i]);
   }
 }
 
 std::vector<std::string> GlooControlChannel::gather(const std::string& bytes, int root) {
   const char* op = "control gather";
   check_root(op, root);
-  guard_.check_usable(op);
+  guard_->check_usable(op);
   if (size_ == 1) return {bytes};
-  const auto deadline = guard_.deadline();
+  const auto deadline = guard_->deadline();
   const bool is_root = rank_ == root;
   // First every rank's length, then the bytes.
   uint64_t length = bytes.size();
@@ -72,7 +125,7 @@ std::vector<std::string> GlooControlChannel::gather(const std::string& bytes, in
   } else {
     sends.push_back({root, &length, sizeof(uint64_t)});
   }
-  exchange(mesh_, guard_, op, deadline, sends, receives);
+  exchange(*mesh_, *guard_, op, deadline, sends, receives);
   std::vector<std::string> gathered(is_root ? static_cast<size_t>(size_) : 0);
   sends.clear();
   receives.clear();
@@ -89,16 +142,16 @@ std::vector<std::string> GlooControlChannel::gather(const std::string& bytes, in
   } else {
     sends.push_back({root, const_cast<char*>(bytes.data()), bytes.size()});
   }
-  exchange(mesh_, guard_, op, deadline, sends, receives);
+  exchange(*mesh_, *guard_, op, deadline, sends, receives);
   return gathered;
 }
 
 void GlooControlChannel::broadcast(std::string& bytes, int root) {
   const char* op = "control broadcast";
   check_root(op, root);
-  guard_.check_usable(op);
+  guard_->check_usable(op);
   if (size_ == 1) return;
-  const auto deadline = guard_.deadline();
+  const auto deadline = guard_->deadline();
   uint64_t length = bytes.size();
   std::vector<Transfer> sends;
   std::vector<Transfer> receives;
@@ -112,7 +165,7 @@ void GlooControlChannel::broadcast(std::string& bytes, int root) {
     } else {
       receives.push_back({root, data, size});
     }
-    exchange(mesh_, guard_, op, deadline, sends, receives);
+    exchange(*mesh_, *guard_, op, deadline, sends, receives);
   };
   to_everyone(&length, sizeof(length));
   if (rank_ != root) bytes.assign(length, '\0');

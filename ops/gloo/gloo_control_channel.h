@@ -1,13 +1,20 @@
 #pragma once
-// Why: the gloo backend's ControlChannel runs on its own gloo context (its own connections and
+// Why: the ControlChannel over Gloo runs on its own gloo context (its own connections and
 // slots), so negotiation never matches a data collective's messages and a Gloo job needs no
-// MPI at all. Built from point-to-point exchanges; every wait goes through the backend's Guard
-// (abort, timeout, errors naming the peer).
-// Threading contract: driven by the backend's one thread.
+// MPI at all. It owns that context and its own Guard (abort, timeout, errors naming the peer),
+// so it lives and is aborted independently of the GlooBackend that made it
+// (create_control_channel); it shares only the tcp device and the rendezvous store. Built from
+// point-to-point exchanges. Subgroups connect a new context under `<prefix>/set<N>`.
+// Threading contract: one driving thread; abort() from any thread.
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/device.h>
 
 #include "ops/backend.h"
 #include "ops/gloo/gloo_guard.h"
@@ -15,28 +22,42 @@
 
 namespace runrun::gloo_backend {
 
+// Element-wise minimum of `values` across the ranks of `mesh`, in place, waiting through
+// `guard` (create_subgroup's agreement, on the data or a control context).
+void allreduce_min(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& values);
+
+struct GlooChannelOptions {
+  std::chrono::milliseconds collective_timeout{0};  // 0: no limit
+  std::chrono::milliseconds connect_timeout{std::chrono::minutes(5)};
+};
+
 class GlooControlChannel final : public ControlChannel {
  public:
-  // `mesh` and `guard` stay owned by the backend and outlive this channel.
-  GlooControlChannel(Mesh& mesh, Guard& guard);
+  // Collective over the `size` ranks passing the same `prefix` of `store`: connects a context
+  // over `device` (at most options.connect_timeout).
+  GlooControlChannel(std::shared_ptr<::gloo::rendezvous::Store> store, std::string prefix,
+                     int rank, int size, std::shared_ptr<::gloo::transport::Device> device,
+                     GlooChannelOptions options);
+  ~GlooControlChannel() override;
 
   void allreduce_and(std::vector<uint64_t>& bits) override;
   std::vector<std::string> gather(const std::string& bytes, int root) override;
   void broadcast(std::string& bytes, int root) override;
-
-  // Element-wise minimum of `values` across ranks, in place (create_subgroup's agreement).
-  void allreduce_min(std::vector<uint64_t>& values);
+  std::unique_ptr<ControlChannel> create_subgroup(const std::vector<int>& ranks) override;
+  void abort() override { guard_->abort(); }
 
  private:
-  // Every rank's `words` (same length everywhere), indexed by rank.
-  std::vector<std::vector<uint64_t>> allgather_words(const char* op,
-                                                     const std::vector<uint64_t>& words);
   void check_root(const char* op, int root) const;
 
-  Mesh& mesh_;
-  Guard& guard_;
+  std::shared_ptr<::gloo::rendezvous::Store> store_;
+  std::string prefix_;
+  std::shared_ptr<::gloo::transport::Device> device_;
+  GlooChannelOptions options_;
   int rank_;
   int size_;
+  std::unique_ptr<Guard> guard_;
+  std::unique_ptr<Mesh> mesh_;
+  uint64_t subgroups_created_ = 0;
 };
 
 }  // namespace runrun::gloo_backend

@@ -1,5 +1,6 @@
-// GlooBackend::create_subgroup: a backend over a subset of the ranks: its own data and control
-// contexts under a sub-prefix of the parent's store prefix, connected by the members only.
+// GlooBackend::create_subgroup: a backend over a subset of the ranks: its own data context
+// under a sub-prefix of the parent's store prefix, connected by the members only (its control
+// channel, if any, is split from the parent's channel: GlooControlChannel::create_subgroup).
 
 #include <algorithm>
 #include <string>
@@ -18,7 +19,7 @@ std::unique_ptr<Backend> GlooBackend::create_subgroup(const std::vector<int>& ra
   const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
   const uint64_t number = subgroups_created_++;
   std::vector<uint64_t> agreed{hash, ~hash, number, ~number};
-  control_->allreduce_min(agreed);
+  allreduce_min(*data_, *guard_, name, agreed);
   if (agreed[0] != hash || agreed[1] != ~hash || agreed[2] != number || agreed[3] != ~number) {
     throw MismatchError(RUNRUN_WHERE, "create_subgroup on rank " + std::to_string(rank()) +
                                           ": ranks passed different member lists (this rank: " +

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "ops/backend_checks.h"
 #include "ops/cpu/reduce_kernels.h"
+#include "ops/local/local_control_channel.h"
 
 namespace runrun {
 namespace {
@@ -36,10 +37,51 @@ void reduce_contributions(const std::vector<LocalWorld::Blob>& contributions, si
 
 LocalBackend::LocalBackend(std::shared_ptr<LocalWorld> world, int rank)
     : endpoint_(std::make_shared<LocalEndpoint>(std::move(world), rank)),
-      topology_(endpoint_->world()->topology_of(rank)),
-      control_(endpoint_) {}
+      topology_(endpoint_->world()->topology_of(rank)) {}
 
-void LocalBackend::allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
+Backend::CompletionPtr LocalBackend::start_allreduce(ConstDeviceBuffer in, DeviceBuffer out,
+                                                     size_t count, DataType type, ReduceOp op) {
+  backend_checks::check_cpu_devices(*this, "allreduce", in.device, out.device);
+  return run_to_completion([&] { run_allreduce(in.data, out.data, count, type, op); });
+}
+
+Backend::CompletionPtr LocalBackend::start_allgatherv(ConstDeviceBuffer in, size_t send_bytes,
+                                                      DeviceBuffer out,
+                                                      const std::vector<size_t>& recv_bytes) {
+  backend_checks::check_cpu_devices(*this, "allgatherv", in.device, out.device);
+  return run_to_completion([&] { run_allgatherv(in.data, send_bytes, out.data, recv_bytes); });
+}
+
+Backend::CompletionPtr LocalBackend::start_broadcast(DeviceBuffer buffer, size_t bytes, int root) {
+  backend_checks::check_cpu_device(*this, "broadcast", buffer.device);
+  return run_to_completion([&] { run_broadcast(buffer.data, bytes, root); });
+}
+
+Backend::CompletionPtr LocalBackend::start_alltoallv(ConstDeviceBuffer in,
+                                                     const std::vector<size_t>& send_bytes,
+                                                     DeviceBuffer out,
+                                                     const std::vector<size_t>& recv_bytes) {
+  backend_checks::check_cpu_devices(*this, "alltoallv", in.device, out.device);
+  return run_to_completion([&] { run_alltoallv(in.data, send_bytes, out.data, recv_bytes); });
+}
+
+Backend::CompletionPtr LocalBackend::start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
+                                                         const std::vector<size_t>& recv_counts,
+                                                         DataType type, ReduceOp op) {
+  backend_checks::check_cpu_devices(*this, "reducescatter", in.device, out.device);
+  return run_to_completion([&] { run_reducescatter(in.data, out.data, recv_counts, type, op); });
+}
+
+Backend::CompletionPtr LocalBackend::start_barrier() {
+  return run_to_completion([&] { run_barrier(); });
+}
+
+std::unique_ptr<ControlChannel> LocalBackend::create_control_channel() {
+  return std::make_unique<LocalControlChannel>(
+      std::make_shared<LocalEndpoint>(endpoint_->world(), rank()));
+}
+
+void LocalBackend::run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
   backend_checks::check_reduce_op(*this, "allreduce", op);
   auto result = endpoint_->exchange(LocalChannel::kData,
                                     LocalEndpoint::stage(in, count * element_size(type)),
@@ -48,7 +90,7 @@ void LocalBackend::allreduce(const void* in, void* out, size_t count, DataType t
   reduce_contributions(result.contributions, 0, out, count, type, op);
 }
 
-void LocalBackend::allgatherv(const void* in, size_t send_bytes, void* out,
+void LocalBackend::run_allgatherv(const void* in, size_t send_bytes, void* out,
                               const std::vector<size_t>& recv_bytes) {
   backend_checks::check_allgatherv(*this, send_bytes, recv_bytes);
   auto result = endpoint_->exchange(LocalChannel::kData, LocalEndpoint::stage(in, send_bytes),
@@ -60,7 +102,7 @@ void LocalBackend::allgatherv(const void* in, size_t send_bytes, void* out,
   }
 }
 
-void LocalBackend::broadcast(void* buffer, size_t bytes, int root) {
+void LocalBackend::run_broadcast(void* buffer, size_t bytes, int root) {
   backend_checks::check_root(*this, "broadcast", root);
   const bool is_root = rank() == root;
   auto result = endpoint_->exchange(
@@ -71,7 +113,7 @@ void LocalBackend::broadcast(void* buffer, size_t bytes, int root) {
   }
 }
 
-void LocalBackend::alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
+void LocalBackend::run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
                              const std::vector<size_t>& recv_bytes) {
   backend_checks::check_per_rank(*this, "alltoallv", "send_bytes", send_bytes.size());
   backend_checks::check_per_rank(*this, "alltoallv", "recv_bytes", recv_bytes.size());
@@ -102,7 +144,7 @@ void LocalBackend::alltoallv(const void* in, const std::vector<size_t>& send_byt
   }
 }
 
-void LocalBackend::reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
+void LocalBackend::run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
                                  DataType type, ReduceOp op) {
   backend_checks::check_reduce_op(*this, "reducescatter", op);
   backend_checks::check_per_rank(*this, "reducescatter", "recv_counts", recv_counts.size());
@@ -115,7 +157,7 @@ void LocalBackend::reducescatter(const void* in, void* out, const std::vector<si
   reduce_contributions(result.contributions, offset, out, recv_counts[me], type, op);
 }
 
-void LocalBackend::barrier() {
+void LocalBackend::run_barrier() {
   endpoint_->exchange(LocalChannel::kData, LocalEndpoint::stage(nullptr, 0), "barrier", "barrier");
 }
 
@@ -135,10 +177,10 @@ std::unique_ptr<Backend> LocalBackend::create_subgroup(const std::vector<int>& r
                                     "create_subgroup ranks=" + to_string(shown), "create_subgroup");
   auto it = std::find(ranks.begin(), ranks.end(), rank());
   if (it == ranks.end()) return nullptr;
-  auto world = endpoint_->world()->subgroup_world(result.generation, ranks);
+  auto world = endpoint_->world()->subgroup_world(LocalChannel::kData, result.generation, ranks);
   return std::make_unique<LocalBackend>(std::move(world), static_cast<int>(it - ranks.begin()));
 }
 
-void LocalBackend::abort() { endpoint_->abort(); }
+void LocalBackend::abort_transport() { endpoint_->abort(); }
 
 }  // namespace runrun

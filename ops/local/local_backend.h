@@ -8,6 +8,10 @@
 // result from everyone's copies (reductions in rank order, so results are identical on every
 // rank). It is built for correctness, not speed: every rank reduces the whole buffer.
 //
+// Collectives run to the end on the calling thread and return a completed (or failed)
+// Completion; buffers must be host memory (UnsupportedError otherwise). The control channel
+// (create_control_channel) has its own endpoint on the world's control rendezvous.
+//
 // Threading contract: as Backend: one driving thread per backend; abort() from any thread.
 // Ranks that pass different collectives (op, dtype, count, root) all get MismatchError.
 
@@ -16,7 +20,6 @@
 #include <vector>
 
 #include "ops/backend.h"
-#include "ops/local/local_control_channel.h"
 #include "ops/local/local_endpoint.h"
 #include "ops/local/local_world.h"
 
@@ -29,25 +32,38 @@ class LocalBackend final : public Backend {
   std::string_view name() const override { return "local"; }
   const Topology& topology() const override { return topology_; }
 
-  void allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) override;
-  void allgatherv(const void* in, size_t send_bytes, void* out,
-                  const std::vector<size_t>& recv_bytes) override;
-  void broadcast(void* buffer, size_t bytes, int root) override;
-  void alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
-                 const std::vector<size_t>& recv_bytes) override;
-  void reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
-                     DataType type, ReduceOp op) override;
-  void barrier() override;
-  ControlChannel& control() override { return control_; }
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
+                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
+                                 const std::vector<size_t>& recv_bytes) override;
+  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;
+  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
+                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override;
+  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
+                                    const std::vector<size_t>& recv_counts, DataType type,
+                                    ReduceOp op) override;
+  CompletionPtr start_barrier() override;
+  std::unique_ptr<ControlChannel> create_control_channel() override;
   std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
-  void abort() override;
 
   const std::shared_ptr<LocalWorld>& world() const { return endpoint_->world(); }
 
+ protected:
+  void abort_transport() override;
+
  private:
+  void run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
+  void run_allgatherv(const void* in, size_t send_bytes, void* out,
+                      const std::vector<size_t>& recv_bytes);
+  void run_broadcast(void* buffer, size_t bytes, int root);
+  void run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
+                     const std::vector<size_t>& recv_bytes);
+  void run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
+                         DataType type, ReduceOp op);
+  void run_barrier();
+
   std::shared_ptr<LocalEndpoint> endpoint_;
   Topology topology_;
-  LocalControlChannel control_;
 };
 
 }  // namespace runrun

@@ -1,10 +1,12 @@
 #include "ops/local/local_control_channel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "common/errors.h"
+#include "ops/backend_checks.h"
 
 namespace runrun {
 
@@ -55,5 +57,32 @@ void LocalControlChannel::broadcast(std::string& bytes, int root) {
                                     "control broadcast");
   if (!is_root) bytes = *result.contributions[static_cast<size_t>(root)];
 }
+
+std::unique_ptr<ControlChannel> LocalControlChannel::create_subgroup(
+    const std::vector<int>& ranks) {
+  const int size = endpoint_->world()->size();
+  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
+                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
+                     ranks.front() >= 0 && ranks.back() < size;
+  const std::vector<size_t> shown(ranks.begin(), ranks.end());
+  if (!valid) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "control create_subgroup on rank " +
+                                                 std::to_string(endpoint_->rank()) +
+                                                 ": ranks must be non-empty, sorted, unique and in "
+                                                 "[0, " + std::to_string(size) + "), got " +
+                                                 backend_checks::to_string(shown));
+  }
+  auto result = endpoint_->exchange(LocalChannel::kControl, LocalEndpoint::stage(nullptr, 0),
+                                    "control create_subgroup ranks=" +
+                                        backend_checks::to_string(shown),
+                                    "control create_subgroup");
+  auto it = std::find(ranks.begin(), ranks.end(), endpoint_->rank());
+  if (it == ranks.end()) return nullptr;
+  auto world = endpoint_->world()->subgroup_world(LocalChannel::kControl, result.generation, ranks);
+  return std::make_unique<LocalControlChannel>(
+      std::make_shared<LocalEndpoint>(std::move(world), static_cast<int>(it - ranks.begin())));
+}
+
+void LocalControlChannel::abort() { endpoint_->abort(); }
 
 }  // namespace runrun

@@ -207,13 +207,14 @@ LocalWorld::ExchangeResult LocalWorld::exchange(LocalChannel channel, int rank, 
   return result;
 }
 
-std::shared_ptr<LocalWorld> LocalWorld::subgroup_world(uint64_t generation,
+std::shared_ptr<LocalWorld> LocalWorld::subgroup_world(LocalChannel channel, uint64_t generation,
                                                        const std::vector<int>& ranks) {
+  const std::pair<int, uint64_t> key{static_cast<int>(channel), generation};
   std::vector<int> failed_members;
   std::shared_ptr<LocalWorld> world;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    PendingSubgroup& pending = pending_subgroups_[generation];
+    PendingSubgroup& pending = pending_subgroups_[key];
     if (!pending.world) {
       std::vector<int> hosts;
       for (size_t i = 0; i < ranks.size(); ++i) {
@@ -225,7 +226,7 @@ std::shared_ptr<LocalWorld> LocalWorld::subgroup_world(uint64_t generation,
       children_.push_back(Child{pending.world, ranks});
     }
     world = pending.world;
-    if (--pending.fetches_left == 0) pending_subgroups_.erase(generation);
+    if (--pending.fetches_left == 0) pending_subgroups_.erase(key);
   }
   for (int r : failed_members) world->fail_rank(r);
   return world;

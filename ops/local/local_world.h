@@ -24,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/backend.h"
@@ -79,10 +80,12 @@ class LocalWorld : public std::enable_shared_from_this<LocalWorld> {
                           const std::string& signature, const std::atomic<bool>& aborted,
                           const char* op);
 
-  // The world of a subgroup created by the exchange numbered `generation` with members `ranks`
-  // (global ranks of this world, sorted). Every member gets the same object; the registry entry
-  // is dropped once every member has fetched it.
-  std::shared_ptr<LocalWorld> subgroup_world(uint64_t generation, const std::vector<int>& ranks);
+  // The world of a subgroup created by the exchange numbered `generation` on `channel` with
+  // members `ranks` (global ranks of this world, sorted). Every member gets the same object;
+  // the registry entry is dropped once every member has fetched it. The data backend and the
+  // control channel each split their own world (their exchanges are numbered separately).
+  std::shared_ptr<LocalWorld> subgroup_world(LocalChannel channel, uint64_t generation,
+                                             const std::vector<int>& ranks);
 
  private:
   struct ChannelState {
@@ -122,7 +125,7 @@ class LocalWorld : public std::enable_shared_from_this<LocalWorld> {
   std::vector<std::optional<Gone>> gone_;  // per rank: why it is gone, if it is
   uint64_t losses_ = 0;
   std::vector<bool> failed_;                      // per rank: fail_rank was called
-  std::map<uint64_t, PendingSubgroup> pending_subgroups_;
+  std::map<std::pair<int, uint64_t>, PendingSubgroup> pending_subgroups_;  // (channel, generation)
   std::vector<Child> children_;
 };
 

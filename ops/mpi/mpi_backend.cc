@@ -9,6 +9,7 @@
 #include "ops/backend_checks.h"
 #include "ops/mpi/mpi_byte_layout.h"
 #include "ops/mpi/mpi_check.h"
+#include "ops/mpi/mpi_control_channel.h"
 #include "ops/mpi/mpi_lifetime.h"
 #include "ops/mpi/mpi_types.h"
 
@@ -43,12 +44,8 @@ MpiBackend::MpiBackend(MPI_Comm group, MpiBackendOptions options)
   MPI_Comm_size(data_, &topology_.size);
   const char* op = "creating the mpi backend";
   RUNRUN_MPI_CHECK(MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN), op, topology_.rank);
-  RUNRUN_MPI_CHECK(MPI_Comm_dup(data_, &control_comm_), op, topology_.rank);
-  RUNRUN_MPI_CHECK(MPI_Comm_set_errhandler(control_comm_, MPI_ERRORS_RETURN), op, topology_.rank);
   init_topology();
   waiter_ = std::make_shared<MpiWaiter>(topology_.rank, options_.collective_timeout);
-  control_ = std::make_unique<MpiControlChannel>(control_comm_, topology_.rank, topology_.size,
-                                                 waiter_);
   if (options_.logger && !threads_multiple()) {
     options_.logger->warn(
         "MPI provides {} but runrun calls MPI from its background thread: initialize MPI with "
@@ -59,10 +56,17 @@ MpiBackend::MpiBackend(MPI_Comm group, MpiBackendOptions options)
 
 MpiBackend::~MpiBackend() {
   // MPI may already be finalized (an application that owns MPI finalized it first); then the
-  // communicators are gone with it.
+  // communicator is gone with it.
   if (!is_active()) return;
-  if (control_comm_ != MPI_COMM_NULL) MPI_Comm_free(&control_comm_);
   if (data_ != MPI_COMM_NULL) MPI_Comm_free(&data_);
+}
+
+std::unique_ptr<ControlChannel> MpiBackend::create_control_channel() {
+  const char* op = "creating an mpi control channel";
+  waiter_->check_usable(op);
+  MPI_Comm comm = MPI_COMM_NULL;
+  RUNRUN_MPI_CHECK(MPI_Comm_dup(data_, &comm), op, rank());
+  return std::make_unique<MpiControlChannel>(comm, options_.collective_timeout);
 }
 
 void MpiBackend::init_topology() {
@@ -83,128 +87,146 @@ void MpiBackend::init_topology() {
   MPI_Comm_free(&cross);
 }
 
-void MpiBackend::allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
+Backend::CompletionPtr MpiBackend::start_allreduce(ConstDeviceBuffer in_buffer,
+                                                   DeviceBuffer out_buffer, size_t count,
+                                                   DataType type, ReduceOp op) {
   const char* name = "allreduce";
+  backend_checks::check_cpu_devices(*this, name, in_buffer.device, out_buffer.device);
   backend_checks::check_reduce_op(*this, name, op);
   waiter_->check_usable(name);
+  const void* in = in_buffer.data;
+  void* out = out_buffer.data;
   const size_t esize = element_size(type);
   const MPI_Datatype datatype = datatype_for(type);
   const MPI_Op mpi_op = op_for(type, op);
   const bool in_place = in == out;
+  auto completion = std::make_unique<MpiCompletion>(waiter_, name);
+  // A count above one call's limit is posted as several calls at once; MPI matches the
+  // non-blocking collectives of a communicator in posting order on every rank.
   for (size_t done = 0; done < count; done += options_.max_count_per_call) {
     const size_t n = std::min(options_.max_count_per_call, count - done);
     const void* send = in_place ? MPI_IN_PLACE : static_cast<const char*>(in) + done * esize;
-    MPI_Request request = MPI_REQUEST_NULL;
     RUNRUN_MPI_CHECK(MPI_Iallreduce(send, static_cast<char*>(out) + done * esize,
-                                    static_cast<int>(n), datatype, mpi_op, data_, &request),
+                                    static_cast<int>(n), datatype, mpi_op, data_,
+                                    completion->next_request()),
                      name, rank());
-    waiter_->wait(request, name);
   }
+  return completion;
 }
 
-void MpiBackend::allgatherv(const void* in, size_t send_bytes, void* out,
-                            const std::vector<size_t>& recv_bytes) {
+Backend::CompletionPtr MpiBackend::start_allgatherv(ConstDeviceBuffer in_buffer, size_t send_bytes,
+                                                    DeviceBuffer out_buffer,
+                                                    const std::vector<size_t>& recv_bytes) {
   const char* name = "allgatherv";
+  backend_checks::check_cpu_devices(*this, name, in_buffer.device, out_buffer.device);
   backend_checks::check_allgatherv(*this, send_bytes, recv_bytes);
   waiter_->check_usable(name);
-  if (backend_checks::total(recv_bytes) == 0) return;  // the same decision on every rank
+  auto completion = std::make_unique<MpiCompletion>(waiter_, name);
+  if (backend_checks::total(recv_bytes) == 0) return completion;  // the same on every rank
+  const void* in = in_buffer.data;
+  void* out = out_buffer.data;
   const ByteLayout layout =
       make_byte_layout(recv_bytes, options_.max_count_per_call, name, rank(), "recv_bytes");
   const auto me = static_cast<size_t>(rank());
-  char* my_block = static_cast<char*>(out) + (static_cast<size_t>(layout.displs[me]) << layout.block_log2);
-  std::vector<char> staged;
+  char* my_block =
+      static_cast<char*>(out) + (static_cast<size_t>(layout.displs[me]) << layout.block_log2);
   const void* send = in;
   if (in == my_block) {
     send = MPI_IN_PLACE;
   } else if (backend_checks::overlaps(in, send_bytes, out, backend_checks::total(recv_bytes))) {
-    staged = copy_of(in, send_bytes);
-    send = staged.data();
+    send = completion->keep(copy_of(in, send_bytes)).data();
   }
-  MPI_Request request = MPI_REQUEST_NULL;
   RUNRUN_MPI_CHECK(MPI_Iallgatherv(send, layout.counts[me], layout.type, out, layout.counts.data(),
-                                   layout.displs.data(), layout.type, data_, &request),
+                                   layout.displs.data(), layout.type, data_,
+                                   completion->next_request()),
                    name, rank());
-  waiter_->wait(request, name);
+  return completion;
 }
 
-void MpiBackend::broadcast(void* buffer, size_t bytes, int root) {
+Backend::CompletionPtr MpiBackend::start_broadcast(DeviceBuffer buffer, size_t bytes, int root) {
   const char* name = "broadcast";
+  backend_checks::check_cpu_device(*this, name, buffer.device);
   backend_checks::check_root(*this, name, root);
   waiter_->check_usable(name);
+  auto completion = std::make_unique<MpiCompletion>(waiter_, name);
   for (size_t done = 0; done < bytes; done += options_.max_count_per_call) {
     const size_t n = std::min(options_.max_count_per_call, bytes - done);
-    MPI_Request request = MPI_REQUEST_NULL;
-    RUNRUN_MPI_CHECK(MPI_Ibcast(static_cast<char*>(buffer) + done, static_cast<int>(n), MPI_BYTE,
-                                root, data_, &request),
+    RUNRUN_MPI_CHECK(MPI_Ibcast(static_cast<char*>(buffer.data) + done, static_cast<int>(n),
+                                MPI_BYTE, root, data_, completion->next_request()),
                      name, rank());
-    waiter_->wait(request, name);
   }
+  return completion;
 }
 
-void MpiBackend::alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
-                           const std::vector<size_t>& recv_bytes) {
+Backend::CompletionPtr MpiBackend::start_alltoallv(ConstDeviceBuffer in_buffer,
+                                                   const std::vector<size_t>& send_bytes,
+                                                   DeviceBuffer out_buffer,
+                                                   const std::vector<size_t>& recv_bytes) {
   const char* name = "alltoallv";
+  backend_checks::check_cpu_devices(*this, name, in_buffer.device, out_buffer.device);
   backend_checks::check_per_rank(*this, name, "send_bytes", send_bytes.size());
   backend_checks::check_per_rank(*this, name, "recv_bytes", recv_bytes.size());
   waiter_->check_usable(name);
   const size_t limit = options_.max_count_per_call;
   const ByteLayout sends = make_byte_layout(send_bytes, limit, name, rank(), "send_bytes");
   const ByteLayout recvs = make_byte_layout(recv_bytes, limit, name, rank(), "recv_bytes");
-  std::vector<char> staged;
-  const void* send = in;
+  auto completion = std::make_unique<MpiCompletion>(waiter_, name);
+  const void* send = in_buffer.data;
   const size_t in_bytes = backend_checks::total(send_bytes);
-  if (backend_checks::overlaps(in, in_bytes, out, backend_checks::total(recv_bytes))) {
-    staged = copy_of(in, in_bytes);
-    send = staged.data();
+  const size_t out_bytes = backend_checks::total(recv_bytes);
+  if (backend_checks::overlaps(send, in_bytes, out_buffer.data, out_bytes)) {
+    send = completion->keep(copy_of(send, in_bytes)).data();
   }
-  MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Ialltoallv(send, sends.counts.data(), sends.displs.data(), sends.type, out,
-                                  recvs.counts.data(), recvs.displs.data(), recvs.type, data_,
-                                  &request),
+  RUNRUN_MPI_CHECK(MPI_Ialltoallv(send, sends.counts.data(), sends.displs.data(), sends.type,
+                                  out_buffer.data, recvs.counts.data(), recvs.displs.data(),
+                                  recvs.type, data_, completion->next_request()),
                    name, rank());
-  waiter_->wait(request, name);
+  return completion;
 }
 
-void MpiBackend::reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
-                               DataType type, ReduceOp op) {
+Backend::CompletionPtr MpiBackend::start_reducescatter(ConstDeviceBuffer in_buffer,
+                                                       DeviceBuffer out_buffer,
+                                                       const std::vector<size_t>& recv_counts,
+                                                       DataType type, ReduceOp op) {
   const char* name = "reducescatter";
+  backend_checks::check_cpu_devices(*this, name, in_buffer.device, out_buffer.device);
   backend_checks::check_reduce_op(*this, name, op);
   backend_checks::check_per_rank(*this, name, "recv_counts", recv_counts.size());
   waiter_->check_usable(name);
+  auto completion = std::make_unique<MpiCompletion>(waiter_, name);
   const size_t total = backend_checks::total(recv_counts);
-  if (total == 0) return;  // the same decision on every rank
+  if (total == 0) return completion;  // the same decision on every rank
   const size_t esize = element_size(type);
   const size_t mine = recv_counts[static_cast<size_t>(rank())];
-  std::vector<char> staged;
-  const char* send = static_cast<const char*>(in);
-  if (backend_checks::overlaps(in, total * esize, out, mine * esize)) {
-    staged = copy_of(in, total * esize);
-    send = staged.data();
+  const char* send = static_cast<const char*>(in_buffer.data);
+  char* out = static_cast<char*>(out_buffer.data);
+  if (backend_checks::overlaps(send, total * esize, out, mine * esize)) {
+    send = completion->keep(copy_of(send, total * esize)).data();
   }
   if (*std::max_element(recv_counts.begin(), recv_counts.end()) > options_.max_count_per_call) {
-    reducescatter_rounds(send, static_cast<char*>(out), recv_counts, type, op);
-    return;
+    reducescatter_rounds(*completion, send, out, recv_counts, type, op);
+    return completion;
   }
   const std::vector<int> counts(recv_counts.begin(), recv_counts.end());
-  MPI_Request request = MPI_REQUEST_NULL;
   RUNRUN_MPI_CHECK(MPI_Ireduce_scatter(send, out, counts.data(), datatype_for(type),
-                                       op_for(type, op), data_, &request),
+                                       op_for(type, op), data_, completion->next_request()),
                    name, rank());
-  waiter_->wait(request, name);
+  return completion;
 }
 
 // Blocks larger than one MPI call: round k reduces elements [k*C, (k+1)*C) of every block,
-// gathered into a staging buffer so each round is one ordinary reduce_scatter.
-void MpiBackend::reducescatter_rounds(const char* in, char* out, const std::vector<size_t>& counts,
-                                      DataType type, ReduceOp op) {
+// gathered into a staging buffer of its own so each round is one ordinary reduce_scatter; all
+// rounds are posted at once (MPI matches them in posting order).
+void MpiBackend::reducescatter_rounds(MpiCompletion& completion, const char* in, char* out,
+                                      const std::vector<size_t>& counts, DataType type,
+                                      ReduceOp op) {
   const char* name = "reducescatter";
   const size_t esize = element_size(type);
   const size_t chunk = options_.max_count_per_call;
   const size_t largest = *std::max_element(counts.begin(), counts.end());
-  std::vector<char> staging;
   for (size_t start = 0; start < largest; start += chunk) {
     std::vector<int> round_counts;
-    staging.clear();
+    std::vector<char> staging;
     size_t block_offset = 0;
     for (size_t count : counts) {
       const size_t n = count > start ? std::min(chunk, count - start) : 0;
@@ -215,19 +237,19 @@ void MpiBackend::reducescatter_rounds(const char* in, char* out, const std::vect
       round_counts.push_back(static_cast<int>(n));
       block_offset += count;
     }
-    MPI_Request request = MPI_REQUEST_NULL;
-    RUNRUN_MPI_CHECK(MPI_Ireduce_scatter(staging.data(), out + start * esize, round_counts.data(),
-                                         datatype_for(type), op_for(type, op), data_, &request),
+    const char* send = completion.keep(std::move(staging)).data();
+    RUNRUN_MPI_CHECK(MPI_Ireduce_scatter(send, out + start * esize, round_counts.data(),
+                                         datatype_for(type), op_for(type, op), data_,
+                                         completion.next_request()),
                      name, rank());
-    waiter_->wait(request, name);
   }
 }
 
-void MpiBackend::barrier() {
+Backend::CompletionPtr MpiBackend::start_barrier() {
   waiter_->check_usable("barrier");
-  MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Ibarrier(data_, &request), "barrier", rank());
-  waiter_->wait(request, "barrier");
+  auto completion = std::make_unique<MpiCompletion>(waiter_, "barrier");
+  RUNRUN_MPI_CHECK(MPI_Ibarrier(data_, completion->next_request()), "barrier", rank());
+  return completion;
 }
 
 }  // namespace runrun::mpi

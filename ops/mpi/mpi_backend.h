@@ -1,9 +1,11 @@
 #pragma once
-// Why: the Backend over Open MPI for real multi-process (and multi-host) jobs. It owns two
-// duplicates of its group's communicator (data collectives, control channel) so the two kinds
-// of traffic never match each other's messages; both use MPI_ERRORS_RETURN and every MPI call
-// is checked (RUNRUN_MPI_CHECK). Collectives are posted non-blocking and completed by an
-// MpiWaiter, which blocks politely, honours abort() and the collective timeout.
+// Why: the Backend over Open MPI for real multi-process (and multi-host) jobs. It owns a
+// duplicate of its group's communicator for data collectives; create_control_channel() dups it
+// again for a control channel the caller owns, so the two kinds of traffic never match each
+// other's messages. Both use MPI_ERRORS_RETURN and every MPI call is checked
+// (RUNRUN_MPI_CHECK). Collectives are posted non-blocking and return an MpiCompletion over the
+// posted requests, completed through an MpiWaiter, which blocks politely, honours abort() and
+// the collective timeout. Buffers must be host memory (UnsupportedError otherwise).
 // MPI's own lifetime is handled by mpi_lifetime.h (initialized on first use, finalized at exit,
 // never by a destructor), so runtimes can be created and destroyed repeatedly.
 //
@@ -20,7 +22,7 @@
 
 #include "common/logging.h"
 #include "ops/backend.h"
-#include "ops/mpi/mpi_control_channel.h"
+#include "ops/mpi/mpi_completion.h"
 #include "ops/mpi/mpi_waiter.h"
 
 namespace runrun::mpi {
@@ -46,33 +48,36 @@ class MpiBackend final : public Backend {
   std::string_view name() const override { return "mpi"; }
   const Topology& topology() const override { return topology_; }
 
-  void allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) override;
-  void allgatherv(const void* in, size_t send_bytes, void* out,
-                  const std::vector<size_t>& recv_bytes) override;
-  void broadcast(void* buffer, size_t bytes, int root) override;
-  void alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
-                 const std::vector<size_t>& recv_bytes) override;
-  void reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
-                     DataType type, ReduceOp op) override;
-  void barrier() override;
-  ControlChannel& control() override { return *control_; }
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
+                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
+                                 const std::vector<size_t>& recv_bytes) override;
+  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;
+  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
+                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override;
+  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
+                                    const std::vector<size_t>& recv_counts, DataType type,
+                                    ReduceOp op) override;
+  CompletionPtr start_barrier() override;
+  // Blocking and collective (MPI_Comm_dup of the data communicator).
+  std::unique_ptr<ControlChannel> create_control_channel() override;
   std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
-  void abort() override { waiter_->abort(); }
+
+ protected:
+  void abort_transport() override { waiter_->abort(); }
 
  private:
   // Takes ownership of `group` (a communicator of this backend's ranks): it becomes the data
-  // communicator, and a duplicate of it the control communicator.
+  // communicator.
   MpiBackend(MPI_Comm group, MpiBackendOptions options);
   void init_topology();
-  void reducescatter_rounds(const char* in, char* out, const std::vector<size_t>& counts,
-                            DataType type, ReduceOp op);
+  void reducescatter_rounds(MpiCompletion& completion, const char* in, char* out,
+                            const std::vector<size_t>& counts, DataType type, ReduceOp op);
 
   MpiBackendOptions options_;
   MPI_Comm data_ = MPI_COMM_NULL;
-  MPI_Comm control_comm_ = MPI_COMM_NULL;
   Topology topology_;
   std::shared_ptr<MpiWaiter> waiter_;
-  std::unique_ptr<MpiControlChannel> control_;
 };
 
 }  // namespace runrun::mpi

@@ -1,17 +1,80 @@
 #include "ops/mpi/mpi_control_channel.h"
 
+#include <algorithm>
+#include <array>
 #include <climits>
 #include <string>
 #include <utility>
 
 #include "common/errors.h"
+#include "ops/backend_checks.h"
 #include "ops/mpi/mpi_check.h"
+#include "ops/mpi/mpi_lifetime.h"
 
 namespace runrun::mpi {
 
-MpiControlChannel::MpiControlChannel(MPI_Comm comm, int rank, int size,
-                                     std::shared_ptr<MpiWaiter> waiter)
-    : comm_(comm), rank_(rank), size_(size), waiter_(std::move(waiter)) {}
+namespace {
+
+// Tag for MPI_Comm_create_group; disjoint groups may use the same tag concurrently.
+constexpr int kCreateGroupTag = 0x7273;
+
+}  // namespace
+
+MpiControlChannel::MpiControlChannel(MPI_Comm comm, std::chrono::milliseconds collective_timeout)
+    : comm_(comm), timeout_(collective_timeout) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  RUNRUN_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
+                   "creating an mpi control channel", rank_);
+  waiter_ = std::make_shared<MpiWaiter>(rank_, timeout_);
+}
+
+MpiControlChannel::~MpiControlChannel() {
+  if (is_active() && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+std::unique_ptr<ControlChannel> MpiControlChannel::create_subgroup(const std::vector<int>& ranks) {
+  const char* op = "control create_subgroup";
+  waiter_->check_usable(op);
+  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
+                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
+                     ranks.front() >= 0 && ranks.back() < size_;
+  const std::vector<size_t> shown(ranks.begin(), ranks.end());
+  if (!valid) {
+    throw InvalidArgumentError(RUNRUN_WHERE, std::string(op) + " on rank " +
+                                                 std::to_string(rank_) +
+                                                 ": ranks must be non-empty, sorted, unique and in "
+                                                 "[0, " + std::to_string(size_) + "), got " +
+                                                 backend_checks::to_string(shown));
+  }
+  // Every rank must pass the same list: the minimum of (h, ~h) equals (h, ~h) on every rank only
+  // when all hashes agree. This also lines all ranks up before the blocking group creation.
+  const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
+  std::array<uint64_t, 2> agreed{hash, ~hash};
+  MPI_Request request = MPI_REQUEST_NULL;
+  RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, agreed.data(), 2, MPI_UINT64_T, MPI_MIN, comm_,
+                                  &request),
+                   op, rank_);
+  waiter_->wait(request, op);
+  if (agreed[0] != hash || agreed[1] != ~hash) {
+    throw MismatchError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank_) +
+                                          ": ranks passed different member lists (this rank: " +
+                                          backend_checks::to_string(shown) +
+                                          "); every rank must pass the same sorted list");
+  }
+  if (!std::binary_search(ranks.begin(), ranks.end(), rank_)) return nullptr;
+  MPI_Group parent_group = MPI_GROUP_NULL;
+  MPI_Group members = MPI_GROUP_NULL;
+  RUNRUN_MPI_CHECK(MPI_Comm_group(comm_, &parent_group), op, rank_);
+  RUNRUN_MPI_CHECK(
+      MPI_Group_incl(parent_group, static_cast<int>(ranks.size()), ranks.data(), &members), op,
+      rank_);
+  MPI_Comm comm = MPI_COMM_NULL;
+  RUNRUN_MPI_CHECK(MPI_Comm_create_group(comm_, members, kCreateGroupTag, &comm), op, rank_);
+  MPI_Group_free(&members);
+  MPI_Group_free(&parent_group);
+  return std::make_unique<MpiControlChannel>(comm, timeout_);
+}
 
 void MpiControlChannel::check_root(const char* op, int root) const {
   if (root >= 0 && root < size_) return;

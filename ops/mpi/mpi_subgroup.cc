@@ -1,5 +1,5 @@
-// MpiBackend::create_subgroup: a backend over a subset of the ranks, with the same
-// two-communicator layout as the parent.
+// MpiBackend::create_subgroup: a data backend over a subset of the ranks (its control channel,
+// if any, is split from the parent's channel: MpiControlChannel::create_subgroup).
 
 #include <algorithm>
 #include <array>
@@ -28,7 +28,7 @@ std::unique_ptr<Backend> MpiBackend::create_subgroup(const std::vector<int>& ran
   std::array<uint64_t, 2> agreed{hash, ~hash};
   MPI_Request request = MPI_REQUEST_NULL;
   RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, agreed.data(), 2, MPI_UINT64_T, MPI_MIN,
-                                  control_comm_, &request),
+                                  data_, &request),
                    name, rank());
   waiter_->wait(request, name);
   if (agreed[0] != hash || agreed[1] != ~hash) {

@@ -47,7 +47,7 @@ void MpiWaiter::check_usable(const char* op) const {
   }
 }
 
-void MpiWaiter::fail_timeout(const char* op, std::chrono::steady_clock::duration waited) {
+void MpiWaiter::fail_timeout(const char* op, Clock::duration waited) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited).count();
   broken_ = std::string(op) + " on rank " + std::to_string(rank_) + " did not complete in " +
             std::to_string(ms) + " ms (collective timeout " + std::to_string(timeout_.count()) +
@@ -58,16 +58,32 @@ void MpiWaiter::fail_timeout(const char* op, std::chrono::steady_clock::duration
 }
 
 void MpiWaiter::wait(MPI_Request& request, const char* op) {
-  using Clock = std::chrono::steady_clock;
+  std::vector<MPI_Request> requests{request};
+  wait_until(requests, op, Clock::now(), Clock::time_point::max());
+  request = requests[0];
+}
+
+bool MpiWaiter::test(std::vector<MPI_Request>& requests, const char* op, Clock::time_point posted) {
+  int done = 0;
+  RUNRUN_MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                               MPI_STATUSES_IGNORE),
+                   op, rank_);
+  if (done) return true;
+  check_usable(op);
+  const auto waited = Clock::now() - posted;
+  if (timeout_.count() > 0 && waited > timeout_) fail_timeout(op, waited);
+  return false;
+}
+
+bool MpiWaiter::wait_until(std::vector<MPI_Request>& requests, const char* op,
+                           Clock::time_point posted, Clock::time_point until) {
   const auto start = Clock::now();
   auto sleep = kFirstSleep;
   for (;;) {
-    int done = 0;
-    RUNRUN_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE), op, rank_);
-    if (done) return;
-    check_usable(op);
-    const auto waited = Clock::now() - start;
-    if (timeout_.count() > 0 && waited > timeout_) fail_timeout(op, waited);
+    if (test(requests, op, posted)) return true;
+    const auto now = Clock::now();
+    if (now >= until) return false;
+    const auto waited = now - start;
     if (waited < kSpinWindow) continue;
     if (waited < kYieldWindow) {
       std::this_thread::yield();
@@ -77,6 +93,12 @@ void MpiWaiter::wait(MPI_Request& request, const char* op) {
     std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, kLongestSleep);
   }
+}
+
+void MpiWaiter::abandon(const char* op) {
+  if (!broken_.empty() || aborted_.load()) return;
+  broken_ = std::string(op) + " on rank " + std::to_string(rank_) +
+            " was abandoned before it completed (its completion was destroyed unwaited)";
 }
 
 }  // namespace runrun::mpi

@@ -8,7 +8,8 @@
  * handle at once; the runtime's background thread runs the op. Tensors passed in are borrowed:
  * the caller keeps their memory alive and untouched until the handle completes.
  *
- * Tensors: DLPack DLTensor on the CPU (kDLCPU; kDLCUDA only in CUDA builds), contiguous
+ * Tensors: DLPack DLTensor in host memory (kDLCPU, or pinned kDLCUDAHost; another device is
+ * refused at enqueue with RUNRUN_UNSUPPORTED naming the device), contiguous
  * (strides NULL or row-major), byte_offset honoured. dtypes: kDLUInt 8 (uint8), kDLInt 8/16/32/64,
  * kDLFloat 16/32/64, kDLBfloat 16, and bool as DLPack >= 0.8 writes it (code 6, 8 bits).
  *

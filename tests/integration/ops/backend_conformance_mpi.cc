@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,6 +93,66 @@ void check_timeout(runrun::Backend& world) {
   world.barrier();
 }
 
+// Backend v2: a collective returns a completion at once. Rank 0 starts an allreduce that cannot
+// complete before rank 1 starts its part, which it does only after rank 0's bounded wait
+// returned (rank 1 waits for rank 0's word on a control channel, which is independent of the
+// data communicator): the wait must report "not yet" (false), and the op must then complete
+// with the right sum. Buffers on a device the backend cannot address are refused at start.
+void check_completion(runrun::Backend& world) {
+  MpiBackendOptions options;
+  options.collective_timeout = std::chrono::seconds(120);
+  MpiBackend backend(options);
+  std::unique_ptr<runrun::ControlChannel> control = backend.create_control_channel();
+  const int rank = backend.rank();
+  float value = static_cast<float>(rank + 1);
+  if (rank == 0) {
+    auto completion =
+        backend.start_allreduce(runrun::cpu_buffer(&value), runrun::cpu_buffer(&value), 1,
+                                runrun::DataType::kFloat32, runrun::ReduceOp::kSum);
+    require(!completion->wait_for(std::chrono::milliseconds(20)), rank,
+            "wait_for returned true before rank 1 started the allreduce");
+    require(!completion->poll(), rank, "poll returned true before rank 1 started the allreduce");
+    std::string go = "go";
+    control->broadcast(go, 0);
+    completion->wait();
+    require(completion->poll(), rank, "poll after wait");
+  } else {
+    std::string go;
+    control->broadcast(go, 0);
+    require(go == "go", rank, "control broadcast before the allreduce");
+    backend.start_allreduce(runrun::cpu_buffer(&value), runrun::cpu_buffer(&value), 1,
+                            runrun::DataType::kFloat32, runrun::ReduceOp::kSum)
+        ->wait();
+  }
+  const int size = backend.size();
+  require(value == static_cast<float>(size * (size + 1) / 2), rank,
+          "allreduce through a completion");
+  // The control channel outlives the backend that made it.
+  backend.barrier();
+  world.barrier();
+  float gpu_value = 0;
+  require_throws<runrun::UnsupportedError>(
+      [&] {
+        backend.start_allreduce(runrun::cpu_buffer(&gpu_value), {&gpu_value, {kDLCUDA, 0}}, 1,
+                                runrun::DataType::kFloat32, runrun::ReduceOp::kSum);
+      },
+      rank, "allreduce into cuda:0 memory");
+}
+
+void check_control_outlives_backend() {
+  std::unique_ptr<runrun::ControlChannel> control;
+  {
+    MpiBackend backend;
+    control = backend.create_control_channel();
+  }
+  std::vector<uint64_t> bits{~0ULL};
+  control->allreduce_and(bits);
+  auto sub = control->create_subgroup({0});
+  std::string text = "x";
+  if (sub) sub->broadcast(text, 0);
+  control->allreduce_and(bits);
+}
+
 void run(int rank) {
   {
     MpiBackend first;  // created and destroyed: MPI must stay usable for the next one
@@ -105,6 +166,8 @@ void run(int rank) {
   check_chunking();
   check_abort();
   check_timeout(backend);
+  check_completion(backend);
+  check_control_outlives_backend();
   backend.barrier();
 }
 

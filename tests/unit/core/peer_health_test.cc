@@ -18,11 +18,11 @@ namespace {
 
 struct Rank {
   Rank(std::shared_ptr<LocalWorld> world, int rank, const Config& config)
-      : backend(std::make_unique<LocalBackend>(std::move(world), rank)),
+      : transport(transport_over(std::make_unique<LocalBackend>(std::move(world), rank))),
         logger(make_rank_logger(rank, 2, "off")),
         registry(rank, 2),
-        health(config, backend->topology(), logger, registry) {}
-  std::unique_ptr<Backend> backend;  // until the global worker takes it
+        health(config, transport.data->topology(), logger, registry) {}
+  Transport transport;  // until the global worker takes it
   Logger logger;
   ProcessSetRegistry registry;
   PeerHealth health;
@@ -37,16 +37,16 @@ class TwoRanks {
     for (int r = 0; r < 2; ++r) ranks_.push_back(std::make_unique<Rank>(world, r, config_));
     std::vector<std::thread> starters;
     for (auto& rank : ranks_) {
-      starters.emplace_back([&rank] { rank->health.start(rank->backend->control()); });
+      starters.emplace_back([&rank] { rank->health.start(*rank->transport.control); });
     }
     for (auto& t : starters) t.join();
     for (auto& rank : ranks_) {
       rank->registry.set_global_worker(std::make_shared<ProcessSetWorker>(
-          0, std::move(rank->backend), config_, rank->logger, nullptr));
+          0, std::move(rank->transport), config_, rank->logger, nullptr));
       rank->registry.add({rank->registry.rank_in(0)}, [&](int32_t id) {
         auto alone = std::make_unique<LocalBackend>(std::make_shared<LocalWorld>(1), 0);
-        return std::make_shared<ProcessSetWorker>(id, std::move(alone), config_, rank->logger,
-                                                  nullptr);
+        return std::make_shared<ProcessSetWorker>(id, transport_over(std::move(alone)), config_,
+                                                  rank->logger, nullptr);
       });
     }
   }

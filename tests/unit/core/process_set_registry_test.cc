@@ -16,7 +16,8 @@ class Workers {
  public:
   std::shared_ptr<ProcessSetWorker> make(int32_t id) {
     auto backend = std::make_unique<LocalBackend>(std::make_shared<LocalWorld>(1), 0);
-    return std::make_shared<ProcessSetWorker>(id, std::move(backend), config_, logger_, nullptr);
+    return std::make_shared<ProcessSetWorker>(id, transport_over(std::move(backend)), config_,
+                                              logger_, nullptr);
   }
 
  private:

@@ -117,6 +117,7 @@ TEST_CASE("gloo abort: a blocked call and later calls throw ShutDownError, the p
   });
   const auto start = std::chrono::steady_clock::now();
   const auto errors = run_gloo_ranks_collect(2, options, [&](Backend& backend) {
+    backend.control();  // connecting the kept control channel is collective: both ranks
     if (backend.rank() == 0) {
       rank0 = &backend;
       std::vector<uint64_t> bits{1};

@@ -70,6 +70,7 @@ TEST_CASE("abort: blocked and later calls throw ShutDownError, peers are told th
   auto world = std::make_shared<LocalWorld>(2);
   std::atomic<LocalBackend*> rank0{nullptr};
   std::atomic<bool> abort_returned{false};
+  std::exception_ptr control_error;  // what rank 0's blocked control call threw
   std::thread aborter([&] {
     while (rank0.load() == nullptr) std::this_thread::yield();
     rank0.load()->abort();
@@ -79,9 +80,12 @@ TEST_CASE("abort: blocked and later calls throw ShutDownError, peers are told th
     if (backend.rank() == 0) {
       rank0 = &backend;
       std::vector<uint64_t> bits{1};
+      // Rank 1 never joins the control channel. Whatever this call throws, the backend must
+      // stay alive until abort() returned (below); the error is checked at the end.
       try {
-        backend.control().allreduce_and(bits);  // rank 1 never joins the control channel
-      } catch (const runrun::ShutDownError&) {
+        backend.control().allreduce_and(bits);
+      } catch (...) {
+        control_error = std::current_exception();
       }
       // The backend must outlive the abort() call running on the other thread.
       while (!abort_returned.load()) std::this_thread::yield();
@@ -91,6 +95,8 @@ TEST_CASE("abort: blocked and later calls throw ShutDownError, peers are told th
     }
   });
   aborter.join();
+  REQUIRE(control_error);
+  CHECK(is<runrun::ShutDownError>(control_error));
   REQUIRE(errors[0]);
   CHECK(is<runrun::ShutDownError>(errors[0]));
   REQUIRE(errors[1]);
