@@ -2,7 +2,7 @@
 // (mode "hang": SIGSTOP) or stops enqueueing while it stays healthy (mode "stall": busy in its
 // own code). The others must see an error naming that rank — a lost peer, or a stall with
 // RUNRUN_STALL_SHUTDOWN_TIME — print it and exit with status 3 on their own, in bounded time.
-// Driven by fault_test.sh.
+// Driven by fault_test.sh, which adds a token argument (ignored here) to find its processes.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

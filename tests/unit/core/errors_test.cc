@@ -153,12 +153,20 @@ TEST_CASE("a rank shutting down fails the pending ops of the others", "[core][er
 
 TEST_CASE("a stall shuts the runtime down on the ranks that submitted, after the shutdown time", "[core][errors]") {
   // Rank 0 waits for 'only0', rank 1 for 'only1': neither is ever submitted by the other rank.
+  // Whichever passes the shutdown time first shuts both ranks down: a rank's error names its
+  // own tensor and the other rank, or the other rank's tensor and itself. Both submit right
+  // after a barrier, and the peer monitor is off: with it, the waiting ranks' own view (tested
+  // below) could fire first when one rank submits a second late.
   run_ranks(2, [](int rank, Runtime& rt) {
     std::vector<float> f(4, 1.0f);
     std::string name = rank == 0 ? "only0" : "only1";
+    const std::string mine = "tensor '" + name + "' stalled: ranks [" + std::to_string(1 - rank) + "]";
+    const std::string theirs = "tensor 'only" + std::to_string(1 - rank) + "' stalled: ranks [" +
+                               std::to_string(rank) + "]";
+    require_ok(*rt.barrier(0));
     auto start = std::chrono::steady_clock::now();
     std::string error = require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
-    RANK_CHECK(contains(error, "tensor '" + name + "' stalled: ranks [" + std::to_string(1 - rank) + "]"));
+    RANK_CHECK(contains(error, mine) || contains(error, theirs));
     RANK_CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
     // As in Horovod, a stall shutdown shuts the runtime down: later ops fail at once, naming
     // the stall, and the exit does not wait for the ranks that stalled.
@@ -172,7 +180,8 @@ TEST_CASE("a stall shuts the runtime down on the ranks that submitted, after the
     }
     RANK_CHECK(contains(later, "runrun shut down after a stall: tensor '"));
     RANK_CHECK(!rt.running());
-  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"}});
+  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
+      {"RUNRUN_PEER_TIMEOUT", "0"}});
 }
 
 TEST_CASE("alltoall split errors are immediate and name the problem", "[core][errors]") {
@@ -211,14 +220,18 @@ TEST_CASE("a rank that enqueues nothing is named by the ranks waiting for it", "
 }
 
 TEST_CASE("the coordinator's stall warning is logged on every rank", "[core][errors]") {
-  // Each rank's log also goes to a stream of the test's, added once the runtime started.
+  // Each rank's log also goes to a stream of the test's, added once the runtime started. Both
+  // submit right after a barrier, and the peer monitor is off (as above): one rank late by a
+  // second or two could otherwise be shut down before the other's tensor was warned about.
   std::ostringstream logs[2];
   run_ranks(2, [&](int rank, Runtime& rt) {
     rt.logger()->sinks().push_back(std::make_shared<spdlog::sinks::ostream_sink_mt>(logs[rank]));
     std::vector<float> f(4, 1.0f);
     std::string name = rank == 0 ? "stall0" : "stall1";
+    require_ok(*rt.barrier(0));
     require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
-  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "3"}});
+  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "3"},
+      {"RUNRUN_PEER_TIMEOUT", "0"}});
   for (int rank : {0, 1}) {
     INFO("rank " << rank << " logged:\n" << logs[rank].str());
     // Each rank hears of the other's tensor, which it has not submitted itself.

@@ -2,6 +2,7 @@
 // fusion of small tensors.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <atomic>
 #include <random>
 #include <thread>
 #include <vector>
@@ -98,14 +99,17 @@ TEST_CASE("a shape change on one rank only is a mismatch, and the runtime goes o
 }
 
 TEST_CASE("small tensors ready together are fused into one collective", "[core]") {
-  run_ranks(2, [](int rank, Runtime& rt) {
-    // Hold rank 1 back so that rank 0's tensors are all pending when negotiation agrees.
-    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::atomic<bool> rank0_enqueued{false};
+  run_ranks(2, [&](int rank, Runtime& rt) {
+    // Rank 1 starts once rank 0's tensors are all pending, so that negotiation agrees on several
+    // at once. (A sleep on rank 1 was not enough: a slow rank 0 had its tensors agreed one by one.)
+    if (rank == 1) runrun::testing::wait_for(rank0_enqueued);
     std::vector<std::vector<float>> tensors(20, std::vector<float>(100, static_cast<float>(rank + 1)));
     std::vector<std::shared_ptr<Handle>> handles;
     for (size_t i = 0; i < tensors.size(); ++i) {
       handles.push_back(rt.allreduce("f" + std::to_string(i), view_of(tensors[i]), view_of(tensors[i]), sum()));
     }
+    if (rank == 0) rank0_enqueued = true;
     for (auto& h : handles) require_ok(*h);
     for (auto& t : tensors) for (float v : t) RANK_CHECK(v == 3.0f);
     RANK_CHECK(rt.worker(0).fused_collectives() >= 1);

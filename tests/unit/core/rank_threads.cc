@@ -1,6 +1,7 @@
 #include "tests/unit/core/rank_threads.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -53,6 +54,16 @@ std::string require_error(Handle& handle, ErrorCode code) {
                              handle.error());
   }
   return handle.error();
+}
+
+void wait_for(const std::atomic<bool>& flag) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!flag.load()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("another rank did not get there in 60 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace runrun::testing

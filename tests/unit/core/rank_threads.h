@@ -5,6 +5,7 @@
 // with RANK_CHECK, which throws; only the main thread talks to Catch2.
 // Thread-safety: run_ranks from the test's main thread; the rest from rank threads.
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +34,10 @@ inline TensorView view_of(std::vector<float>& values) {
 void require_ok(Handle& handle);
 // Waits like require_ok and returns the error text; throws unless it failed with `code`.
 std::string require_error(Handle& handle, ErrorCode code);
+
+// Waits (at most 60 s, then throws) until another thread-rank set `flag`: orders one rank's
+// enqueues after another's where a sleep would only make that order likely.
+void wait_for(const std::atomic<bool>& flag);
 
 }  // namespace runrun::testing
 

@@ -9,7 +9,7 @@
 
 using namespace runrun::rendezvous;
 using namespace std::chrono_literals;
-using runrun::rendezvous::test::unused_port;
+using runrun::rendezvous::test::ReservedPort;
 
 namespace {
 
@@ -28,7 +28,8 @@ ClientOptions options_for(uint16_t port, const JobSecret& secret,
 
 TEST_CASE("a client started before the server connects once it is up", "[rendezvous]") {
   const JobSecret secret = JobSecret::generate();
-  const uint16_t port = unused_port();
+  const ReservedPort reserved;  // held until the server listens on it
+  const uint16_t port = reserved.port;
   auto client = std::async(std::launch::async, [&] {
     return std::make_unique<RendezvousClient>(options_for(port, secret, 20s));
   });
@@ -42,7 +43,8 @@ TEST_CASE("a client started before the server connects once it is up", "[rendezv
 }
 
 TEST_CASE("a server that never comes up fails the client within its bound", "[rendezvous]") {
-  const uint16_t port = unused_port();
+  const ReservedPort reserved;
+  const uint16_t port = reserved.port;
   const auto start = std::chrono::steady_clock::now();
   try {
     RendezvousClient client(options_for(port, JobSecret::generate(), 500ms));

@@ -1,6 +1,6 @@
 #pragma once
 // Test helpers: a server on 127.0.0.1 with a fresh secret, clients for it, a port nothing
-// listens on, and a raw socket for speaking garbage to the server.
+// listens on (held), and a raw socket for speaking garbage to the server.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -39,18 +39,29 @@ struct TestServer {
   }
 };
 
-// A port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed).
-inline uint16_t unused_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t size = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+// A port on 127.0.0.1 that nothing listens on, held for as long as this object lives: bound
+// with SO_REUSEADDR but not listening, so connections to it are refused, the kernel gives it to
+// no other socket (no bind elsewhere, no client's own end: a client retrying a free port can
+// connect to itself), and a RendezvousServer, which sets SO_REUSEADDR too, can listen on it.
+// A port closed right after it was found free could be taken by a test running beside this one.
+struct ReservedPort {
+  ReservedPort() : fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    socklen_t size = sizeof(address);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+    port = ntohs(address.sin_port);
+  }
+  ~ReservedPort() { ::close(fd); }
+  ReservedPort(const ReservedPort&) = delete;
+  ReservedPort& operator=(const ReservedPort&) = delete;
+  int fd;
+  uint16_t port = 0;
+};
 
 // A plain TCP connection to the server, for bytes no client would send.
 struct RawConnection {
