@@ -72,13 +72,19 @@ EnvEntries read_environment_block(int fd, int timeout_ms, std::size_t max_bytes)
   for (;;) {
     const std::size_t length = complete_length(bytes);
     if (length != 0) return decode_environment_block(bytes.substr(0, length));
-    if (bytes.size() > max_bytes) malformed("is larger than " + std::to_string(max_bytes) + " bytes");
+    if (bytes.size() > max_bytes) {
+      malformed("is larger than " + std::to_string(max_bytes) + " bytes");
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
                                                                             Clock::now());
-    if (left.count() <= 0) malformed("did not arrive within " + std::to_string(timeout_ms) + " ms");
+    if (left.count() <= 0) {
+      malformed("did not arrive within " + std::to_string(timeout_ms) + " ms");
+    }
     pollfd waiting{fd, POLLIN, 0};
     const int ready = poll(&waiting, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno != EINTR) malformed(std::string("cannot be read: ") + std::strerror(errno));
+    if (ready < 0 && errno != EINTR) {
+      malformed(std::string("cannot be read: ") + std::strerror(errno));
+    }
     if (ready <= 0) continue;
     // One byte at a time: nothing after the terminator may be consumed (the rest of stdin is
     // the lifeline). The block is a few kilobytes.

@@ -70,6 +70,18 @@ int usable_cores() {
 
 void set_int(const char* name, int value) { setenv(name, std::to_string(value).c_str(), 1); }
 
+// The RUNRUN_* variables of a rank (common/env_names.h), and how the job was started.
+void export_variables(const RankTopology& topology, int size, const char* controller) {
+  set_int(env::kRank, topology.rank);
+  set_int(env::kSize, size);
+  set_int(env::kLocalRank, topology.local_rank);
+  set_int(env::kLocalSize, topology.local_size);
+  set_int(env::kCrossRank, topology.cross_rank);
+  set_int(env::kCrossSize, topology.cross_size);
+  set_int(env::kHostIndex, topology.host_index);
+  setenv(env::kController, controller, 1);
+}
+
 // Sets the RUNRUN_* topology of a rank the launcher started itself (runrun --gloo), whose
 // world rank it was given.
 void export_launcher_topology(int rank, const std::vector<int>& layout) {
@@ -80,15 +92,7 @@ void export_launcher_topology(int rank, const std::vector<int>& layout) {
                                                  " is outside the layout's " +
                                                  std::to_string(size) + " ranks");
   }
-  const RankTopology topology = topology_of_rank(rank, layout);
-  set_int(env::kRank, topology.rank);
-  set_int(env::kSize, topology.size);
-  set_int(env::kLocalRank, topology.local_rank);
-  set_int(env::kLocalSize, topology.local_size);
-  set_int(env::kCrossRank, topology.cross_rank);
-  set_int(env::kCrossSize, topology.cross_size);
-  set_int(env::kHostIndex, topology.host_index);
-  setenv(env::kController, "gloo", 1);
+  export_variables(topology_of_rank(rank, layout), size, "gloo");
 }
 
 // Sets the RUNRUN_* topology of this rank under mpirun; returns its world rank.
@@ -110,14 +114,7 @@ int export_topology(const std::vector<int>& layout) {
     topology.local_rank = local_rank;
     topology.local_size = local_size;
   }
-  set_int(env::kRank, topology.rank);
-  set_int(env::kSize, env_int("OMPI_COMM_WORLD_SIZE", topology.size));
-  set_int(env::kLocalRank, topology.local_rank);
-  set_int(env::kLocalSize, topology.local_size);
-  set_int(env::kCrossRank, topology.cross_rank);
-  set_int(env::kCrossSize, topology.cross_size);
-  set_int(env::kHostIndex, topology.host_index);
-  setenv(env::kController, "mpi", 1);
+  export_variables(topology, env_int("OMPI_COMM_WORLD_SIZE", topology.size), "mpi");
   if (topology.local_size > usable_cores() && std::getenv("OMPI_MCA_mpi_yield_when_idle") == nullptr) {
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
   }

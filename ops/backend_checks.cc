@@ -66,18 +66,20 @@ void check_allgatherv(const Backend& backend, size_t send_bytes,
                                                ": they must be equal");
 }
 
-void check_subgroup_ranks(const Backend& backend, const std::vector<int>& ranks) {
+void check_subgroup_ranks(const char* op, int rank, int size, const std::vector<int>& ranks) {
   const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
                      std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
-                     ranks.front() >= 0 && ranks.back() < backend.size();
+                     ranks.front() >= 0 && ranks.back() < size;
   if (!valid) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "create_subgroup on rank " +
-                                                 std::to_string(backend.rank()) +
+    throw InvalidArgumentError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank) +
                                                  ": ranks must be non-empty, sorted, unique and "
-                                                 "in [0, " + std::to_string(backend.size()) +
-                                                 "), got " +
+                                                 "in [0, " + std::to_string(size) + "), got " +
                                                  to_string({ranks.begin(), ranks.end()}));
   }
+}
+
+void check_subgroup_ranks(const Backend& backend, const std::vector<int>& ranks) {
+  check_subgroup_ranks("create_subgroup", backend.rank(), backend.size(), ranks);
 }
 
 uint64_t ranks_fingerprint(const std::vector<int>& ranks) {

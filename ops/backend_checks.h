@@ -43,6 +43,8 @@ void check_allgatherv(const Backend& backend, size_t send_bytes,
 // create_subgroup: throws InvalidArgumentError unless `ranks` is non-empty, sorted, unique and
 // within the group.
 void check_subgroup_ranks(const Backend& backend, const std::vector<int>& ranks);
+// The same for a control channel's subgroup: `op` names the call, `rank`/`size` the channel's.
+void check_subgroup_ranks(const char* op, int rank, int size, const std::vector<int>& ranks);
 
 // A hash of a subgroup's rank list, so that ranks can check cheaply (one AND-allreduce of
 // (h, ~h)) that they all passed the same list.

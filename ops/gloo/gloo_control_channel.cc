@@ -61,17 +61,7 @@ GlooControlChannel::~GlooControlChannel() = default;
 std::unique_ptr<ControlChannel> GlooControlChannel::create_subgroup(const std::vector<int>& ranks) {
   const char* op = "control create_subgroup";
   guard_->check_usable(op);
-  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
-                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
-                     ranks.front() >= 0 && ranks.back() < size_;
-  const std::vector<size_t> shown(ranks.begin(), ranks.end());
-  if (!valid) {
-    throw InvalidArgumentError(RUNRUN_WHERE, std::string(op) + " on rank " +
-                                                 std::to_string(rank_) +
-                                                 ": ranks must be non-empty, sorted, unique and in "
-                                                 "[0, " + std::to_string(size_) + "), got " +
-                                                 backend_checks::to_string(shown));
-  }
+  backend_checks::check_subgroup_ranks(op, rank_, size_, ranks);
   // The same agreement as GlooBackend::create_subgroup: list fingerprint and sequence number.
   const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
   const uint64_t number = subgroups_created_++;
@@ -80,7 +70,7 @@ std::unique_ptr<ControlChannel> GlooControlChannel::create_subgroup(const std::v
   if (agreed[0] != hash || agreed[1] != ~hash || agreed[2] != number || agreed[3] != ~number) {
     throw MismatchError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank_) +
                                           ": ranks passed different member lists (this rank: " +
-                                          backend_checks::to_string(shown) +
+                                          backend_checks::to_string({ranks.begin(), ranks.end()}) +
                                           "); every rank must pass the same sorted list");
   }
   const auto me = std::lower_bound(ranks.begin(), ranks.end(), rank_);

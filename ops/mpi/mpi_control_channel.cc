@@ -36,17 +36,7 @@ MpiControlChannel::~MpiControlChannel() {
 std::unique_ptr<ControlChannel> MpiControlChannel::create_subgroup(const std::vector<int>& ranks) {
   const char* op = "control create_subgroup";
   waiter_->check_usable(op);
-  const bool valid = !ranks.empty() && std::is_sorted(ranks.begin(), ranks.end()) &&
-                     std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end() &&
-                     ranks.front() >= 0 && ranks.back() < size_;
-  const std::vector<size_t> shown(ranks.begin(), ranks.end());
-  if (!valid) {
-    throw InvalidArgumentError(RUNRUN_WHERE, std::string(op) + " on rank " +
-                                                 std::to_string(rank_) +
-                                                 ": ranks must be non-empty, sorted, unique and in "
-                                                 "[0, " + std::to_string(size_) + "), got " +
-                                                 backend_checks::to_string(shown));
-  }
+  backend_checks::check_subgroup_ranks(op, rank_, size_, ranks);
   // Every rank must pass the same list: the minimum of (h, ~h) equals (h, ~h) on every rank only
   // when all hashes agree. This also lines all ranks up before the blocking group creation.
   const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
@@ -59,7 +49,7 @@ std::unique_ptr<ControlChannel> MpiControlChannel::create_subgroup(const std::ve
   if (agreed[0] != hash || agreed[1] != ~hash) {
     throw MismatchError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank_) +
                                           ": ranks passed different member lists (this rank: " +
-                                          backend_checks::to_string(shown) +
+                                          backend_checks::to_string({ranks.begin(), ranks.end()}) +
                                           "); every rank must pass the same sorted list");
   }
   if (!std::binary_search(ranks.begin(), ranks.end(), rank_)) return nullptr;
@@ -129,7 +119,9 @@ std::vector<std::string> MpiControlChannel::gather(const std::string& bytes, int
                    op, rank_);
   waiter_->wait(request, op);
   std::vector<std::string> gathered;
-  for (size_t r = 0; r < lengths.size(); ++r) gathered.push_back(all.substr(static_cast<size_t>(displs[r]), lengths[r]));
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    gathered.push_back(all.substr(static_cast<size_t>(displs[r]), lengths[r]));
+  }
   return gathered;
 }
 
