@@ -1,8 +1,10 @@
 #pragma once
 // Why: the one interface through which the core moves bytes between the ranks of a group. Each
-// implementation lives in its own folder (mpi/, gloo/, nccl/, local/) with the same file set and
-// passes the same conformance suite (tests/support/backend_conformance.h, run over local in
-// tests/unit/ops, over mpi in tests/integration/ops, over gloo in tests/unit/ops).
+// implementation lives in its own folder (mpi/, gloo/, local/; each has its <name>_backend,
+// <name>_control_channel and <name>_provider files, the rest is its own), registers a provider
+// (backend_provider.h) and passes the same conformance suite (tests/support/
+// backend_conformance.h: over local and gloo as ranks in threads in tests/unit/ops, over mpi as
+// processes in tests/integration/ops).
 //
 // Backend v2 (docs/backends.md "Backend v2 contract"):
 // - A collective takes buffers that say which device their memory is on (DeviceBuffer, a
@@ -18,9 +20,12 @@
 //   negotiate over one transport (always on the CPU) while data moves over another (e.g. NCCL
 //   data with an MPI or Gloo control channel).
 //
-// Threading contract: a Backend (and each ControlChannel) is driven by one thread at a time,
-// the runtime's background thread of its process set; only abort() may be called from any other
-// thread. Every collective must be started by every rank of the group in the same order with
+// Threading contract: a Backend (and each ControlChannel) is driven by one thread at a time:
+// the thread that creates the runtime drives the global control channel until the global
+// worker starts (the peer monitor's address exchange); then the background thread of the
+// process set (a set's backend is created on the global worker's thread, then handed to the
+// set's own worker). name(), topology(), rank() and size() are immutable after construction and
+// may be read from any thread; abort() may be called from any thread; nothing else may. Every collective must be started by every rank of the group in the same order with
 // matching arguments (the core guarantees that by negotiation). Several operations may be
 // outstanding at once; each completion is waited for by the driving thread. Waiting must block
 // or back off, never spin a core for long: ranks often oversubscribe cores.
@@ -30,9 +35,12 @@
 // UnsupportedError for an op or device the backend lacks; ShutDownError after abort(); the
 // earlier error of a broken backend). What goes wrong while the operation runs comes from its
 // Completion: a lost peer or broken transport throws PeerFailureError naming the peer rank when
-// it is known; a collective that passes the collective timeout throws TimeoutError; abort()
-// makes it throw ShutDownError; ranks that disagree throw MismatchError where the backend can
-// tell.
+// the transport can tell (gloo, local; MPI cannot: its collective waits until the runtime's peer
+// monitor aborts it, ShutDownError, or the collective timeout passes, and its PeerFailureError
+// comes only from an MPI error code); a collective that passes the collective timeout throws
+// TimeoutError (and later calls throw it again); abort() makes a pending one throw ShutDownError
+// (an operation that completed just before may still return normally); ranks that disagree
+// throw MismatchError where the backend can tell.
 
 #include <atomic>
 #include <cstddef>
