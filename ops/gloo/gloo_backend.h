@@ -104,6 +104,11 @@ class GlooBackend final : public Backend {
               int size, std::shared_ptr<::gloo::transport::Device> device,
               GlooBackendOptions options, std::vector<std::string> hosts);
   std::vector<std::string> exchange_hosts(int rank, int size);
+  // At least `bytes` of scratch memory, kept between calls (grown, never shrunk): a fresh
+  // buffer per call would page-fault (and zero) large receives every time.
+  char* scratch(size_t bytes);
+  void allreduce_one_step(char* data, size_t count, DataType type, ReduceOp op,
+                          Guard::Clock::time_point deadline);
 
   std::shared_ptr<::gloo::rendezvous::Store> store_;
   std::string prefix_;
@@ -115,6 +120,7 @@ class GlooBackend final : public Backend {
   std::unique_ptr<Mesh> data_;
   uint64_t subgroups_created_ = 0;
   uint64_t control_channels_created_ = 0;
+  std::vector<char> scratch_;  // kept between collectives (grown, never shrunk)
 };
 
 }  // namespace runrun::gloo_backend

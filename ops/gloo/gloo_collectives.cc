@@ -4,11 +4,17 @@
 //
 // Algorithms (direct exchanges: every rank talks to every other in one step, which moves the
 // same bytes per rank as a ring but in two steps instead of 2(n-1)):
-// - allreduce: reduce-scatter (rank p reduces chunk p from every rank), then allgather;
+// - allreduce: reduce-scatter (rank p reduces chunk p from every rank), then allgather; the
+//   reduce-scatter moves each chunk in segments of about kSegmentBytes and reduces every segment
+//   as soon as it has arrived, while later segments are still on the wire. Small allreduces
+//   (at most kOneStepBytes sent per rank) take one step instead: every rank sends its whole
+//   buffer to every other and reduces all of them in rank order (the same order everywhere, so
+//   every rank gets the same bits); at that size the round trips, not the bytes, are the cost.
 // - reducescatter: every rank sends block p to rank p, which reduces them in rank order;
 // - allgatherv, alltoallv, broadcast: each block goes straight to the ranks that need it;
 // - barrier: one byte to and from every rank.
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -43,6 +49,17 @@ std::vector<size_t> even_split(size_t count, int parts) {
   const auto n = static_cast<size_t>(parts);
   for (size_t p = 0; p < n; ++p) sizes.push_back(count / n + (p < count % n ? 1 : 0));
   return sizes;
+}
+
+constexpr size_t kOneStepBytes = size_t{64} << 10;
+constexpr size_t kSegmentBytes = size_t{1} << 20;
+
+// The segments (element counts) a reduce-scatter chunk of `elements` moves in: as many as it
+// takes to stay near kSegmentBytes, at most kLanes (one lane each); the same on every rank.
+std::vector<size_t> segments_of(size_t elements, size_t esize) {
+  const size_t wanted = (elements * esize + kSegmentBytes - 1) / kSegmentBytes;
+  const size_t parts = std::clamp<size_t>(wanted, 1, kLanes);
+  return even_split(elements, static_cast<int>(parts));
 }
 
 }  // namespace
@@ -84,7 +101,32 @@ Backend::CompletionPtr GlooBackend::start_barrier() {
   return run_to_completion([&] { run_barrier(); });
 }
 
-void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
+char* GlooBackend::scratch(size_t bytes) {
+  if (scratch_.size() < bytes + 1) scratch_.resize(bytes + 1);  // +1: data() is never null
+  return scratch_.data();
+}
+
+void GlooBackend::allreduce_one_step(char* data, size_t count, DataType type, ReduceOp op,
+                                     Guard::Clock::time_point deadline) {
+  const size_t bytes = count * element_size(type);
+  const auto n = static_cast<size_t>(size());
+  const auto me = static_cast<size_t>(rank());
+  char* all = scratch(n * bytes);  // block p: rank p's buffer
+  std::vector<Transfer> sends;
+  std::vector<Transfer> receives;
+  for (size_t p = 0; p < n; ++p) {
+    if (p == me) continue;
+    sends.push_back({static_cast<int>(p), data, bytes});
+    receives.push_back({static_cast<int>(p), all + p * bytes, bytes});
+  }
+  exchange(*data_, *guard_, "allreduce", deadline, sends, receives);
+  std::memcpy(all + me * bytes, data, bytes);
+  std::memcpy(data, all, bytes);
+  for (size_t p = 1; p < n; ++p) cpu::reduce_into(data, all + p * bytes, count, type, op);
+}
+
+void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataType type,
+                                ReduceOp op) {
   const char* name = "allreduce";
   backend_checks::check_reduce_op(*this, name, op);
   guard_->check_usable(name);
@@ -93,28 +135,54 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
   if (in != out) std::memmove(out, in, count * esize);  // then reduce in place
   if (size() == 1) return;
   const auto deadline = guard_->deadline();
+  char* data = static_cast<char*>(out);
+  if (count * esize * static_cast<size_t>(size() - 1) <= kOneStepBytes) {
+    allreduce_one_step(data, count, type, op, deadline);
+    return;
+  }
   const auto me = static_cast<size_t>(rank());
   const auto chunks = even_split(count, size());
   const auto offsets = offsets_of(chunks);
-  char* data = static_cast<char*>(out);
   char* my_chunk = data + offsets[me] * esize;
   const size_t my_bytes = chunks[me] * esize;
-  // Reduce-scatter: chunk p of every rank goes to rank p.
-  std::vector<char> received(static_cast<size_t>(size()) * my_bytes + 1);
+  // Reduce-scatter: chunk p of every rank goes to rank p, segment s on lane s. Peer p's copy of
+  // this rank's chunk lands in block `slot(p)` of the scratch.
+  const auto slot = [me](size_t p) { return p < me ? p : p - 1; };
+  char* received = scratch(static_cast<size_t>(size() - 1) * my_bytes);
   std::vector<Transfer> sends;
   std::vector<Transfer> receives;
   for (int p = 0; p < size(); ++p) {
     if (p == rank()) continue;
     const auto q = static_cast<size_t>(p);
-    sends.push_back({p, data + offsets[q] * esize, chunks[q] * esize});
-    receives.push_back({p, received.data() + q * my_bytes, my_bytes});
+    const auto segments = segments_of(chunks[q], esize);
+    size_t at = offsets[q] * esize;
+    for (size_t s = 0; s < segments.size(); ++s) {
+      sends.push_back({p, data + at, segments[s] * esize, static_cast<uint8_t>(s)});
+      at += segments[s] * esize;
+    }
   }
-  exchange(*data_, *guard_, name, deadline, sends, receives);
-  for (int p = 0; p < size(); ++p) {
-    if (p == rank()) continue;
-    cpu::reduce_into(my_chunk, received.data() + static_cast<size_t>(p) * my_bytes, chunks[me],
-                     type, op);
+  const auto my_segments = segments_of(chunks[me], esize);
+  const auto my_segment_offsets = offsets_of(my_segments);
+  for (size_t s = 0; s < my_segments.size(); ++s) {  // index: s * (size - 1) + slot(p)
+    for (int p = 0; p < size(); ++p) {
+      if (p == rank()) continue;
+      char* block = received + slot(static_cast<size_t>(p)) * my_bytes;
+      receives.push_back({p, block + my_segment_offsets[s] * esize, my_segments[s] * esize,
+                          static_cast<uint8_t>(s)});
+    }
   }
+  PostedExchange scatter(*data_, *guard_, name, deadline, sends, receives);
+  const size_t peers = static_cast<size_t>(size() - 1);
+  for (size_t s = 0; s < my_segments.size(); ++s) {
+    for (size_t k = 0; k < peers; ++k) scatter.wait_receive(s * peers + k);
+    const size_t at = my_segment_offsets[s] * esize;
+    for (int p = 0; p < size(); ++p) {  // own data first, then the others in rank order
+      if (p == rank()) continue;
+      cpu::reduce_into(my_chunk + at, received + slot(static_cast<size_t>(p)) * my_bytes + at,
+                       my_segments[s], type, op);
+    }
+  }
+  scatter.finish();  // every send done: the allgather may now overwrite the other chunks
   // Allgather: every rank's reduced chunk to every rank.
   sends.clear();
   receives.clear();
@@ -211,7 +279,7 @@ void GlooBackend::run_reducescatter(const void* in, void* out, const std::vector
   const size_t my_bytes = mine * esize;
   const auto offsets = offsets_of(recv_counts);
   const char* input = static_cast<const char*>(in);
-  std::vector<char> received(static_cast<size_t>(size()) * my_bytes + 1);
+  char* received = scratch(static_cast<size_t>(size()) * my_bytes);
   if (size() > 1) {
     std::vector<Transfer> sends;
     std::vector<Transfer> receives;
@@ -219,7 +287,7 @@ void GlooBackend::run_reducescatter(const void* in, void* out, const std::vector
       if (p == rank()) continue;
       const auto q = static_cast<size_t>(p);
       sends.push_back({p, const_cast<char*>(input) + offsets[q] * esize, recv_counts[q] * esize});
-      receives.push_back({p, received.data() + q * my_bytes, my_bytes});
+      receives.push_back({p, received + q * my_bytes, my_bytes});
     }
     exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
   }
@@ -228,7 +296,7 @@ void GlooBackend::run_reducescatter(const void* in, void* out, const std::vector
   std::memmove(out, input + offsets[me] * esize, my_bytes);
   for (int p = 0; p < size(); ++p) {
     if (p == rank()) continue;
-    cpu::reduce_into(out, received.data() + static_cast<size_t>(p) * my_bytes, mine, type, op);
+    cpu::reduce_into(out, received + static_cast<size_t>(p) * my_bytes, mine, type, op);
   }
 }
 

@@ -30,15 +30,12 @@ void report(BenchContext& ctx, const std::string& op, size_t bytes,
 void bench_allreduce(BenchContext& ctx, size_t bytes) {
   const size_t count = std::max<size_t>(1, bytes / kFloat);
   const std::string name = "bench.allreduce." + std::to_string(count);
-  const int n = mpi_count(count, name);
   std::vector<float> buffer(count);
   const TensorView view = view_of(buffer);
   AllreduceOptions options;
   options.op = ReduceOp::kSum;
   const Side runtime = [&] { wait_ok(ctx.runtime.allreduce(name, view, view, options), name); };
-  const Side raw = [&] {
-    MPI_Allreduce(MPI_IN_PLACE, buffer.data(), n, MPI_FLOAT, MPI_SUM, ctx.comm);
-  };
+  const Side raw = [&] { ctx.raw.allreduce_sum(buffer.data(), count); };
   const float sum = static_cast<float>(ctx.size * (ctx.size + 1) / 2);
   for (const Side* side : {&runtime, &raw}) {
     std::fill(buffer.begin(), buffer.end(), static_cast<float>(ctx.rank + 1));
@@ -46,30 +43,28 @@ void bench_allreduce(BenchContext& ctx, size_t bytes) {
     expect_all(buffer.data(), count, sum, name, ctx.rank);
   }
   std::fill(buffer.begin(), buffer.end(), 0.0f);  // timed sums of zeros never overflow
-  report(ctx, "allreduce", count * kFloat, time_sides(ctx.plan(bytes), ctx.comm, {runtime, raw}));
+  report(ctx, "allreduce", count * kFloat, time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));
 }
 
 void bench_broadcast(BenchContext& ctx, size_t bytes) {
   const size_t count = std::max<size_t>(1, bytes / kFloat);
   const std::string name = "bench.broadcast." + std::to_string(count);
-  const int n = mpi_count(count, name);
   std::vector<float> buffer(count);
   const TensorView view = view_of(buffer);
   const Side runtime = [&] { wait_ok(ctx.runtime.broadcast(name, view, view, 0, 0), name); };
-  const Side raw = [&] { MPI_Bcast(buffer.data(), n, MPI_FLOAT, 0, ctx.comm); };
+  const Side raw = [&] { ctx.raw.broadcast(buffer.data(), count, 0); };
   for (const Side* side : {&runtime, &raw}) {
     std::fill(buffer.begin(), buffer.end(), ctx.rank == 0 ? 7.0f : 0.0f);
     (*side)();
     expect_all(buffer.data(), count, 7.0f, name, ctx.rank);
   }
-  report(ctx, "broadcast", count * kFloat, time_sides(ctx.plan(bytes), ctx.comm, {runtime, raw}));
+  report(ctx, "broadcast", count * kFloat, time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));
 }
 
 // bytes: the whole gathered output (nccl-tests convention).
 void bench_allgather(BenchContext& ctx, size_t bytes) {
   const size_t per_rank = std::max<size_t>(1, bytes / kFloat / static_cast<size_t>(ctx.size));
   const std::string name = "bench.allgather." + std::to_string(per_rank);
-  const int n = mpi_count(per_rank, name);
   std::vector<float> input(per_rank, static_cast<float>(ctx.rank + 1));
   std::vector<float> output(per_rank * static_cast<size_t>(ctx.size));
   const TensorView view = view_of(input);
@@ -79,9 +74,7 @@ void bench_allgather(BenchContext& ctx, size_t bytes) {
     wait_ok(handle, name);
     gathered = handle->take_output(0);  // the runtime allocated it; dropped on the next call
   };
-  const Side raw = [&] {
-    MPI_Allgather(input.data(), n, MPI_FLOAT, output.data(), n, MPI_FLOAT, ctx.comm);
-  };
+  const Side raw = [&] { ctx.raw.allgather(input.data(), output.data(), per_rank); };
   runtime();
   raw();
   RUNRUN_ENFORCE(gathered && gathered->num_bytes() == output.size() * kFloat, InternalError,
@@ -93,14 +86,13 @@ void bench_allgather(BenchContext& ctx, size_t bytes) {
     expect_all(output.data() + at, per_rank, static_cast<float>(r + 1), name + " (raw)", ctx.rank);
   }
   report(ctx, "allgather", output.size() * kFloat,
-         time_sides(ctx.plan(bytes), ctx.comm, {runtime, raw}));
+         time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));
 }
 
 // bytes: the whole input (nccl-tests convention); each rank receives 1/n of it.
 void bench_reducescatter(BenchContext& ctx, size_t bytes) {
   const size_t per_rank = std::max<size_t>(1, bytes / kFloat / static_cast<size_t>(ctx.size));
   const std::string name = "bench.reducescatter." + std::to_string(per_rank);
-  const int n = mpi_count(per_rank, name);
   std::vector<float> input(per_rank * static_cast<size_t>(ctx.size),
                            static_cast<float>(ctx.rank + 1));
   std::vector<float> output(per_rank);
@@ -113,9 +105,7 @@ void bench_reducescatter(BenchContext& ctx, size_t bytes) {
     wait_ok(handle, name);
     mine = handle->take_output(0);
   };
-  const Side raw = [&] {
-    MPI_Reduce_scatter_block(input.data(), output.data(), n, MPI_FLOAT, MPI_SUM, ctx.comm);
-  };
+  const Side raw = [&] { ctx.raw.reducescatter_sum(input.data(), output.data(), per_rank); };
   runtime();
   raw();
   RUNRUN_ENFORCE(mine && mine->num_bytes() == per_rank * kFloat, InternalError,
@@ -125,7 +115,7 @@ void bench_reducescatter(BenchContext& ctx, size_t bytes) {
              name + " (runtime)", ctx.rank);
   expect_all(output.data(), per_rank, sum, name + " (raw)", ctx.rank);
   report(ctx, "reducescatter", input.size() * kFloat,
-         time_sides(ctx.plan(bytes), ctx.comm, {runtime, raw}));
+         time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));
 }
 
 // bytes: what each rank sends in total; block p goes to rank p and holds rank * size + p.
@@ -133,7 +123,6 @@ void bench_alltoall(BenchContext& ctx, size_t bytes) {
   const auto ranks = static_cast<size_t>(ctx.size);
   const size_t block = std::max<size_t>(1, bytes / kFloat / ranks);
   const std::string name = "bench.alltoall." + std::to_string(block);
-  const int n = mpi_count(block, name);
   std::vector<float> input(block * ranks), output(block * ranks);
   for (size_t p = 0; p < ranks; ++p) {
     std::fill_n(input.begin() + static_cast<std::ptrdiff_t>(p * block), block,
@@ -146,9 +135,7 @@ void bench_alltoall(BenchContext& ctx, size_t bytes) {
     wait_ok(handle, name);
     received = handle->take_output(0);
   };
-  const Side raw = [&] {
-    MPI_Alltoall(input.data(), n, MPI_FLOAT, output.data(), n, MPI_FLOAT, ctx.comm);
-  };
+  const Side raw = [&] { ctx.raw.alltoall(input.data(), output.data(), block); };
   runtime();
   raw();
   RUNRUN_ENFORCE(received && received->num_bytes() == output.size() * kFloat, InternalError,
@@ -160,7 +147,7 @@ void bench_alltoall(BenchContext& ctx, size_t bytes) {
     expect_all(output.data() + q * block, block, want, name + " (raw)", ctx.rank);
   }
   report(ctx, "alltoall", input.size() * kFloat,
-         time_sides(ctx.plan(bytes), ctx.comm, {runtime, raw}));
+         time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));
 }
 
 }  // namespace

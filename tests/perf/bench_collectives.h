@@ -1,7 +1,7 @@
 #pragma once
 // Why: the single-tensor cases: for each size, one collective through the runtime and the same
-// collective through raw MPI on MPI_COMM_WORLD, on the same buffers, timed side by side. Every
-// result is checked once against a locally computed value before timing.
+// collective through the raw side (bench_raw.h: MPI or gloo), on the same buffers, timed side
+// by side. Every result is checked once against a locally computed value before timing.
 // Thread-safety: the main thread only.
 
 #include <string>

@@ -1,7 +1,5 @@
 #include "tests/perf/bench_context.h"
 
-#include <climits>
-
 #include "common/errors.h"
 
 namespace runrun::perf {
@@ -26,15 +24,8 @@ void expect_all(const float* data, size_t n, float want, const std::string& what
                                           std::to_string(n) + " is " + std::to_string(data[i]) +
                                           ", expected " + std::to_string(want) +
                                           " (the benchmark checks every result once before "
-                                          "timing; a wrong result is a runtime or MPI bug)");
+                                          "timing; a wrong result is a runtime or communication library bug)");
   }
-}
-
-int mpi_count(size_t count, const std::string& what) {
-  RUNRUN_ENFORCE(count <= static_cast<size_t>(INT_MAX), InvalidArgumentError,
-                 what + ": " + std::to_string(count) +
-                     " elements exceed MPI's int count; choose sizes below 8 GiB");
-  return static_cast<int>(count);
 }
 
 }  // namespace runrun::perf

@@ -98,13 +98,12 @@ ManySides make_sides(BenchContext& ctx, TensorSet& set, const std::vector<size_t
   };
   s.raw = [&ctx, &set, order] {
     for (size_t i : order) {
-      MPI_Allreduce(MPI_IN_PLACE, set.views[i].data, static_cast<int>(set.views[i].num_elements()),
-                    MPI_FLOAT, MPI_SUM, ctx.comm);
+      ctx.raw.allreduce_sum(static_cast<float*>(set.views[i].data),
+                            static_cast<size_t>(set.views[i].num_elements()));
     }
   };
   s.one_call = [&ctx, &set] {
-    MPI_Allreduce(MPI_IN_PLACE, set.arena.data(), mpi_count(set.arena.size(), "one-call allreduce"),
-                  MPI_FLOAT, MPI_SUM, ctx.comm);
+    ctx.raw.allreduce_sum(set.arena.data(), set.arena.size());
   };
   return s;
 }
@@ -139,7 +138,7 @@ void run_many_small(BenchContext& ctx) {
   FusionCounter single{&ctx.runtime.worker(0)};
   FusionCounter grouped{&ctx.runtime.worker(0)};
   std::vector<Summary> t = time_sides(
-      plan, ctx.comm, {single.wrap(s.runtime), grouped.wrap(s.grouped), s.raw, s.one_call});
+      plan, ctx.raw, {single.wrap(s.runtime), grouped.wrap(s.grouped), s.raw, s.one_call});
   ctx.reporter.row(make_row(ctx, "allreduce.many", set, t[0], t[2], t[3], single));
   ctx.reporter.row(make_row(ctx, "allreduce.many_grouped", set, t[1], t[2], t[3], grouped));
 }
@@ -155,7 +154,7 @@ void run_resnet50(BenchContext& ctx) {
   TimingPlan plan = ctx.plan(set.bytes());
   plan.batch = 1;
   FusionCounter fused{&ctx.runtime.worker(0)};
-  std::vector<Summary> t = time_sides(plan, ctx.comm, {fused.wrap(s.runtime), s.raw, s.one_call});
+  std::vector<Summary> t = time_sides(plan, ctx.raw, {fused.wrap(s.runtime), s.raw, s.one_call});
   ctx.reporter.row(make_row(ctx, "allreduce.resnet50", set, t[0], t[1], t[2], fused));
 }
 

@@ -7,15 +7,13 @@ namespace runrun::perf {
 namespace {
 
 // One block of `batch` calls after a barrier; the slowest rank's seconds per call.
-double time_block(MPI_Comm comm, const Side& side, int batch) {
+double time_block(RawComm& comm, const Side& side, int batch) {
   using Clock = std::chrono::steady_clock;
-  MPI_Barrier(comm);
+  comm.barrier();
   const auto start = Clock::now();
   for (int i = 0; i < batch; ++i) side();
   const double local = std::chrono::duration<double>(Clock::now() - start).count() / batch;
-  double slowest = 0;
-  MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return slowest;
+  return comm.max(local);
 }
 
 }  // namespace
@@ -38,7 +36,7 @@ int batch_for(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>(kBlockBytes / bytes, 1, kMaxBatch));
 }
 
-std::vector<Summary> time_sides(const TimingPlan& plan, MPI_Comm comm,
+std::vector<Summary> time_sides(const TimingPlan& plan, RawComm& comm,
                                 const std::vector<Side>& sides) {
   const size_t n = sides.size();
   for (int w = 0; w < plan.warmup; ++w) {

@@ -1,21 +1,22 @@
 #pragma once
 // Why: the one place that decides how a measurement is taken, so every case (runtime and raw
-// MPI alike) is timed the same way:
+// MPI or gloo alike) is timed the same way:
 //   - warm-up blocks first (first sight of a tensor goes through the coordinator, first touch
-//     of pages, MPI connection setup);
-//   - every timed block starts after an MPI_Barrier and runs `batch` back-to-back calls of one
-//     side; its time per call is the slowest rank's (MPI_MAX after the block, outside timing);
+//     of pages, connection setup);
+//   - every timed block starts after a barrier of the raw side (bench_raw.h) and runs `batch`
+//     back-to-back calls of one side; its time per call is the slowest rank's (a max over ranks
+//     after the block, outside timing);
 //   - the sides alternate block by block (rotating which goes first), so noise from other
 //     processes on the machine hits every side alike;
 //   - timing stops after `iters` blocks, or earlier once the blocks took `budget_s` in total
 //     (at least kMinIters each). Every rank sees the same MAX times, so every rank makes the
 //     same decision and the collectives stay matched.
-// Thread-safety: call from the thread that owns MPI_COMM_WORLD traffic (the main thread).
-
-#include <mpi.h>
+// Thread-safety: call from the thread that drives the raw side (the main thread).
 
 #include <functional>
 #include <vector>
+
+#include "tests/perf/bench_raw.h"
 
 namespace runrun::perf {
 
@@ -37,7 +38,7 @@ struct Summary {
 using Side = std::function<void()>;
 
 // Returns, per side, the summary of its per-call times in microseconds.
-std::vector<Summary> time_sides(const TimingPlan& plan, MPI_Comm comm,
+std::vector<Summary> time_sides(const TimingPlan& plan, RawComm& comm,
                                 const std::vector<Side>& sides);
 
 // Median and minimum of `us` (empty: zeros).

@@ -1,10 +1,27 @@
-# perf.smoke: runs runrun_bench at -np 2 with tiny sizes and few iterations, then checks that it
-# exited 0 and that every line of its output is a JSON object with the fields docs/benchmarks.md
-# describes. It asserts nothing about time. Usage: cmake -DMPIEXEC=... -DBENCH=... -P smoke.cmake
-execute_process(
-  COMMAND ${MPIEXEC} -np 2 --oversubscribe --bind-to none ${BENCH} --json
-          --sizes 4,4K --iters 2 --warmup 1 --many-count 10 --fusion-thresholds 0,64M
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 150)
+# perf.smoke / perf.smoke_gloo: runs runrun_bench at -np 2 with tiny sizes and few iterations,
+# then checks that it exited 0 and that every line of its output is a JSON object with the
+# fields docs/benchmarks.md describes, and that it ran over the expected backend. It asserts
+# nothing about time.
+# Usage: cmake -DMPIEXEC=... -DBENCH=... -P smoke.cmake                (under mpirun)
+#        cmake -DLAUNCHER=runrun -DBENCH=... -DWORK=dir -P smoke.cmake (under runrun --gloo; rank
+#        0's output is read from WORK/rank.0/stdout, untagged)
+set(args --json --sizes 4,4K --iters 2 --warmup 1 --many-count 10 --fusion-thresholds 0,64M)
+if(LAUNCHER)
+  set(backend gloo)
+  file(REMOVE_RECURSE "${WORK}")
+  execute_process(
+    COMMAND ${LAUNCHER} --gloo -np 2 --output-filename ${WORK} ${BENCH} ${args}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE tagged ERROR_VARIABLE err TIMEOUT 150)
+  set(out "")
+  if(EXISTS "${WORK}/rank.0/stdout")
+    file(READ "${WORK}/rank.0/stdout" out)
+  endif()
+else()
+  set(backend mpi)
+  execute_process(
+    COMMAND ${MPIEXEC} -np 2 --oversubscribe --bind-to none ${BENCH} ${args}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 150)
+endif()
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "runrun_bench exited with '${rc}'\nstdout:\n${out}\nstderr:\n${err}")
 endif()
@@ -17,6 +34,12 @@ foreach(line IN LISTS lines)
     message(FATAL_ERROR "not a JSON object with an 'op' field: '${line}' (${json_error})")
   endif()
   if(op STREQUAL "run")
+    foreach(field backend raw)
+      string(JSON value ERROR_VARIABLE json_error GET "${line}" ${field})
+      if(json_error OR NOT value STREQUAL backend)
+        message(FATAL_ERROR "run line: '${field}' is not '${backend}': '${line}'")
+      endif()
+    endforeach()
     continue()
   endif()
   foreach(field bytes tensors runtime_us raw_us ratio algbw busbw raw_busbw)
