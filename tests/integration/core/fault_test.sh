@@ -10,10 +10,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yi
 # The stall shutdown time is above the peer timeout: a stopped rank must be reported as lost.
 export RUNRUN_PEER_TIMEOUT=3 RUNRUN_STALL_CHECK_TIME=1 RUNRUN_STALL_SHUTDOWN_TIME=5
 out=$(mktemp)
+# The job's processes carry TOKEN on their command line: a stopped victim, if any, is killed by
+# it, never by program name (that would kill the victims of a test running beside this one).
+TOKEN="rrfault$$x$RANDOM"
 timeout 120 "$mpiexec" -np 4 --oversubscribe --bind-to none --enable-recovery \
-  sh -c '"$0" "$1"; echo "rank-exit status $?"' "$program" "$mode" >"$out" 2>&1
+  sh -c '"$0" "$1" "$2"; echo "rank-exit status $?"' "$program" "$mode" "$TOKEN" >"$out" 2>&1
 cat "$out"
-pkill -KILL -x "$(basename "$program")" 2>/dev/null || true  # a stopped victim, if any
+pkill -KILL -f "$TOKEN" 2>/dev/null || true
 fail() { echo "FAIL: $*"; rm -f "$out"; exit 1; }
 if [ "$mode" = stall ]; then
   reported=$(grep -c "peer failure after .*stall: .*ranks \[2\] have enqueued nothing" "$out")
