@@ -9,8 +9,11 @@
 #include <cstring>
 #include <iostream>
 
+#include <spdlog/sinks/stdout_sinks.h>
+
 #include "common/env_names.h"
 #include "common/errors.h"
+#include "common/logging.h"
 #include "launcher/check_build.h"
 #include "launcher/command_line.h"
 #include "launcher/gloo_rank_commands.h"
@@ -139,6 +142,18 @@ std::string rendezvous_address(const LaunchOptions& options, const JobPlan& plan
   }
 }
 
+// Where the job's rendezvous server reports refused connections (a wrong or missing secret,
+// with the peer's address; never the secret): the launcher's stderr, as "runrun: rendezvous:
+// ...". The server's thread logs while the supervisor prints: the sink writes whole lines.
+Logger rendezvous_logger() {
+  auto logger = std::make_shared<spdlog::logger>(
+      "runrun-rendezvous", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_pattern("runrun: %v");
+  logger->set_level(spdlog::level::warn);
+  logger->flush_on(spdlog::level::warn);
+  return logger;
+}
+
 // runrun --gloo: the launcher runs the job's rendezvous server and starts every rank itself.
 int run_gloo_job(const LaunchOptions& options, const Environment& env) {
   const LocalHostNames local = LocalHostNames::detect();
@@ -161,6 +176,7 @@ int run_gloo_job(const LaunchOptions& options, const Environment& env) {
   if (options.verbose) print_plan(options, plan, remote.size());
   rendezvous::ServerOptions server_options;
   server_options.bind_address = rendezvous_address(options, plan);
+  server_options.logger = rendezvous_logger();
   const auto secret = rendezvous::JobSecret::generate();
   rendezvous::RendezvousServer server(secret, server_options);
   auto job_entries = rendezvous::rank_environment(server.address(), server.port(), secret);

@@ -194,6 +194,29 @@ int next_timeout_ms(const Job& job) {
   return ms < 0 ? 0 : static_cast<int>(ms) + 1;
 }
 
+// Ranks started directly that still run when the failure grace is over did not notice the
+// failure by themselves: hung, stopped (SIGSTOP), or busy without collectives. Naming them is
+// often the whole diagnosis (the others failed because of them).
+void report_still_running(const Job& job) {
+  std::string running;
+  int count = 0;
+  for (const Child& child : job.children) {
+    const int rank = child.command->rank;
+    if (child.exited || rank < 0 || job.ended[static_cast<std::size_t>(rank)]) continue;
+    if (count++ < 16) {
+      running += (running.empty() ? "" : ", ") + std::to_string(rank) + " on host " +
+                 host_of(job, rank);
+    }
+  }
+  if (count == 0) return;
+  if (count > 16) running += ", ...";
+  std::fprintf(stderr, "runrun: rank%s %s %s still running %d s after rank %d failed (hung, "
+                       "stopped, or not in a collective that could notice): stopping %s\n",
+               count > 1 ? "s" : "", running.c_str(), count > 1 ? "were" : "was",
+               job.settings.stop_grace_s, job.failures.front().rank,
+               count > 1 ? "them" : "it");
+}
+
 void handle_deadlines(Job& job) {
   const auto now = Clock::now();
   if (!job.stopping && job.started_count < job.settings.num_proc && now >= job.start_deadline) {
@@ -201,7 +224,10 @@ void handle_deadlines(Job& job) {
     job.start_timed_out = true;
     request_stop(job, 0);
   }
-  if (job.failure_seen && !job.stopping && now >= job.failure_deadline) request_stop(job, 0);
+  if (job.failure_seen && !job.stopping && now >= job.failure_deadline) {
+    if (job.direct) report_still_running(job);
+    request_stop(job, 0);
+  }
   if (job.stopping && !job.killed && now >= job.kill_deadline) {
     std::fprintf(stderr, "runrun: %s did not stop within %d s: killing %s\n",
                  job.direct ? "some ranks" : "mpirun", job.settings.stop_grace_s,

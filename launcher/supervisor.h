@@ -31,8 +31,9 @@ struct SupervisorSettings {
   std::vector<std::string> host_labels; // host names as the user wrote them
   int start_timeout_s = 30;             // every rank must have started by then
   // After a rank failed, the others get this long to end by themselves (mpirun stops them at
-  // once; ranks started directly fail on their own, naming the lost peer); after asking the
-  // children to stop, they are killed after this long.
+  // once; ranks started directly fail on their own, naming the lost peer; those still running
+  // then are named, as the likely stuck ones, and stopped); after asking the children to stop,
+  // they are killed after this long.
   int stop_grace_s = 10;
   std::string output_dir;               // per-rank output files ("" for none)
   bool verbose = false;                 // also show mpirun's own job-end boxes

@@ -1,8 +1,12 @@
 // A stream of allreduces in which one rank of the job dies (mode "kill": SIGKILL), hangs
-// (mode "hang": SIGSTOP) or stops enqueueing while it stays healthy (mode "stall": busy in its
-// own code). The others must see an error naming that rank — a lost peer, or a stall with
-// RUNRUN_STALL_SHUTDOWN_TIME — print it and exit with status 3 on their own, in bounded time.
-// Driven by fault_test.sh, which adds a token argument (ignored here) to find its processes.
+// (mode "hang": SIGSTOP, and a watchdog process kills it 8 s later; mode "stop": SIGSTOP and
+// nothing else, so that only the launcher can end it) or stops enqueueing while it stays
+// healthy (mode "stall": busy in its own code). The others must see an error naming that rank
+// — a lost peer, or a stall with RUNRUN_STALL_SHUTDOWN_TIME — print it and exit with status 3
+// on their own, in bounded time. The backend comes from the environment as in a real job
+// (RUNRUN_BACKEND, default auto: MPI under mpiexec, Gloo under `runrun --gloo`).
+// Usage: fault_victim MODE [TOKEN] (TOKEN is ignored: the scripts find the job's processes by
+// it). Driven by fault_test.sh (mpiexec) and fault_test_gloo.sh (runrun --gloo).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +33,7 @@ constexpr int kStepsBeforeFailure = 20;
     std::this_thread::sleep_for(std::chrono::seconds(12));
     _exit(0);
   }
+  if (std::strcmp(mode, "stop") == 0) raise(SIGSTOP);
   if (std::strcmp(mode, "hang") == 0) {
     pid_t self = getpid();
     if (fork() == 0) {  // a watchdog that ends the stopped process once the test is over
@@ -47,9 +52,11 @@ constexpr int kStepsBeforeFailure = 20;
 int main(int argc, char** argv) {
   using namespace runrun;
   const char* mode = argc > 1 ? argv[1] : "kill";
+  const Config config = Config::load();
   BackendOptions backend;
-  backend.name = "mpi";
-  Runtime rt(make_backend(backend), Config::load());
+  backend.name = config.backend;
+  backend.collective_timeout = config.collective_timeout;
+  Runtime rt(make_backend(backend), config);
   const int rank = rt.topology().rank;
   auto start = std::chrono::steady_clock::now();
   try {
@@ -74,6 +81,9 @@ int main(int argc, char** argv) {
     std::printf("rank %d: peer failure after %.1f s: %s\n", rank, seconds, e.what());
     std::fflush(stdout);
     rt.shutdown();
+    std::printf("rank %d: exiting with status 3 over %s\n", rank,
+                std::string(rt.backend_name()).c_str());
+    std::fflush(stdout);
     return 3;
   } catch (const std::exception& e) {
     std::printf("rank %d: unexpected error: %s\n", rank, e.what());

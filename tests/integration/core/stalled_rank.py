@@ -12,7 +12,7 @@ import runrun.torch as hvd
 
 hvd.init()
 if hvd.rank() == 2:
-    print(f"sleeper: asleep from {time.time():.3f}", flush=True)
+    print(f"sleeper: asleep from {time.time():.3f} gloo={hvd.gloo_enabled()}", flush=True)
     time.sleep(120)
     sys.exit(0)
 handle = hvd.allreduce_async(torch.ones(4), name="grad")

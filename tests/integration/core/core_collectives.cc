@@ -1,7 +1,11 @@
-// The runtime over the real MPI backend, run under mpirun with 2 and 4 processes: every op x
-// dtype x in place/out of place x odd sizes, and many tensors enqueued concurrently in a
-// different order on every rank. Every result is compared exactly with a locally computed
-// reference. Exits non-zero naming rank, op, dtype, size and element on the first difference.
+// The runtime over a real process backend, run with 2 and 4 processes: under mpiexec (MPI) and
+// under `runrun --gloo` (Gloo). Every op x dtype x in place/out of place x odd sizes, process
+// sets, join, and many tensors enqueued concurrently in a different order on every rank. Every
+// result is compared exactly with a locally computed reference. Exits non-zero naming rank, op,
+// dtype, size and element on the first difference.
+// Usage: core_collectives BACKEND — the backend comes from the environment as in a real job
+// (RUNRUN_BACKEND, default auto: Gloo under `runrun --gloo`, else MPI); BACKEND is the one the
+// job must have ended up with, so a launcher that silently picked another one fails the test.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -210,7 +214,7 @@ class Checker {
     }
   }
 
-  // Process sets over MPI subcommunicators, and join with uneven steps per rank.
+  // Process sets (the backend's subgroups), and join with uneven steps per rank.
   void process_sets_and_join() {
     std::vector<int> even, odd;
     for (int r = 0; r < size_; ++r) (r % 2 ? odd : even).push_back(r);
@@ -265,20 +269,31 @@ class Checker {
 }  // namespace
 }  // namespace runrun
 
-int main() {
+int main(int argc, char** argv) {
   using namespace runrun;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: core_collectives EXPECTED_BACKEND (mpi or gloo)\n");
+    return 2;
+  }
   try {
+    const Config config = Config::load();
     BackendOptions backend;
-    backend.name = "mpi";
-    Runtime rt(make_backend(backend), Config::load());
+    backend.name = config.backend;
+    backend.collective_timeout = config.collective_timeout;
+    Runtime rt(make_backend(backend), config);
+    if (rt.backend_name() != argv[1]) {
+      std::fprintf(stderr, "FAILED: rank %d runs the %s backend, expected %s\n",
+                   rt.topology().rank, std::string(rt.backend_name()).c_str(), argv[1]);
+      return 1;
+    }
     Checker checker(rt);
     checker.allreduce_matrix();
     checker.allgather_broadcast_matrix();
     checker.alltoall_reducescatter();
     checker.concurrent_shuffled();
     checker.process_sets_and_join();
-    std::printf("rank %d/%d: %zu checks passed\n", rt.topology().rank, rt.topology().size,
-                checker.checks());
+    std::printf("rank %d/%d: %zu checks passed over %s\n", rt.topology().rank,
+                rt.topology().size, checker.checks(), argv[1]);
     rt.shutdown();
     return 0;
   } catch (const std::exception& e) {
