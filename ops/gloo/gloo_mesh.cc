@@ -1,6 +1,9 @@
 #include "ops/gloo/gloo_mesh.h"
 
+#include <signal.h>
+
 #include <exception>
+#include <mutex>
 #include <utility>
 
 #include <gloo/rendezvous/context.h>
@@ -16,10 +19,26 @@ namespace {
 // Slot prefix of runrun's transfers (gloo's own algorithms, unused here, take small prefixes).
 constexpr uint8_t kSlotPrefix = 0x72;
 
+// gloo's tcp pairs write to their sockets without MSG_NOSIGNAL: a write to a peer that just
+// closed raises SIGPIPE, whose default action kills the whole process instead of letting the
+// backend report the lost peer. Python ignores SIGPIPE already; a C or C++ program may not, so
+// the first gloo device makes it ignored, unless the program installed a handler of its own.
+void ignore_sigpipe_unless_handled() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
+        (current.sa_flags & SA_SIGINFO) == 0) {
+      signal(SIGPIPE, SIG_IGN);
+    }
+  });
+}
+
 }  // namespace
 
 std::shared_ptr<::gloo::transport::Device> make_tcp_device(const std::string& hostname,
                                                            const std::string& interface) {
+  ignore_sigpipe_unless_handled();
   ::gloo::transport::tcp::attr attr;
   attr.hostname = hostname;
   attr.iface = interface;
