@@ -154,7 +154,7 @@ void runrun_get_build_info(runrun_build_info* out) {
 
 const char* runrun_version(void) { return RUNRUN_VERSION; }
 
-int runrun_mpi_threads_supported(void) { return runrun::mpi_threads_multiple() ? 1 : 0; }
+int runrun_mpi_threads_supported(void) { return runrun::threads_multiple("mpi") ? 1 : 0; }
 
 runrun_allreduce_options runrun_allreduce_default_options(void) {
   return runrun_allreduce_options{RUNRUN_OP_AVERAGE, 1.0, 1.0, 0};

@@ -66,9 +66,9 @@ void skip_transport_finalize() {
   }
 }
 
-bool mpi_threads_multiple() {
-  const BackendProvider* mpi = BackendRegistry::built().find("mpi");
-  return mpi != nullptr && mpi->threads_multiple && mpi->threads_multiple();
+bool threads_multiple(const std::string& name) {
+  const BackendProvider* provider = BackendRegistry::built().find(name);
+  return provider != nullptr && provider->threads_multiple && provider->threads_multiple();
 }
 
 }  // namespace runrun

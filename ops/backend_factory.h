@@ -21,11 +21,11 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 // registry's providers; ops/backend_catalog.h must agree, backend_factory_test checks it).
 std::vector<std::string> built_backends();
 
-// Whether MPI provides MPI_THREAD_MULTIPLE in this process (Horovod's mpi_threads_supported(),
-// asked of the mpi provider). Initializes nothing: true only when MPI is built, initialized (by
-// runrun or the application) and granted that level; false when MPI is not built or not (yet)
-// initialized.
-bool mpi_threads_multiple();
+// Whether backend `name`'s transport grants concurrent calls from several threads in this
+// process now (its provider's threads_multiple hook; for "mpi": MPI_THREAD_MULTIPLE, Horovod's
+// mpi_threads_supported()). Initializes nothing: false for a backend that is not built, has no
+// such notion, or is not (yet) initialized.
+bool threads_multiple(const std::string& name);
 
 // A peer process was lost: MPI_Finalize at exit could wait for it forever, so transports that
 // finalize at exit skip it (every provider's on_peer_lost hook). Any thread.

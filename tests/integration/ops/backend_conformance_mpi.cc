@@ -158,7 +158,7 @@ void run(int rank) {
     MpiBackend first;  // created and destroyed: MPI must stay usable for the next one
     first.barrier();
   }
-  require(runrun::mpi_threads_multiple(), rank, "MPI should provide MPI_THREAD_MULTIPLE");
+  require(runrun::threads_multiple("mpi"), rank, "MPI should provide MPI_THREAD_MULTIPLE");
   MpiBackendOptions options;
   options.collective_timeout = std::chrono::seconds(120);
   MpiBackend backend(options);

@@ -41,12 +41,14 @@ TEST_CASE("make_backend: local gives a one-rank backend that works") {
   CHECK(value == 3);
 }
 
-TEST_CASE("built_backends names what this build has and mpi_threads_multiple initializes nothing") {
+TEST_CASE("built_backends names what this build has and threads_multiple initializes nothing") {
   const auto names = runrun::built_backends();
   const bool has_mpi = std::find(names.begin(), names.end(), "mpi") != names.end();
   CHECK(has_mpi == static_cast<bool>(RUNRUN_HAVE_MPI));
   // Nothing in this process initialized MPI, so no thread level has been granted.
-  CHECK_FALSE(runrun::mpi_threads_multiple());
+  CHECK_FALSE(runrun::threads_multiple("mpi"));
+  CHECK_FALSE(runrun::threads_multiple("gloo"));  // no such notion
+  CHECK_FALSE(runrun::threads_multiple("carrier-pigeon"));
 }
 
 TEST_CASE("the backend catalog (what --check-build and *_built() report) matches the factory") {
