@@ -27,6 +27,7 @@
 
 #include "common/logging.h"
 #include "ops/backend.h"
+#include "ops/host_backend.h"
 #include "ops/gloo/gloo_control_channel.h"
 #include "ops/gloo/gloo_guard.h"
 #include "ops/gloo/gloo_mesh.h"
@@ -57,7 +58,7 @@ struct GlooBackendOptions {
 std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store> store,
                                            int rank, int size, GlooBackendOptions options);
 
-class GlooBackend final : public Backend {
+class GlooBackend final : public HostSynchronousBackend {
  public:
   ~GlooBackend() override;
   GlooBackend(const GlooBackend&) = delete;
@@ -66,17 +67,6 @@ class GlooBackend final : public Backend {
   std::string_view name() const override { return "gloo"; }
   const Topology& topology() const override { return topology_; }
 
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override;
-  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
-                                 const std::vector<size_t>& recv_bytes) override;
-  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;
-  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
-                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override;
-  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
-                                    const std::vector<size_t>& recv_counts, DataType type,
-                                    ReduceOp op) override;
-  CompletionPtr start_barrier() override;
   // Collective: connects a new context under `<prefix>/control` (`/control<N>` for the N-th
   // after the first), blocking up to connect_timeout.
   std::unique_ptr<ControlChannel> create_control_channel() override;
@@ -86,15 +76,16 @@ class GlooBackend final : public Backend {
   void abort_transport() override { guard_->abort(); }
 
  private:
-  void run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
+  void run_allreduce(const void* in, void* out, size_t count, DataType type,
+                     ReduceOp op) override;
   void run_allgatherv(const void* in, size_t send_bytes, void* out,
-                      const std::vector<size_t>& recv_bytes);
-  void run_broadcast(void* buffer, size_t bytes, int root);
+                      const std::vector<size_t>& recv_bytes) override;
+  void run_broadcast(void* buffer, size_t bytes, int root) override;
   void run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
-                     const std::vector<size_t>& recv_bytes);
+                     const std::vector<size_t>& recv_bytes) override;
   void run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
-                         DataType type, ReduceOp op);
-  void run_barrier();
+                         DataType type, ReduceOp op) override;
+  void run_barrier() override;
 
   friend std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store>,
                                                     int, int, GlooBackendOptions);

@@ -64,43 +64,6 @@ std::vector<size_t> segments_of(size_t elements, size_t esize) {
 
 }  // namespace
 
-Backend::CompletionPtr GlooBackend::start_allreduce(ConstDeviceBuffer in, DeviceBuffer out,
-                                                    size_t count, DataType type, ReduceOp op) {
-  backend_checks::check_cpu_devices(*this, "allreduce", in.device, out.device);
-  return run_to_completion([&] { run_allreduce(in.data, out.data, count, type, op); });
-}
-
-Backend::CompletionPtr GlooBackend::start_allgatherv(ConstDeviceBuffer in, size_t send_bytes,
-                                                     DeviceBuffer out,
-                                                     const std::vector<size_t>& recv_bytes) {
-  backend_checks::check_cpu_devices(*this, "allgatherv", in.device, out.device);
-  return run_to_completion([&] { run_allgatherv(in.data, send_bytes, out.data, recv_bytes); });
-}
-
-Backend::CompletionPtr GlooBackend::start_broadcast(DeviceBuffer buffer, size_t bytes, int root) {
-  backend_checks::check_cpu_device(*this, "broadcast", buffer.device);
-  return run_to_completion([&] { run_broadcast(buffer.data, bytes, root); });
-}
-
-Backend::CompletionPtr GlooBackend::start_alltoallv(ConstDeviceBuffer in,
-                                                    const std::vector<size_t>& send_bytes,
-                                                    DeviceBuffer out,
-                                                    const std::vector<size_t>& recv_bytes) {
-  backend_checks::check_cpu_devices(*this, "alltoallv", in.device, out.device);
-  return run_to_completion([&] { run_alltoallv(in.data, send_bytes, out.data, recv_bytes); });
-}
-
-Backend::CompletionPtr GlooBackend::start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
-                                                        const std::vector<size_t>& recv_counts,
-                                                        DataType type, ReduceOp op) {
-  backend_checks::check_cpu_devices(*this, "reducescatter", in.device, out.device);
-  return run_to_completion([&] { run_reducescatter(in.data, out.data, recv_counts, type, op); });
-}
-
-Backend::CompletionPtr GlooBackend::start_barrier() {
-  return run_to_completion([&] { run_barrier(); });
-}
-
 char* GlooBackend::scratch(size_t bytes) {
   if (scratch_.size() < bytes + 1) scratch_.resize(bytes + 1);  // +1: data() is never null
   return scratch_.data();

@@ -39,43 +39,6 @@ LocalBackend::LocalBackend(std::shared_ptr<LocalWorld> world, int rank)
     : endpoint_(std::make_shared<LocalEndpoint>(std::move(world), rank)),
       topology_(endpoint_->world()->topology_of(rank)) {}
 
-Backend::CompletionPtr LocalBackend::start_allreduce(ConstDeviceBuffer in, DeviceBuffer out,
-                                                     size_t count, DataType type, ReduceOp op) {
-  backend_checks::check_cpu_devices(*this, "allreduce", in.device, out.device);
-  return run_to_completion([&] { run_allreduce(in.data, out.data, count, type, op); });
-}
-
-Backend::CompletionPtr LocalBackend::start_allgatherv(ConstDeviceBuffer in, size_t send_bytes,
-                                                      DeviceBuffer out,
-                                                      const std::vector<size_t>& recv_bytes) {
-  backend_checks::check_cpu_devices(*this, "allgatherv", in.device, out.device);
-  return run_to_completion([&] { run_allgatherv(in.data, send_bytes, out.data, recv_bytes); });
-}
-
-Backend::CompletionPtr LocalBackend::start_broadcast(DeviceBuffer buffer, size_t bytes, int root) {
-  backend_checks::check_cpu_device(*this, "broadcast", buffer.device);
-  return run_to_completion([&] { run_broadcast(buffer.data, bytes, root); });
-}
-
-Backend::CompletionPtr LocalBackend::start_alltoallv(ConstDeviceBuffer in,
-                                                     const std::vector<size_t>& send_bytes,
-                                                     DeviceBuffer out,
-                                                     const std::vector<size_t>& recv_bytes) {
-  backend_checks::check_cpu_devices(*this, "alltoallv", in.device, out.device);
-  return run_to_completion([&] { run_alltoallv(in.data, send_bytes, out.data, recv_bytes); });
-}
-
-Backend::CompletionPtr LocalBackend::start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
-                                                         const std::vector<size_t>& recv_counts,
-                                                         DataType type, ReduceOp op) {
-  backend_checks::check_cpu_devices(*this, "reducescatter", in.device, out.device);
-  return run_to_completion([&] { run_reducescatter(in.data, out.data, recv_counts, type, op); });
-}
-
-Backend::CompletionPtr LocalBackend::start_barrier() {
-  return run_to_completion([&] { run_barrier(); });
-}
-
 std::unique_ptr<ControlChannel> LocalBackend::create_control_channel() {
   return std::make_unique<LocalControlChannel>(
       std::make_shared<LocalEndpoint>(endpoint_->world(), rank()));

@@ -20,29 +20,19 @@
 #include <vector>
 
 #include "ops/backend.h"
+#include "ops/host_backend.h"
 #include "ops/local/local_endpoint.h"
 #include "ops/local/local_world.h"
 
 namespace runrun {
 
-class LocalBackend final : public Backend {
+class LocalBackend final : public HostSynchronousBackend {
  public:
   LocalBackend(std::shared_ptr<LocalWorld> world, int rank);
 
   std::string_view name() const override { return "local"; }
   const Topology& topology() const override { return topology_; }
 
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override;
-  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
-                                 const std::vector<size_t>& recv_bytes) override;
-  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;
-  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
-                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override;
-  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
-                                    const std::vector<size_t>& recv_counts, DataType type,
-                                    ReduceOp op) override;
-  CompletionPtr start_barrier() override;
   std::unique_ptr<ControlChannel> create_control_channel() override;
   std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
 
@@ -52,15 +42,16 @@ class LocalBackend final : public Backend {
   void abort_transport() override;
 
  private:
-  void run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
+  void run_allreduce(const void* in, void* out, size_t count, DataType type,
+                     ReduceOp op) override;
   void run_allgatherv(const void* in, size_t send_bytes, void* out,
-                      const std::vector<size_t>& recv_bytes);
-  void run_broadcast(void* buffer, size_t bytes, int root);
+                      const std::vector<size_t>& recv_bytes) override;
+  void run_broadcast(void* buffer, size_t bytes, int root) override;
   void run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
-                     const std::vector<size_t>& recv_bytes);
+                     const std::vector<size_t>& recv_bytes) override;
   void run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
-                         DataType type, ReduceOp op);
-  void run_barrier();
+                         DataType type, ReduceOp op) override;
+  void run_barrier() override;
 
   std::shared_ptr<LocalEndpoint> endpoint_;
   Topology topology_;
