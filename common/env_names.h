@@ -33,6 +33,12 @@ inline constexpr const char* kRendezvousAddr = "RUNRUN_RENDEZVOUS_ADDR";
 inline constexpr const char* kRendezvousPort = "RUNRUN_RENDEZVOUS_PORT";
 inline constexpr const char* kRendezvousSecret = "RUNRUN_RENDEZVOUS_SECRET";
 
+// Elastic training (docs/elastic.md), set by the launcher's elastic driver for every worker it
+// starts: the worker's id (stable while the process lives; its rank changes per generation) and
+// the seconds a worker waits for a generation that includes it (--elastic-timeout).
+inline constexpr const char* kElasticWorker = "RUNRUN_ELASTIC_WORKER";
+inline constexpr const char* kElasticTimeout = "RUNRUN_ELASTIC_TIMEOUT";
+
 // Prefix of every runtime knob; the launcher forwards every variable that starts with it.
 inline constexpr const char* kPrefix = "RUNRUN_";
 

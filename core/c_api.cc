@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "core/c_api_last_error.h"
 #include "core/config.h"
 #include "core/dlpack_convert.h"
 #include "core/runtime.h"
@@ -106,6 +107,8 @@ void give(std::shared_ptr<runrun::Handle> handle, runrun_handle** out) {
 extern "C" {
 
 const char* runrun_last_error(void) { return last_error.c_str(); }
+
+void runrun::capi::set_last_error(const std::string& message) { last_error = message; }
 
 runrun_status runrun_init(const char* backend, runrun_runtime** out) {
   return guarded([&] {

@@ -9,6 +9,7 @@
 
 #include "common/errors.h"
 #include "common/knobs.h"
+#include "launcher/elastic_options.h"
 #include "launcher/shell_words.h"
 #include "runrun/build_config.h"
 
@@ -46,6 +47,8 @@ struct RawOptions {
   std::string mpi_args;
   std::string fusion_threshold_mb, cycle_time_ms, cache_capacity, timeline_filename, log_level,
       stall_warning_s, stall_shutdown_s;
+  int min_np = 0, max_np = 0, reset_limit = -1, elastic_timeout_s = 600;
+  std::string discovery_script;
   bool check_build = false;
   bool dry_run = false;
   bool version = false;
@@ -88,6 +91,15 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "report a tensor some ranks submitted and others not after N s");
   app.add_option("--stall-check-shutdown-time-seconds", raw.stall_shutdown_s,
                  "fail such a stalled op after N s (0: never)");
+  app.add_option("--min-np", raw.min_np,
+                 "elastic: keep running while at least N ranks can run (docs/elastic.md)");
+  app.add_option("--max-np", raw.max_np, "elastic: run at most N ranks");
+  app.add_option("--host-discovery-script", raw.discovery_script,
+                 "elastic: program printing the available 'host:slots' lines, run every second");
+  app.add_option("--elastic-timeout", raw.elastic_timeout_s,
+                 "elastic: seconds to wait for --min-np ranks after a change (default 600)");
+  app.add_option("--reset-limit", raw.reset_limit,
+                 "elastic: end the job after N resets (default: no limit)");
   app.add_flag("--check-build", raw.check_build, "print what this build contains and exit");
   app.add_flag("--dry-run", raw.dry_run, "print the command that would run and exit");
   app.add_flag("--version", raw.version, "print the version and exit");
@@ -238,6 +250,25 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
             "' (see runrun --help); a command that starts with '-' goes after '--'");
   }
   options.command = std::move(command);
+  if (!raw.discovery_script.empty() || raw.min_np != 0 || raw.max_np != 0) {
+    if (raw.mpi) invalid("elastic training (--min-np, --max-np, --host-discovery-script) runs "
+                         "over Gloo only, as Horovod's: drop --mpi");
+    if (!raw.discovery_script.empty() && (!raw.hosts.empty() || !raw.hostfile.empty())) {
+      invalid("--host-discovery-script gives the hosts: drop " +
+              std::string(raw.hosts.empty() ? "--hostfile" : "-H"));
+    }
+    options.controller = Controller::kGloo;
+    options.controller_given = true;
+    options.elastic = validate_elastic(raw.num_proc, raw.min_np, raw.max_np,
+                                       raw.discovery_script, raw.elastic_timeout_s,
+                                       raw.reset_limit,
+                                       raw.discovery_script.empty()
+                                           ? total_slots(options.hosts) : 0);
+    options.num_proc = options.elastic.initial_np;
+    if (raw.hosts.empty() && raw.hostfile.empty() && raw.discovery_script.empty()) {
+      options.hosts = {{"localhost", options.num_proc}};
+    }
+  }
   return options;
 }
 

@@ -14,6 +14,20 @@ namespace runrun::launcher {
 
 enum class Controller { kMpi, kGloo };
 
+// Elastic training (docs/elastic.md; Horovod's flags): the job keeps running with between
+// min_np and max_np ranks while hosts come and go.
+struct ElasticOptions {
+  bool enabled = false;          // any of the flags below was given
+  int initial_np = 0;            // ranks of the first generation: -np, else min_np
+  int min_np = 0;                // --min-np (default -np)
+  int max_np = 0;                // --max-np (default: the slots of -H, or unbounded: INT_MAX)
+  std::string discovery_script;  // --host-discovery-script: prints host:slots lines
+  int elastic_timeout_s = 600;   // --elastic-timeout: waiting for min-np ranks, and a worker for
+                                 // a generation that includes it
+  int reset_limit = -1;          // --reset-limit: most resets after the first generation (-1: no
+                                 // limit)
+};
+
 struct LaunchOptions {
   int num_proc = 0;                        // -np
   std::vector<HostSlots> hosts;            // -H or --hostfile; default localhost:<np>
@@ -32,6 +46,7 @@ struct LaunchOptions {
   // Tunables: (RUNRUN_* variable, value), in the order of the knobs.
   std::vector<std::pair<std::string, std::string>> knob_values;
   bool dry_run = false;
+  ElasticOptions elastic;
   std::vector<std::string> command;        // the user's command, untouched
 };
 

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include <spdlog/sinks/stdout_sinks.h>
 
@@ -16,6 +18,7 @@
 #include "common/logging.h"
 #include "launcher/check_build.h"
 #include "launcher/command_line.h"
+#include "launcher/elastic_driver.h"
 #include "launcher/gloo_rank_commands.h"
 #include "launcher/mpirun_command.h"
 #include "launcher/preflight.h"
@@ -185,6 +188,14 @@ int run_gloo_job(const LaunchOptions& options, const Environment& env) {
   }
   const std::string block = encode_environment_block(gloo_rank_environment(plan, env,
                                                                            job_entries));
+  if (options.elastic.enabled) {
+    ElasticJobSettings elastic{options, plan, env, local, cwd, job_entries, {}, 10};
+    elastic.store.host = server.address();
+    elastic.store.port = server.port();
+    elastic.store.secret = secret;
+    elastic.store.who = "the launcher's elastic driver";
+    return run_elastic_job(elastic);
+  }
   SupervisorSettings settings = supervisor_settings(options, plan);
   for (int rank = 0; rank < options.num_proc; ++rank) {
     settings.children.push_back({commands[static_cast<std::size_t>(rank)], rank, block});
@@ -240,8 +251,39 @@ int run_mpi_job(const LaunchOptions& options, const Environment& env) {
   return supervise(settings);
 }
 
+// An elastic job with a discovery script starts on the hosts the script prints first: waits
+// (within --elastic-timeout) until they have --min-np slots, and starts min(-np, slots) ranks.
+LaunchOptions with_discovered_hosts(LaunchOptions options) {
+  const ElasticOptions& elastic = options.elastic;
+  if (!elastic.enabled || elastic.discovery_script.empty()) return options;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(elastic.elastic_timeout_s);
+  for (bool said = false;; said = true) {
+    options.hosts = discover_hosts(elastic.discovery_script, 10);
+    const int slots = total_slots(options.hosts);
+    if (slots >= elastic.min_np) {
+      options.num_proc = std::min({elastic.initial_np, slots, elastic.max_np});
+      options.hosts_source = "--host-discovery-script";
+      return options;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw InvalidArgumentError(RUNRUN_WHERE, "--host-discovery-script found " +
+                                                   std::to_string(slots) + " slots, fewer than "
+                                                   "--min-np " + std::to_string(elastic.min_np) +
+                                                   ", for --elastic-timeout " +
+                                                   std::to_string(elastic.elastic_timeout_s) +
+                                                   " s");
+    }
+    if (!said) {
+      std::cerr << "runrun: elastic: the discovery script lists " << slots << " slots, fewer "
+                << "than --min-np " << elastic.min_np << ": waiting for hosts" << std::endl;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
 int run_job(const LaunchOptions& given, const Environment& env) {
-  const LaunchOptions options = with_controller(given, env);
+  const LaunchOptions options = with_discovered_hosts(with_controller(given, env));
   return options.controller == Controller::kGloo ? run_gloo_job(options, env)
                                                  : run_mpi_job(options, env);
 }

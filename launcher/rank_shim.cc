@@ -220,7 +220,11 @@ int run_rank_shim(int argc, char** argv) {
       for (const auto& [name, value] : read_environment_block(STDIN_FILENO, kBlockTimeoutMs)) {
         setenv(name.c_str(), value.c_str(), 1);
       }
-      export_launcher_topology(rank, layout);
+      if (std::getenv(env::kElasticWorker) != nullptr) {
+        setenv(env::kController, "gloo", 1);  // rank and size come per generation (elastic)
+      } else {
+        export_launcher_topology(rank, layout);
+      }
     } else {
       rank = export_topology(layout);
     }

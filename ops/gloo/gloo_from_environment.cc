@@ -9,6 +9,7 @@
 #include "ops/gloo/gloo_backend.h"
 #include "ops/gloo/rendezvous_store.h"
 #include "rendezvous/client_environment.h"
+#include "rendezvous/elastic_worker.h"
 #include "rendezvous/local_address.h"
 
 namespace runrun::gloo_backend {
@@ -42,6 +43,9 @@ std::string listen_address(const std::string& spec, const std::string& server) {
 
 std::unique_ptr<Backend> make_gloo_backend_from_environment(
     const GlooEnvironmentOptions& options) {
+  // An elastic worker learns its rank and size of this generation from the launcher's driver.
+  auto* elastic = rendezvous::ElasticWorker::of_this_process();
+  const uint64_t generation = elastic != nullptr ? elastic->join().generation : 0;
   const int rank = required_int(env::kRank);
   const int size = required_int(env::kSize);
   RUNRUN_ENFORCE(rank < size, InvalidArgumentError,
@@ -61,9 +65,10 @@ std::unique_ptr<Backend> make_gloo_backend_from_environment(
   // again): each initialization connects under its own store prefix.
   static std::atomic<int> initializations{0};
   gloo_options.prefix = "runrun/gloo/init" + std::to_string(initializations++);
+  if (elastic != nullptr) gloo_options.prefix = "runrun/gloo/elastic";  // keys are per generation
   const auto get_timeout = client_options.connect_timeout;
   auto client = std::make_shared<rendezvous::RendezvousClient>(std::move(client_options));
-  auto store = std::make_shared<ops::RendezvousStore>(std::move(client), /*generation=*/0,
+  auto store = std::make_shared<ops::RendezvousStore>(std::move(client), generation,
                                                       get_timeout);
   return make_gloo_backend(std::move(store), rank, size, std::move(gloo_options));
 }

@@ -14,8 +14,11 @@ void register_gloo_provider(BackendRegistry& registry) {
   BackendProvider provider;
   provider.name = "gloo";
   provider.unavailable_reason = []() -> std::string {
+    // An elastic worker gets its rank and size per generation (rendezvous/elastic_worker.h).
+    const bool elastic = std::getenv(env::kElasticWorker) != nullptr;
     for (const char* name : {env::kRank, env::kSize, env::kRendezvousAddr, env::kRendezvousPort}) {
-      if (std::getenv(name) == nullptr) {
+      const bool assigned_later = elastic && (name == env::kRank || name == env::kSize);
+      if (!assigned_later && std::getenv(name) == nullptr) {
         return std::string(name) + " is not set: the gloo backend runs in jobs started by the "
                                    "launcher, `runrun --gloo -np N COMMAND`";
       }

@@ -74,6 +74,21 @@ typedef struct {
 } runrun_topology;
 runrun_status runrun_get_topology(const runrun_runtime* rt, runrun_topology* out);
 
+/* --- elastic training (docs/elastic.md) ----------------------------------------------------
+ * Why: an elastic job's ranks live through several generations (the launcher's driver assigns
+ * ranks per generation through the rendezvous store); the framework layer asks whether a newer
+ * generation exists (hosts changed: stop at the next commit) and reports a failed collective so
+ * that the launcher starts a new generation. Independent of any runtime (they work between
+ * runrun_shutdown and the next runrun_init). Thread-safe. */
+
+/* 1 when this process is a worker of an elastic job (runrun --gloo --min-np/--max-np/...). */
+int runrun_elastic_enabled(void);
+/* The generation this process joined last (0: none yet) and the newest one the launcher
+ * published. RUNRUN_INVALID_ARGUMENT when not elastic; errors of the rendezvous store else. */
+runrun_status runrun_elastic_generations(uint64_t* joined, uint64_t* latest);
+/* Tells the launcher that this rank's collectives failed in the generation it joined. */
+runrun_status runrun_elastic_report_failure(void);
+
 /* Name of the data backend in use ("mpi", "gloo", "local"). Valid while rt lives. */
 const char* runrun_backend_name(const runrun_runtime* rt);
 

@@ -82,3 +82,4 @@ from runrun.torch.handles import poll, synchronize
 from runrun.torch.optimizer import DistributedOptimizer
 from runrun.torch.sparse import sparse_allreduce_async
 from runrun.torch.sync_batch_norm import SyncBatchNorm
+from runrun.torch import elastic  # noqa: E402  (hvd.elastic, docs/elastic.md)
