@@ -30,6 +30,12 @@ namespace {
 
 thread_local std::string last_error;
 
+}  // namespace
+
+void runrun::capi::set_last_error(const std::string& message) { last_error = message; }
+
+namespace {
+
 runrun_status to_status(runrun::ErrorCode code) { return static_cast<runrun_status>(code); }
 
 // Runs `body`, translating exceptions into a status and this thread's last error.
@@ -107,8 +113,6 @@ void give(std::shared_ptr<runrun::Handle> handle, runrun_handle** out) {
 extern "C" {
 
 const char* runrun_last_error(void) { return last_error.c_str(); }
-
-void runrun::capi::set_last_error(const std::string& message) { last_error = message; }
 
 runrun_status runrun_init(const char* backend, runrun_runtime** out) {
   return guarded([&] {
