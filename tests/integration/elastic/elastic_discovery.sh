@@ -7,7 +7,7 @@ source "$(dirname "$0")/elastic_lib.sh"
 echo "localhost:2" >"$WORK/hosts"
 printf '#!/bin/sh\ncat %q\n' "$WORK/hosts" >"$WORK/discover.sh"
 chmod +x "$WORK/discover.sh"
-ELASTIC_GROW_FILE="$WORK/hosts" ELASTIC_GROW_STEP=8 ELASTIC_GROW_TO=3 ELASTIC_STEPS=40 \
+ELASTIC_GROW_FILE="$WORK/hosts" ELASTIC_GROW_STEP=8 ELASTIC_GROW_HOSTS=localhost:3 ELASTIC_STEPS=40 \
   timeout -k 10 150 "$RUNRUN" -np 2 --min-np 2 --max-np 3 \
   --host-discovery-script "$WORK/discover.sh" "$PYTHON_BIN" "$TRAIN" "$TOKEN" \
   >"$WORK/grow.out" 2>"$WORK/grow.err"

@@ -15,4 +15,8 @@ expect_line "$WORK/kill.out" "commit step=30 size=3"
 expect_line "$WORK/kill.out" "final total=[0-9]+ size=3 resets=\[3\]"
 oracle_check "$WORK/kill.out"
 no_orphans
+# Recovery time, reported (not asserted): the kill to rank 0's reset callback in generation 2.
+killed="$(grep -Eo 'elastic-kill t=[0-9.]+' "$WORK/kill.out" | head -1 | cut -d= -f2)"
+reset="$(grep -Eo 'elastic-reset t=[0-9.]+' "$WORK/kill.out" | head -1 | cut -d= -f2)"
+echo "recovery: $(awk -v a="$killed" -v b="$reset" 'BEGIN {printf "%.3f", b - a}') s from the kill to training at the new size"
 echo "PASS"

@@ -9,7 +9,8 @@ the final weights equal those of STEPS plain steps in one process (the oracle, c
 
 Environment: ELASTIC_STEPS (30), ELASTIC_KILL_WORKER / ELASTIC_KILL_STEP (that worker kills
 itself with SIGKILL when it reaches that step), ELASTIC_GROW_FILE / ELASTIC_GROW_STEP /
-ELASTIC_GROW_TO (rank 0 writes "localhost:N" into the discovery script's file at that step),
+ELASTIC_GROW_HOSTS (rank 0 writes these host:slots, commas for lines, into the discovery
+script's file at that step),
 ELASTIC_STEP_SLEEP (seconds per step, 0.05).
 """
 import os
@@ -57,7 +58,12 @@ def main():
     optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
     state = hvd.elastic.TorchState(model, optimizer, step=0, total=0)
     resets = []
-    state.register_reset_callbacks([lambda: resets.append(hvd.size())])
+    def on_reset():
+        resets.append(hvd.size())
+        if hvd.rank() == 0:  # training again: the new generation is up and the state synced
+            print("elastic-reset t=%.3f" % time.time(), flush=True)
+
+    state.register_reset_callbacks([on_reset])
     worker = os.environ.get("RUNRUN_ELASTIC_WORKER")
     kill_worker = os.environ.get("ELASTIC_KILL_WORKER")
     kill_step = int(os.environ.get("ELASTIC_KILL_STEP", "-1"))
@@ -69,10 +75,11 @@ def main():
     def train(state):
         while state.step < STEPS:
             if worker == kill_worker and state.step == kill_step:
+                print("elastic-kill t=%.3f" % time.time(), flush=True)
                 os.kill(os.getpid(), signal.SIGKILL)
             if grow_file and hvd.rank() == 0 and state.step == grow_step:
                 with open(grow_file, "w") as f:
-                    f.write("localhost:%s\n" % os.environ["ELASTIC_GROW_TO"])
+                    f.write(os.environ["ELASTIC_GROW_HOSTS"].replace(",", "\n") + "\n")
             step(state.model, state.optimizer)
             size = hvd.allreduce(torch.tensor([1.0]), op=hvd.Sum, name="size").item()
             state.total += int(size)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Elastic training across three network-namespace hosts (tests/integration/launcher/
+# netns_hosts.sh), one worker each: (1) -H ns1:1,ns2:1,ns3:1 --min-np 2, the ranks of ns3 are
+# killed in the middle of training: the job goes on on ns1 and ns2 and finishes with the oracle's
+# state; (2) a discovery script that lists ns1 and ns2, then ns3 too (rank 0 rewrites its file):
+# the size grows to 3 at the next commit. No process is left on any host.
+source "$(dirname "$0")/elastic_lib.sh"
+source "$(dirname "$0")/../launcher/netns_hosts.sh"
+make_hosts 3
+run=(timeout -k 10 240 "$RUNRUN" --rsh-agent "$AGENT" --network-interface "$SUBNET"
+     -x PYTHONPATH -x ELASTIC_STEP_SLEEP -x ELASTIC_KILL_WORKER -x ELASTIC_KILL_STEP)
+
+export ELASTIC_KILL_WORKER=2 ELASTIC_KILL_STEP=10
+"${run[@]}" -np 3 --min-np 2 -H ns1:1,ns2:1,ns3:1 "$PYTHON_BIN" "$TRAIN" "$TOKEN" \
+  >"$WORK/lose.out" 2>"$WORK/lose.err"
+expect_rc $? 0 "an elastic job that lost host ns3's rank"
+expect_line "$WORK/lose.err" "^runrun: elastic: generation 1: 3 ranks on ns1:1,ns2:1,ns3:1"
+expect_line "$WORK/lose.err" "^runrun: elastic: worker 2 \(rank 2 of generation 1\) on host ns3: signal 9"
+expect_line "$WORK/lose.err" "^runrun: elastic: generation 2: 2 ranks on ns1:1,ns2:1"
+expect_line "$WORK/lose.out" "final total=[0-9]+ size=2 resets=\[2\]"
+oracle_check "$WORK/lose.out"
+hosts_empty
+no_orphans
+
+printf 'ns1:1\nns2:1\n' >"$WORK/hosts"
+printf '#!/bin/sh\ncat %q\n' "$WORK/hosts" >"$WORK/discover.sh"
+chmod +x "$WORK/discover.sh"
+unset ELASTIC_KILL_WORKER ELASTIC_KILL_STEP
+export ELASTIC_GROW_FILE="$WORK/hosts" ELASTIC_GROW_STEP=8 ELASTIC_GROW_HOSTS=ns1:1,ns2:1,ns3:1
+export ELASTIC_STEPS=40
+timeout -k 10 240 "$RUNRUN" --rsh-agent "$AGENT" --network-interface "$SUBNET" \
+  -x PYTHONPATH -x ELASTIC_STEP_SLEEP -x ELASTIC_GROW_FILE -x ELASTIC_GROW_STEP \
+  -x ELASTIC_GROW_HOSTS -x ELASTIC_STEPS -np 2 --min-np 2 --max-np 3 \
+  --host-discovery-script "$WORK/discover.sh" "$PYTHON_BIN" "$TRAIN" "$TOKEN" \
+  >"$WORK/grow.out" 2>"$WORK/grow.err"
+expect_rc $? 0 "an elastic job that grew to ns3"
+expect_line "$WORK/grow.err" "^runrun: elastic: generation 1: 2 ranks on ns1:1,ns2:1"
+expect_line "$WORK/grow.err" "^runrun: elastic: generation 2: 3 ranks on ns1:1,ns2:1,ns3:1"
+expect_line "$WORK/grow.out" "final total=[0-9]+ size=3 resets=\[3\]"
+oracle_check "$WORK/grow.out"
+hosts_empty
+no_orphans
+echo "PASS"
