@@ -94,3 +94,29 @@ TEST_CASE("elastic options: defaults and the checks between -np, --min-np and --
   CHECK_THROWS_WITH(validate_elastic(4, 2, 0, "", 0, -1, 4),
                     Catch::Contains("--elastic-timeout must be at least 1"));
 }
+
+#include <sstream>
+
+#include "launcher/command_line.h"
+
+TEST_CASE("elastic flags on the command line: Gloo implied, conflicts refused") {
+  std::ostringstream out;
+  auto parsed = parse_command_line({"-np", "4", "--min-np", "2", "-H", "a:2,b:2", "--reset-limit",
+                                    "3", "python", "train.py"},
+                                   {}, out);
+  CHECK(parsed.options.elastic.enabled);
+  CHECK(parsed.options.controller == Controller::kGloo);
+  CHECK(parsed.options.elastic.max_np == 4);
+  CHECK(parsed.options.elastic.reset_limit == 3);
+  CHECK(parsed.options.num_proc == 4);
+  parsed = parse_command_line({"--min-np", "2", "python"}, {}, out);
+  CHECK(parsed.options.num_proc == 2);
+  CHECK(parsed.options.hosts == std::vector<HostSlots>{{"localhost", 2}});
+  parsed = parse_command_line({"-np", "2", "python"}, {}, out);
+  CHECK_FALSE(parsed.options.elastic.enabled);
+  CHECK_THROWS_WITH(parse_command_line({"--mpi", "--min-np", "2", "python"}, {}, out),
+                    Catch::Contains("runs over Gloo only"));
+  CHECK_THROWS_WITH(parse_command_line({"--host-discovery-script", "./d.sh", "-H", "a:2",
+                                        "python"}, {}, out),
+                    Catch::Contains("--host-discovery-script gives the hosts: drop -H"));
+}
