@@ -259,14 +259,17 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
     }
     options.controller = Controller::kGloo;
     options.controller_given = true;
+    const bool hosts_given = !raw.hosts.empty() || !raw.hostfile.empty();
     options.elastic = validate_elastic(raw.num_proc, raw.min_np, raw.max_np,
                                        raw.discovery_script, raw.elastic_timeout_s,
                                        raw.reset_limit,
-                                       raw.discovery_script.empty()
-                                           ? total_slots(options.hosts) : 0);
+                                       !raw.discovery_script.empty() ? 0
+                                       : hosts_given ? total_slots(options.hosts)
+                                       : raw.max_np != 0 ? raw.max_np
+                                                         : std::max(raw.num_proc, raw.min_np));
     options.num_proc = options.elastic.initial_np;
-    if (raw.hosts.empty() && raw.hostfile.empty() && raw.discovery_script.empty()) {
-      options.hosts = {{"localhost", options.num_proc}};
+    if (!hosts_given && raw.discovery_script.empty()) {
+      options.hosts = {{"localhost", options.elastic.max_np}};  // this machine, max-np slots
     }
   }
   return options;

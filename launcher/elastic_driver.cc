@@ -47,6 +47,9 @@ struct Driver {
   int next_id = 0;
   uint64_t generation = 0;
   std::vector<int> members;  // worker ids of the current generation, in rank order
+  // Members that have not taken their assignment in the current generation, with the time of
+  // the first generation they were expected in since they last joined one.
+  std::map<int, Clock::time_point> not_joined;
   int resets = 0;
   std::vector<std::string> lost;  // "worker 3 (rank 1 of generation 2) on host a: exit code 9"
   bool change_pending = false;
@@ -131,6 +134,8 @@ void publish(Driver& driver, const std::vector<ElasticWorkerProcess*>& running) 
   driver.store.set(rendezvous::kElasticControlGeneration, rendezvous::kElasticGenerationKey,
                    std::to_string(generation));
   driver.generation = generation;
+  const auto now = Clock::now();
+  for (int id : driver.members) driver.not_joined.emplace(id, now);  // keeps an older time
   std::fprintf(stderr, "runrun: elastic: generation %llu: %d rank%s on %s\n",
                static_cast<unsigned long long>(generation), size, size == 1 ? "" : "s",
                where.c_str());
@@ -256,6 +261,16 @@ void handle_signals(Driver& driver, int signal_fd) {
 void poll_store(Driver& driver, Clock::time_point now) {
   driver.next_store_poll = now + kStorePoll;
   if (driver.generation == 0 || driver.change_pending) return;
+  for (auto it = driver.not_joined.begin(); it != driver.not_joined.end();) {
+    const auto& worker = *driver.workers.at(it->first);
+    const bool gone = worker.exited || worker.stopping;
+    if (gone || driver.store.check(driver.generation, {rendezvous::elastic_joined_key(
+                                                          std::to_string(it->first))})) {
+      it = driver.not_joined.erase(it);
+    } else {
+      ++it;
+    }
+  }
   if (driver.store.get(rendezvous::kElasticControlGeneration,
                        rendezvous::elastic_failed_key(driver.generation))) {
     if (driver.settings.options.verbose) {
@@ -304,6 +319,29 @@ void check_deadlines(Driver& driver, Clock::time_point now) {
       begin_stop(driver, *worker);
       driver.schedule_change(now);
     }
+  }
+  // A member that never took its place (a hung process, a host that stopped answering) would
+  // keep every other rank waiting: it is stopped, and the next generation goes on without it.
+  if (!driver.finishing) {
+    bool stopped = false;
+    for (auto it = driver.not_joined.begin(); it != driver.not_joined.end();) {
+      auto& worker = *driver.workers.at(it->first);
+      if (worker.exited || worker.stopping ||
+          now < it->second + seconds(driver.elastic.elastic_timeout_s)) {
+        ++it;
+        continue;
+      }
+      driver.lost.push_back("worker " + std::to_string(it->first) + " on host " +
+                            driver.host_name(worker.host) + ": did not join generation " +
+                            std::to_string(driver.generation) + " within --elastic-timeout " +
+                            std::to_string(driver.elastic.elastic_timeout_s) + " s");
+      std::fprintf(stderr, "runrun: elastic: %s: stopping it\n", driver.lost.back().c_str());
+      driver.hosts.record_failure(worker.host, now);
+      begin_stop(driver, worker);
+      it = driver.not_joined.erase(it);
+      stopped = true;
+    }
+    if (stopped) driver.schedule_change(now);
   }
   if (driver.finishing && now >= driver.finish_deadline && driver.failure.empty()) {
     driver.failure = "a worker finished the script but others were still running " +

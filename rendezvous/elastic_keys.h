@@ -6,6 +6,9 @@
 //                            "elastic/failed/<g>"   counter: ranks that failed in generation g
 //                                                   and ask for a new one
 //   generation G (>= 1):     "elastic/assign/<worker id>"  "rank size host_index" of that worker
+//                            "elastic/joined/<worker id>"  set by the worker once it took its
+//                                                          assignment (a member that never does
+//                                                          is stopped after --elastic-timeout)
 // The driver writes every assignment of G before it sets "elastic/generation" to G, so a rank
 // that reads G finds its assignment there (or learns that it is no longer part of the job).
 // Thread-safety: pure functions and constants.
@@ -24,6 +27,9 @@ inline std::string elastic_failed_key(uint64_t generation) {
 }
 inline std::string elastic_assignment_key(const std::string& worker) {
   return "elastic/assign/" + worker;
+}
+inline std::string elastic_joined_key(const std::string& worker) {
+  return "elastic/joined/" + worker;
 }
 
 // Where one worker runs in one generation.

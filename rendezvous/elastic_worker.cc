@@ -84,6 +84,7 @@ ElasticAssignment ElasticWorker::join() {
   RUNRUN_ENFORCE(assignment.has_value(), InternalError,
                  "elastic worker " + worker_ + ": malformed assignment '" + *text +
                      "' in generation " + std::to_string(generation));
+  client().set(generation, elastic_joined_key(worker_), "1");
   joined_ = generation;
   setenv(env::kRank, std::to_string(assignment->rank).c_str(), 1);
   setenv(env::kSize, std::to_string(assignment->size).c_str(), 1);

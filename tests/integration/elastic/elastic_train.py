@@ -8,7 +8,8 @@ the final weights equal those of STEPS plain steps in one process (the oracle, c
 "commit step=S size=N" to stdout) gives its expected value. Rank 0 prints "final ..." at the end.
 
 Environment: ELASTIC_STEPS (30), ELASTIC_KILL_WORKER / ELASTIC_KILL_STEP (that worker kills
-itself with SIGKILL when it reaches that step), ELASTIC_GROW_FILE / ELASTIC_GROW_STEP /
+itself with SIGKILL when it reaches that step), ELASTIC_STOP_WORKER / ELASTIC_STOP_STEP (the same
+with SIGSTOP: a hung rank), ELASTIC_GROW_FILE / ELASTIC_GROW_STEP /
 ELASTIC_GROW_HOSTS (rank 0 writes these host:slots, commas for lines, into the discovery
 script's file at that step),
 ELASTIC_STEP_SLEEP (seconds per step, 0.05).
@@ -67,6 +68,8 @@ def main():
     worker = os.environ.get("RUNRUN_ELASTIC_WORKER")
     kill_worker = os.environ.get("ELASTIC_KILL_WORKER")
     kill_step = int(os.environ.get("ELASTIC_KILL_STEP", "-1"))
+    stop_worker = os.environ.get("ELASTIC_STOP_WORKER")
+    stop_step = int(os.environ.get("ELASTIC_STOP_STEP", "-1"))
     grow_file = os.environ.get("ELASTIC_GROW_FILE")
     grow_step = int(os.environ.get("ELASTIC_GROW_STEP", "-1"))
     pause = float(os.environ.get("ELASTIC_STEP_SLEEP", "0.05"))
@@ -77,6 +80,8 @@ def main():
             if worker == kill_worker and state.step == kill_step:
                 print("elastic-kill t=%.3f" % time.time(), flush=True)
                 os.kill(os.getpid(), signal.SIGKILL)
+            if worker == stop_worker and state.step == stop_step:
+                os.kill(os.getpid(), signal.SIGSTOP)  # hung: alive, but never answers
             if grow_file and hvd.rank() == 0 and state.step == grow_step:
                 with open(grow_file, "w") as f:
                     f.write(os.environ["ELASTIC_GROW_HOSTS"].replace(",", "\n") + "\n")

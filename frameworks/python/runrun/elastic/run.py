@@ -26,6 +26,23 @@ def _reset():
     basics.init()
 
 
+def _reset_into_next_generation(reset):
+    """Re-initializes until this rank is part of a working generation. Connecting the new
+    generation may fail too (a member that never came: the launcher stops it after
+    --elastic-timeout and publishes another generation): then try the next one. When the
+    join itself fails (no newer generation within --elastic-timeout, or none for this worker),
+    the error goes to the script."""
+    while True:
+        before = generations.generation()
+        try:
+            reset()
+            return
+        except HorovodInternalError:
+            if generations.generation() == before:
+                raise
+            generations.report_failure()
+
+
 def run_fn(func, reset=_reset):
     """Wraps `func(state, *args, **kwargs)` in the elastic loop; `reset` re-initializes the
     framework's runtime (runrun's shutdown + init by default)."""
@@ -44,7 +61,7 @@ def run_fn(func, reset=_reset):
                 skip_sync = False
             except HostsUpdatedInterrupt as interrupt:
                 skip_sync = interrupt.skip_sync
-            reset()
+            _reset_into_next_generation(reset)
             state.on_reset()
 
     return wrapper
