@@ -13,7 +13,8 @@
 #   a concrete backend (ops/mpi/, ops/gloo/, ops/local/, ...): it asks make_backend() for one.
 # - frameworks/ reaches the core through its C API only (runrun/c_api.h) besides its own csrc/.
 # - launcher/ sits on common/ and rendezvous/, plus ops/backend_catalog.h (which backends this
-#   build has), which therefore may include only common/.
+#   build has) and ops/gpu_libraries.h (which GPU libraries this machine would load), which
+#   therefore may include only common/.
 # - runrun/build_config.h, generated into the build folder, is available to every layer.
 # - a project header is named from the repository root ("ops/mpi/mpi_waiter.h"), never by a
 #   path relative to the including file, so this check sees what it is.
@@ -30,7 +31,8 @@ set(allowed_text_ops "common/, rendezvous/, ops/")
 set(allowed_text_core
     "common/, rendezvous/, ops/*.h, ops/cpu/, core/ and its C API runrun/c_api.h")
 set(allowed_text_frameworks "the C API runrun/c_api.h and its own csrc/")
-set(allowed_text_launcher "common/, rendezvous/, launcher/ and ops/backend_catalog.h")
+set(allowed_text_launcher
+    "common/, rendezvous/, launcher/, ops/backend_catalog.h and ops/gpu_libraries.h")
 set(allowed_text_catalog "common/")
 # The stack, bottom to top; launcher/ is beside it.
 set(stack common rendezvous ops core frameworks)
@@ -38,7 +40,7 @@ set(stack common rendezvous ops core frameworks)
 # The layer a file of the tree belongs to ("" for files the rule does not cover).
 function(layer_of_file path out)
   set(layer "")
-  if(path STREQUAL "ops/backend_catalog.h")
+  if(path STREQUAL "ops/backend_catalog.h" OR path STREQUAL "ops/gpu_libraries.h")
     set(layer catalog)
   elseif(path MATCHES "^(common|rendezvous|ops|core|frameworks|launcher)/")
     set(layer ${CMAKE_MATCH_1})
@@ -89,7 +91,8 @@ function(include_allowed from name to out)
       set(ok TRUE)
     endif()
   elseif(from STREQUAL "launcher")
-    if(to MATCHES "^(common|rendezvous|launcher)$" OR name STREQUAL "ops/backend_catalog.h")
+    if(to MATCHES "^(common|rendezvous|launcher)$" OR name STREQUAL "ops/backend_catalog.h" OR
+       name STREQUAL "ops/gpu_libraries.h")
       set(ok TRUE)
     endif()
   endif()
@@ -102,7 +105,7 @@ function(rule_text from to out)
   list(FIND stack "${to}" to_index)
   set(allowed "${allowed_text_${from}}${generated_note}")
   if(from STREQUAL "catalog")
-    set(text "ops/backend_catalog.h is shared with launcher/ and may include only ${allowed}")
+    set(text "${path} is shared with launcher/ and may include only ${allowed}")
   elseif(from STREQUAL "core" AND to STREQUAL "ops")
     string(CONCAT text "core/ never includes a concrete backend (it asks make_backend() for a "
                        "Backend) and may include only ${allowed}")

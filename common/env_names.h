@@ -33,6 +33,11 @@ inline constexpr const char* kRendezvousAddr = "RUNRUN_RENDEZVOUS_ADDR";
 inline constexpr const char* kRendezvousPort = "RUNRUN_RENDEZVOUS_PORT";
 inline constexpr const char* kRendezvousSecret = "RUNRUN_RENDEZVOUS_SECRET";
 
+// Paths that override the run-time search for the CUDA runtime and NCCL (ops/cuda/
+// library_search.h; docs/gpu.md): when set, that file is used or the GPU path fails.
+inline constexpr const char* kCudartLibrary = "RUNRUN_CUDART_LIBRARY";
+inline constexpr const char* kNcclLibrary = "RUNRUN_NCCL_LIBRARY";
+
 // Prefix of every runtime knob; the launcher forwards every variable that starts with it.
 inline constexpr const char* kPrefix = "RUNRUN_";
 
