@@ -16,7 +16,7 @@ from runrun.common import basics, loader
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.handles import new_handle
 from runrun.common.names import group_names, op_name
-from runrun.common.ops import Average, Sum, resolve_op
+from runrun.common.ops import Adasum, Average, ReduceOp, Sum, resolve_op
 from runrun.common.process_sets import ProcessSet, global_process_set, process_set_id
 
 _fast = None  # (fast_allreduce, fast_broadcast, fast_grouped_allreduce) of runrun._core
@@ -34,7 +34,8 @@ def allreduce(adapter, tensor, average=None, name=None, op=None, prescale_factor
               postscale_factor=1.0, process_set=global_process_set, in_place=False):
     """Starts an allreduce of `tensor`: into `tensor` itself when `in_place`, else into a new
     output (adapter.empty_like); wait() returns that tensor."""
-    op = resolve_op(op, average)
+    if average is not None or type(op) is not ReduceOp or op is Adasum:
+        op = resolve_op(op, average)  # (a ReduceOp as is: no call, once per tensor)
     name = op_name("allreduce", name, process_set) if name is None else str(name)
     # The fast path, when it may run now; otherwise every check runs in its usual order below
     # (not initialized, an odd or unregistered process set, a tensor it does not take).
