@@ -206,3 +206,27 @@ def test_grouped_enqueue_is_one_extension_call(hvd):
     outs = c.grouped_allreduce(NP, arrays, op=runrun.Sum, name="np.fast_group").wait()
     assert all(np.array_equal(o, np.full(16, i * hvd.size())) for i, o in enumerate(outs))
     assert all(a[0] == i for i, a in enumerate(arrays))  # out of place: inputs unchanged
+
+
+def test_fast_path_results_match_the_general_path(hvd):
+    # The fast path exports torch tensors without detach(): a leaf that requires grad is reduced
+    # in place and keeps its autograd state; out-of-place ops return new contiguous tensors.
+    import torch
+
+    n = hvd.size()
+    leaf = torch.full((5,), 2.0, requires_grad=True)
+    with torch.no_grad():
+        assert hvd.synchronize(hvd.allreduce_async_(leaf, name="fast.leaf", op=hvd.Sum)) is leaf
+    assert leaf.requires_grad and leaf.grad_fn is None
+    assert torch.equal(leaf.detach(), torch.full((5,), 2.0 * n))
+    source = torch.arange(6, dtype=torch.int32).view(2, 3) + hvd.rank()
+    out = hvd.synchronize(hvd.allreduce_async(source, name="fast.oop", op=hvd.Max))
+    assert out is not source and out.is_contiguous()
+    assert torch.equal(out, torch.arange(6, dtype=torch.int32).view(2, 3) + n - 1)
+    root = n - 1
+    got = hvd.synchronize(hvd.broadcast_async(source, root, name="fast.bcast"))
+    assert torch.equal(got, torch.arange(6, dtype=torch.int32).view(2, 3) + root)
+    assert torch.equal(source, torch.arange(6, dtype=torch.int32).view(2, 3) + hvd.rank())
+    flags = torch.tensor([hvd.rank() == 0, True])
+    assert torch.equal(hvd.allreduce(flags, op=hvd.Min, name="fast.bool"),
+                       torch.tensor([n == 1, True]))
