@@ -4,6 +4,7 @@
 #include <runrun/c_api.h>
 #include <pybind11/pybind11.h>
 
+#include "csrc/fast_enqueue.h"
 #include "csrc/handle.h"
 #include "csrc/orphaned_ops.h"
 #include "csrc/runtime.h"
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_core, m) {
   m.attr("STATUS_IN_PROGRESS") = static_cast<int>(RUNRUN_IN_PROGRESS);
   runrun::python::bind_handle(m);
   runrun::python::bind_runtime(m);
+  runrun::python::bind_fast_enqueue(m);
 }
