@@ -25,6 +25,8 @@ def trained(hvd, seed=1):
         x = torch.randn(5, 4, generator=torch.Generator().manual_seed(hvd.rank() + 10 * step))
         model(x).pow(2).mean().backward()
         opt.step()
+    # BatchNorm statistics are per rank: the checkpoint holds rank 0's.
+    hvd.broadcast_parameters(model.state_dict(), 0)
     return model, opt
 
 

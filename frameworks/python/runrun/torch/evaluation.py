@@ -81,5 +81,7 @@ def evaluate(model, loader, metrics, sums=(), process_set=global_process_set):
         model.train(was_training)
     local = {name: (v if name in sums or count == 0 else v / count) for name, v in totals.items()}
     local["num_samples"] = count
-    return average_metrics(local, count, tuple(sums) + ("num_samples",), process_set,
-                           name="evaluate")
+    result = average_metrics(local, count, tuple(sums) + ("num_samples",), process_set,
+                             name="evaluate")
+    result["num_samples"] = int(result["num_samples"])
+    return result
