@@ -30,14 +30,30 @@ def test_padded_shares_are_equal_and_exact(hvd, root_at):
     assert covered == set(range(count))
 
 
-def test_large_dataset_goes_in_chunks_and_arrives_exactly(hvd):
+def test_large_dataset_goes_in_chunks_and_arrives_exactly(hvd, monkeypatch):
+    from runrun.torch import scatter
+
     size, rank = hvd.size(), hvd.rank()
     rows, chunk = 1001, 16 * 1024
     gen = torch.Generator().manual_seed(5)
     x, y = torch.randn(rows, 32, generator=gen), torch.arange(rows)
     dataset = torch.utils.data.TensorDataset(x, y)
     assert len(pickle.dumps([dataset[i] for i in range(rows // size)])) > 4 * chunk
+    sent, received = [], []
+    real = scatter.c.alltoall_async
+
+    def counting(tensor, splits, **kwargs):
+        sent.append(list(splits))
+        handle = real(tensor, splits, **kwargs)
+        return type("Counted", (), {"wait": lambda _self: received.append(
+            handle.wait()) or received[-1]})()
+
+    monkeypatch.setattr(scatter.c, "alltoall_async", counting)
     share = hvd.scatter_dataset(dataset if rank == 0 else None, chunk_bytes=chunk)
+    monkeypatch.undo()
+    assert len(sent) > 4  # many rounds, none larger than a chunk per rank
+    assert all(max(splits) <= chunk for splits in sent)
+    assert all(out.numel() <= chunk for out, _ in received)
     expected = padded_share(rows, size, rank)
     assert share.indices == expected
     for position, i in enumerate(expected):
