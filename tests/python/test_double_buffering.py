@@ -15,7 +15,8 @@ def make_model(seed=11):
 
 def global_batch(step, pass_index, world):
     gen = torch.Generator().manual_seed(20_000 + 100 * step + pass_index)
-    return torch.randn(world * BATCH, 6, generator=gen), torch.randn(world * BATCH, 2, generator=gen)
+    x = torch.randn(world * BATCH, 6, generator=gen)
+    return x, torch.randn(world * BATCH, 2, generator=gen)
 
 
 def loss_of(model, x, y):

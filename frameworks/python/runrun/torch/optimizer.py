@@ -232,7 +232,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._should_synchronize = True
 
     def step(self, closure=None):
-        if self._double_buffer is not None and self.process_set.included():
+        if self._double_buffer is not None:
+            if not self.process_set.included():
+                return super().step(closure)  # nothing to average with
             if closure is not None:
                 raise InvalidArgumentError("step(closure) is not supported with "
                                            "double_buffering=True")
@@ -275,8 +277,9 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
                          groups=None, sparse_as_dense=False, process_set=global_process_set,
                          double_buffering=False):
     """Wraps `optimizer` so that step() applies gradients averaged over the ranks of
-    `process_set` (with double_buffering=True, those of the previous step; see flush()). Returns an optimizer of a subclass of `optimizer`'s class sharing its
-    parameter groups, state and defaults; use it in place of the original."""
+    `process_set` (with double_buffering=True, those of the previous step; see flush()).
+    Returns an optimizer of a subclass of `optimizer`'s class sharing its parameter groups,
+    state and defaults; use it in place of the original."""
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise InvalidArgumentError(
             f"DistributedOptimizer wraps a torch.optim.Optimizer, got {type(optimizer).__name__}")
