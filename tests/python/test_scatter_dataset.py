@@ -49,7 +49,9 @@ def test_large_dataset_goes_in_chunks_and_arrives_exactly(hvd, monkeypatch):
             handle.wait()) or received[-1]})()
 
     monkeypatch.setattr(scatter.c, "alltoall_async", counting)
-    share = hvd.scatter_dataset(dataset if rank == 0 else None, chunk_bytes=chunk)
+    # The root's chunk_bytes applies on every rank (the others' differ here).
+    share = hvd.scatter_dataset(dataset if rank == 0 else None,
+                                chunk_bytes=chunk if rank == 0 else 3 * chunk + 1)
     monkeypatch.undo()
     assert len(sent) > 4  # many rounds, none larger than a chunk per rank
     assert all(max(splits) <= chunk for splits in sent)

@@ -44,7 +44,7 @@ def _check_arguments(root, chunk_bytes, process_set):
         raise InvalidArgumentError(f"scatter_dataset: chunk_bytes must be >= 1, got {chunk_bytes}")
 
 
-def _plan_on_root(dataset, process_set, shuffle, seed, drop_remainder):
+def _plan_on_root(dataset, process_set, shuffle, seed, drop_remainder, chunk_bytes):
     """(header, payloads): the lengths every rank needs, and each member's bytes."""
     try:
         plan = shares.plan_shares(len(dataset), len(process_set.ranks), shuffle, seed,
@@ -55,7 +55,8 @@ def _plan_on_root(dataset, process_set, shuffle, seed, drop_remainder):
     except Exception as e:  # the user's dataset failed: every rank must hear of it
         return {"error": f"scatter_dataset: reading the root's dataset failed: "
                          f"{type(e).__name__}: {e}"}, None
-    return {"error": None, "lengths": [len(p) for p in payloads], "total": len(dataset)}, payloads
+    return {"error": None, "lengths": [len(p) for p in payloads], "total": len(dataset),
+            "chunk_bytes": int(chunk_bytes)}, payloads
 
 
 def _send_rounds(header, payloads, me, root_index, chunk_bytes, process_set):
@@ -86,7 +87,8 @@ def scatter_dataset(dataset, root=0, shuffle=False, seed=None, drop_remainder=Fa
     len(), every other member passes None; each member returns its ScatteredDataset share.
     Shares are equal: padded ChainerMN-style (neighbours may repeat a sample) or, with
     drop_remainder=True, the last len % size samples of the order are left out. shuffle=True
-    deals a permutation fixed by `seed` (the root's seed; None: random)."""
+    deals a permutation fixed by `seed` (None: random). The root's shuffle, seed,
+    drop_remainder and chunk_bytes apply; the other members' are ignored."""
     _check_arguments(root, chunk_bytes, process_set)
     me = basics.rank()
     is_root = me == root
@@ -94,14 +96,17 @@ def scatter_dataset(dataset, root=0, shuffle=False, seed=None, drop_remainder=Fa
     errors = [e for e in allgather_object(error, "scatter_dataset.check", process_set) if e]
     if errors:
         raise InvalidArgumentError("scatter_dataset: " + "; ".join(errors))
-    header, payloads = (_plan_on_root(dataset, process_set, shuffle, seed, drop_remainder)
-                        if is_root else (None, None))
+    header, payloads = (_plan_on_root(dataset, process_set, shuffle, seed, drop_remainder,
+                                      chunk_bytes) if is_root else (None, None))
     header = broadcast_object(header, root, "scatter_dataset.header", process_set)
     if header["error"]:
         raise InvalidArgumentError(header["error"])
     index = process_set.ranks.index(me)
     root_index = process_set.ranks.index(root)
-    received = _send_rounds(header, payloads, index, root_index, int(chunk_bytes), process_set)
+    # The root's arguments decide (shuffle, seed, drop_remainder, chunk_bytes): every member
+    # follows its header, so no two ranks can disagree on the rounds.
+    received = _send_rounds(header, payloads, index, root_index, header["chunk_bytes"],
+                            process_set)
     own = payloads[index] if is_root else received
     if len(own) != header["lengths"][index]:
         raise InvalidArgumentError(
