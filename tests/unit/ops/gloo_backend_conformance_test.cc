@@ -82,11 +82,13 @@ TEST_CASE("gloo topology: host ids give local and cross ranks, subgroups keep th
   }
 }
 
-TEST_CASE("gloo backend over shared memory with tiny slots: every collective in many pieces") {
-  // 4 KiB per rank per step: the suite's larger buffers move in many pieces (two steps each
-  // for allreduce), exercising the pipelined paths of ops/shm.
+TEST_CASE("gloo backend over shared memory with small slots: every collective in many pieces") {
+  // 64 KiB per rank per step: the suite's larger buffers (65539 elements, and 4 MiB) move in
+  // many pieces (two steps each for allreduce), exercising the pipelined paths of ops/shm.
+  // (ops.shm.* covers 4 KiB slots on smaller buffers.)
   auto options = runrun::testing::gloo_test_options();
-  options.shared_memory_slot_bytes = 4096;
+  options.shared_memory = true;  // also under RUNRUN_GLOO_SHM=0 (ops.gloo.tcp.all)
+  options.shared_memory_slot_bytes = size_t{64} << 10;
   const auto errors = runrun::testing::run_gloo_ranks_collect(
       3, options, [](Backend& backend) { runrun::conformance::run_all(backend); });
   runrun::testing::rethrow_root_cause(errors);
