@@ -65,21 +65,36 @@ void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp o
   for (size_t at = 0; at < count; at += per_piece) {
     const size_t elements = std::min(per_piece, count - at);
     char* piece = buffer + at * esize;
-    std::memcpy(group.my_slot(), piece, elements * esize);
-    group.step();
     const auto slices = even_split(elements, n);
     const auto offsets = offsets_of(slices);
-    // Reduce-scatter: slice `me` of every rank's piece, into this rank's next slot.
-    char* reduced = group.my_slot();
-    const size_t from = offsets[me] * esize;
-    std::memcpy(reduced, group.slot(0) + from, slices[me] * esize);
-    for (int p = 1; p < group.size(); ++p) {
-      cpu::reduce_into(reduced, group.slot(p) + from, slices[me], type, op);
+    // Reduce-scatter step: the slices the other ranks reduce go into this rank's slot, at their
+    // place in the piece (its own slice it reads from the buffer: (n-1)/n of the piece copied).
+    char* outgoing = group.my_slot();
+    for (size_t p = 0; p < n; ++p) {
+      if (p != me) std::memcpy(outgoing + offsets[p] * esize, piece + offsets[p] * esize, slices[p] * esize);
     }
     group.step();
-    // Allgather: every rank's reduced slice.
+    const size_t from = offsets[me] * esize;
+    const size_t mine = slices[me];
+    char* own = piece + from;
+    const auto source = [&](size_t p) -> const char* {
+      return p == me ? own : group.slot(static_cast<int>(p)) + from;
+    };
+    // Slice `me` reduced in rank order (rank 0's data first), published in this rank's next
+    // slot and kept in the buffer.
+    char* reduced = group.my_slot();
+    if (me == 0) {
+      for (size_t p = 1; p < n; ++p) cpu::reduce_into(own, source(p), mine, type, op);
+      std::memcpy(reduced, own, mine * esize);
+    } else {
+      std::memcpy(reduced, source(0), mine * esize);
+      for (size_t p = 1; p < n; ++p) cpu::reduce_into(reduced, source(p), mine, type, op);
+      std::memcpy(own, reduced, mine * esize);
+    }
+    group.step();
+    // Allgather step: the other ranks' reduced slices.
     for (size_t p = 0; p < n; ++p) {
-      std::memcpy(piece + offsets[p] * esize, group.slot(static_cast<int>(p)), slices[p] * esize);
+      if (p != me) std::memcpy(piece + offsets[p] * esize, group.slot(static_cast<int>(p)), slices[p] * esize);
     }
   }
 }

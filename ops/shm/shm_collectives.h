@@ -21,8 +21,9 @@ namespace runrun::shm {
 
 // In place: `data` holds `count` elements on every rank and the reduction after. Up to
 // kOneStepBytes: one step (every rank reduces every rank's buffer); above: pieces of
-// capacity() bytes, each a reduce-scatter step (rank p reduces slice p of the piece from every
-// rank's slot into its own next slot) and an allgather step (every rank copies the slices out).
+// capacity() bytes, each a reduce-scatter step (every rank copies the slices the others reduce
+// into its slot; rank p reduces slice p from the others' slots and its own buffer, into the
+// buffer and its next slot) and an allgather step (every rank copies the others' slices out).
 void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp op);
 inline constexpr size_t kOneStepBytes = size_t{64} << 10;
 

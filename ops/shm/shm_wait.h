@@ -19,7 +19,7 @@ struct WaitLimits {
   const std::atomic<bool>* aborted = nullptr;           // this process's abort flag
   std::chrono::steady_clock::time_point deadline;       // the operation's deadline
   std::function<bool()> peer_gone;                      // checked between sleeps; may be empty
-  std::chrono::microseconds spin{40};                   // before the first sleep
+  std::chrono::microseconds spin{10};                   // before the first sleep
   std::chrono::milliseconds slice{20};                  // longest single sleep
 };
 
