@@ -159,13 +159,19 @@ void Group::step() {
              "timed out after " + std::to_string(timeout_.count()) +
                  " ms (RUNRUN_COLLECTIVE_TIMEOUT) waiting for rank " + std::to_string(p) +
                  " over shared memory: it did not take part or is stuck; check its output");
-      case WaitOutcome::kPeerGone:
+      case WaitOutcome::kPeerGone: {
+        // A peer that left because it lost another rank passes that rank on.
+        const int32_t root = died ? p + 1 : peer->lost.load(std::memory_order_acquire);
+        std::string how = died ? ": its process (pid " + std::to_string(peer->pid.load()) + ") died"
+                               : std::string(": it left the shared-memory group");
+        if (!died && root > 0) how += " after it lost rank " + std::to_string(root - 1);
+        block_of(segment_.data(), static_cast<size_t>(rank_))
+            ->lost.store(root > 0 ? root : p + 1, std::memory_order_release);
         fail(ErrorCode::kPeerFailure,
-             "lost rank " + std::to_string(p) +
-                 (died ? ": its process (pid " + std::to_string(peer->pid.load()) + ") died"
-                       : std::string(": it left the shared-memory group")) +
+             "lost rank " + std::to_string(p) + how +
                  "; the peer died, was aborted, or gave up after its own collective timeout: "
                  "check its output");
+      }
     }
   }
   steps_.store(target, std::memory_order_relaxed);

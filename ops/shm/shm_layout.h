@@ -26,6 +26,8 @@ struct alignas(128) RankBlock {
   std::atomic<uint32_t> completed;  // once gone: the steps it completed (published ones past
                                     // that belong to an operation it abandoned)
   std::atomic<int32_t> pid;         // its process id (0 until it attached)
+  std::atomic<int32_t> lost;        // once gone after losing a peer: that peer's rank + 1, so
+                                    // the others name the root cause, not the messenger
   std::atomic<uint64_t> pid_namespace;  // shm_liveness.h; pid is meaningful where equal
 };
 
