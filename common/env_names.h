@@ -24,6 +24,10 @@ inline constexpr const char* kController = "RUNRUN_CONTROLLER";
 // rendezvous server from.
 inline constexpr const char* kNetworkInterface = "RUNRUN_NETWORK_INTERFACE";
 
+// 0 turns off the gloo backend's shared-memory path for ranks of one host (ops/shm; default 1:
+// on). docs/backends.md, "Shared memory inside a host".
+inline constexpr const char* kGlooShm = "RUNRUN_GLOO_SHM";
+
 // The job's rendezvous server (rendezvous/server.h), set by the launcher for every rank. The
 // secret is 64 hex digits; the launcher never prints it, it is withheld from mpirun's
 // environment forwarding (its name contains SECRET), and the rank reads it once and removes it
