@@ -10,10 +10,15 @@
 # The rule, bottom to top: common/ -> rendezvous/ -> ops/ -> core/ -> frameworks/; a layer
 # includes only its own folder and the ones below it. Beyond that:
 # - core/ takes from ops/ only the backend interface (ops/*.h) and the kernels (ops/cpu/), never
-#   a concrete backend (ops/mpi/, ops/gloo/, ops/local/, ...): it asks make_backend() for one.
+#   a concrete backend (ops/mpi/, ops/gloo/, ops/local/, ops/shm/, ...): it asks make_backend()
+#   for one.
+# - ops/shm/ (the shared-memory path inside a host) is a building block transports use: it
+#   depends on no transport, so it includes only common/, the backend interface (ops/*.h), the
+#   kernels (ops/cpu/) and itself.
 # - frameworks/ reaches the core through its C API only (runrun/c_api.h) besides its own csrc/.
 # - launcher/ sits on common/ and rendezvous/, plus ops/backend_catalog.h (which backends this
-#   build has), which therefore may include only common/.
+#   build has) and ops/gpu_libraries.h (which GPU libraries this machine would load), which
+#   therefore may include only common/.
 # - runrun/build_config.h, generated into the build folder, is available to every layer.
 # - a project header is named from the repository root ("ops/mpi/mpi_waiter.h"), never by a
 #   path relative to the including file, so this check sees what it is.
@@ -30,16 +35,20 @@ set(allowed_text_ops "common/, rendezvous/, ops/")
 set(allowed_text_core
     "common/, rendezvous/, ops/*.h, ops/cpu/, core/ and its C API runrun/c_api.h")
 set(allowed_text_frameworks "the C API runrun/c_api.h and its own csrc/")
-set(allowed_text_launcher "common/, rendezvous/, launcher/ and ops/backend_catalog.h")
+set(allowed_text_launcher
+    "common/, rendezvous/, launcher/, ops/backend_catalog.h and ops/gpu_libraries.h")
 set(allowed_text_catalog "common/")
+set(allowed_text_shm "common/, ops/*.h, ops/cpu/ and ops/shm/")
 # The stack, bottom to top; launcher/ is beside it.
 set(stack common rendezvous ops core frameworks)
 
 # The layer a file of the tree belongs to ("" for files the rule does not cover).
 function(layer_of_file path out)
   set(layer "")
-  if(path STREQUAL "ops/backend_catalog.h")
+  if(path STREQUAL "ops/backend_catalog.h" OR path STREQUAL "ops/gpu_libraries.h")
     set(layer catalog)
+  elseif(path MATCHES "^ops/shm/")
+    set(layer shm)
   elseif(path MATCHES "^(common|rendezvous|ops|core|frameworks|launcher)/")
     set(layer ${CMAKE_MATCH_1})
   endif()
@@ -78,6 +87,10 @@ function(include_allowed from name to out)
     if(to MATCHES "^(common|rendezvous|ops)$")
       set(ok TRUE)
     endif()
+  elseif(from STREQUAL "shm")
+    if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|cpu/.+|shm/.+)$")
+      set(ok TRUE)
+    endif()
   elseif(from STREQUAL "core")
     if(to MATCHES "^(common|rendezvous|core)$")
       set(ok TRUE)
@@ -89,7 +102,8 @@ function(include_allowed from name to out)
       set(ok TRUE)
     endif()
   elseif(from STREQUAL "launcher")
-    if(to MATCHES "^(common|rendezvous|launcher)$" OR name STREQUAL "ops/backend_catalog.h")
+    if(to MATCHES "^(common|rendezvous|launcher)$" OR name STREQUAL "ops/backend_catalog.h" OR
+       name STREQUAL "ops/gpu_libraries.h")
       set(ok TRUE)
     endif()
   endif()
@@ -102,7 +116,9 @@ function(rule_text from to out)
   list(FIND stack "${to}" to_index)
   set(allowed "${allowed_text_${from}}${generated_note}")
   if(from STREQUAL "catalog")
-    set(text "ops/backend_catalog.h is shared with launcher/ and may include only ${allowed}")
+    set(text "${path} is shared with launcher/ and may include only ${allowed}")
+  elseif(from STREQUAL "shm")
+    set(text "ops/shm/ depends on no transport and may include only ${allowed}")
   elseif(from STREQUAL "core" AND to STREQUAL "ops")
     string(CONCAT text "core/ never includes a concrete backend (it asks make_backend() for a "
                        "Backend) and may include only ${allowed}")

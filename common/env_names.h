@@ -24,6 +24,10 @@ inline constexpr const char* kController = "RUNRUN_CONTROLLER";
 // rendezvous server from.
 inline constexpr const char* kNetworkInterface = "RUNRUN_NETWORK_INTERFACE";
 
+// 0 turns off the gloo backend's shared-memory path for ranks of one host (ops/shm; default 1:
+// on). docs/backends.md, "Shared memory inside a host".
+inline constexpr const char* kGlooShm = "RUNRUN_GLOO_SHM";
+
 // The job's rendezvous server (rendezvous/server.h), set by the launcher for every rank. The
 // secret is 64 hex digits; the launcher never prints it, it is withheld from mpirun's
 // environment forwarding (its name contains SECRET), and the rank reads it once and removes it
@@ -38,6 +42,11 @@ inline constexpr const char* kRendezvousSecret = "RUNRUN_RENDEZVOUS_SECRET";
 // the seconds a worker waits for a generation that includes it (--elastic-timeout).
 inline constexpr const char* kElasticWorker = "RUNRUN_ELASTIC_WORKER";
 inline constexpr const char* kElasticTimeout = "RUNRUN_ELASTIC_TIMEOUT";
+
+// Paths that override the run-time search for the CUDA runtime and NCCL (ops/cuda/
+// library_search.h; docs/gpu.md): when set, that file is used or the GPU path fails.
+inline constexpr const char* kCudartLibrary = "RUNRUN_CUDART_LIBRARY";
+inline constexpr const char* kNcclLibrary = "RUNRUN_NCCL_LIBRARY";
 
 // Prefix of every runtime knob; the launcher forwards every variable that starts with it.
 inline constexpr const char* kPrefix = "RUNRUN_";

@@ -1,6 +1,19 @@
 #include "core/enqueue_checks.h"
 
+#include "ops/gpu_libraries.h"
+
 namespace runrun {
+namespace {
+
+// For a CUDA tensor: what this process's run-time search for the CUDA runtime and NCCL found
+// (ops/cuda/library_search.h), so the user sees what a GPU job would load, or where it looked.
+std::string gpu_libraries_note(DLDevice device) {
+  if (device.device_type != kDLCUDA && device.device_type != kDLCUDAManaged) return "";
+  const GpuLibrariesFound& found = gpu_libraries_found();
+  return "\nGPU libraries on this rank: " + found.cuda_runtime_text + "; " + found.nccl_text;
+}
+
+}  // namespace
 
 std::string where(OpType op, const std::string& name, int rank) {
   return std::string(op_type_name(op)) + " of tensor '" + name + "' on rank " +
@@ -25,9 +38,10 @@ void check_tensor(OpType op, const std::string& name, int rank, const TensorView
   if (!is_cpu(t.device)) {
     throw UnsupportedError(RUNRUN_WHERE, where(op, name, rank) + ": the " + role + " is on " +
                                              device_string(t.device) +
-                                             ", but this build moves host (cpu) memory only: "
-                                             "GPU tensors need the NCCL backend, which does not "
-                                             "exist yet; move the tensor to the CPU");
+                                             ", but runrun moves host (cpu) memory only so far: "
+                                             "GPU tensors need the NCCL data backend, which does "
+                                             "not exist yet; move the tensor to the CPU." +
+                                             gpu_libraries_note(t.device));
   }
   RUNRUN_ENFORCE(t.data != nullptr || t.num_bytes() == 0, InvalidArgumentError,
                  where(op, name, rank) + ": the " + role + " is a null pointer with " +

@@ -2,12 +2,19 @@
 
 #include "launcher/subprocess.h"
 #include "ops/backend_catalog.h"
+#include "ops/gpu_libraries.h"
 
 namespace runrun::launcher {
 namespace {
 
 std::string row(bool available, const char* name) {
   return std::string("    [") + (available ? "X" : " ") + "] " + name + "\n";
+}
+
+std::string indented(const std::string& text) {
+  std::string out = "    ";
+  for (char c : text) out += c == '\n' ? std::string("\n      ") : std::string(1, c);
+  return out + "\n";
 }
 
 }  // namespace
@@ -21,6 +28,8 @@ BuildFeatures detect_build_features() {
   const auto runs = run_all_captured({{"python3", "-c", "import runrun.torch"}}, 60);
   features.pytorch = runs.front().started && !runs.front().timed_out &&
                      runs.front().exit_code == 0;
+  features.cuda_runtime_library = gpu_libraries_found().cuda_runtime_text;
+  features.nccl_library = gpu_libraries_found().nccl_text;
   return features;
 }
 
@@ -30,6 +39,11 @@ std::string format_check_build(const BuildFeatures& features, const std::string&
   out += "\nAvailable Controllers:\n" + row(features.mpi, "MPI") + row(features.gloo, "Gloo");
   out += "\nAvailable Tensor Operations:\n" + row(features.nccl, "NCCL") +
          row(features.mpi, "MPI") + row(features.gloo, "Gloo") + row(features.cuda, "CUDA");
+  if (!features.cuda_runtime_library.empty() || !features.nccl_library.empty()) {
+    out += "\nGPU libraries, loaded at run time (as this process finds them; a rank also finds "
+           "the copies its framework loaded; docs/gpu.md):\n";
+    out += indented(features.cuda_runtime_library) + indented(features.nccl_library);
+  }
   return out;
 }
 

@@ -2,8 +2,10 @@
 // Why: `runrun --check-build` answers "what did this build include?" the way Horovod's does:
 // frameworks, controllers and tensor operations, each [X] or [ ]. A controller or tensor
 // operation is checked only when it is implemented and built (ops/backend_catalog.h), never
-// because CMake merely found a library.
-// Thread-safety: pure formatting; detect_frameworks runs a Python subprocess.
+// because CMake merely found a library. The GPU libraries, which runrun loads at run time rather
+// than links, are reported as this machine would load them (ops/cuda/library_search.h).
+// Thread-safety: pure formatting; detect_build_features runs a Python subprocess and searches
+// for the GPU libraries (dlopen) in this process.
 
 #include <string>
 
@@ -13,6 +15,10 @@ struct BuildFeatures {
   bool pytorch = false;  // `import runrun.torch` works with python3
   bool mpi = false, gloo = false, nccl = false;
   bool cuda = false;  // collectives on GPU tensors
+  // One line each: what the run-time search found ("NCCL 2.32.3 at PATH (found by the dynamic
+  // linker)") or why not (every place looked at).
+  std::string cuda_runtime_library;
+  std::string nccl_library;
 };
 
 // The backends of ops/backend_catalog.h, plus the frameworks detected with `python3`.

@@ -29,13 +29,7 @@ Handle::Handle(runrun_handle* handle, std::string op, std::string name,
 
 Handle::~Handle() {
   if (handle_ == nullptr) return;
-  if (!done_ && runrun_handle_poll(handle_) == RUNRUN_IN_PROGRESS) {
-    // Never wait here: the peers may be waiting on something else. The runtime may still use
-    // the borrowed tensors, so they stay parked with the op until it completed.
-    adopt_orphaned_op(handle_, std::move(keep_alive_));
-  } else {
-    runrun_handle_release(handle_);
-  }
+  release();
   reap_orphaned_ops();
 }
 
@@ -57,10 +51,54 @@ void Handle::raise_if_failed(runrun_status status) {
 }
 
 bool Handle::poll() {
+  if (synchronized_) return true;
   runrun_status status = runrun_handle_poll(require_handle("poll"));
   if (status == RUNRUN_IN_PROGRESS) return false;
   done_ = true;
   return true;
+}
+
+void Handle::release() {
+  if (handle_ == nullptr) return;
+  if (!done_ && runrun_handle_poll(handle_) == RUNRUN_IN_PROGRESS) {
+    // Never wait here: the peers may be waiting on something else. The runtime may still use
+    // the borrowed tensors, so they stay parked with the op until it completed.
+    adopt_orphaned_op(handle_, std::move(keep_alive_));
+  } else {
+    runrun_handle_release(handle_);
+  }
+  handle_ = nullptr;
+  keep_alive_.clear();
+}
+
+void Handle::set_result(py::object result, py::object finish) {
+  result_ = std::move(result);
+  finish_ = finish.is_none() ? py::object() : std::move(finish);
+}
+
+py::object Handle::synchronize(const py::object& self) {
+  if (synchronized_) return result_ ? result_ : py::none();
+  struct Over {  // whatever happens, the op is over for Python afterwards (as Horovod's)
+    Handle* h;
+    ~Over() {
+      h->synchronized_ = true;
+      h->finish_ = py::object();
+      h->release();
+    }
+  } over{this};
+  try {
+    wait(-1.0);
+    if (finish_) result_ = finish_(self);
+  } catch (...) {
+    result_ = py::object();
+    throw;
+  }
+  return result_ ? result_ : py::none();
+}
+
+std::string Handle::repr() const {
+  if (synchronized_) return "<runrun handle done>";
+  return "<runrun handle " + op_ + " '" + name_ + "' pending>";
 }
 
 bool Handle::wait(double timeout_seconds) {
@@ -114,8 +152,17 @@ void bind_handle(py::module_& m) {
   py::class_<Handle>(m, "Handle",
                      "One enqueued collective. Keeps its tensors alive until it completed.")
       .def("poll", &Handle::poll, "True once the op finished; never blocks.")
-      .def("wait", &Handle::wait, py::arg("timeout") = -1.0,
-           "Blocks until done (GIL released); False on timeout; raises the op's error.")
+      .def("wait", [](const py::object& self) { return self.cast<Handle&>().synchronize(self); },
+           "Waits, then returns the op's result; raises the op's error (once per failure).")
+      .def("wait_for", &Handle::wait, py::arg("timeout"),
+           "Blocks until done or `timeout` seconds passed (GIL released); False on timeout; "
+           "raises the op's error. Does not build the result.")
+      .def("set_result", &Handle::set_result, py::arg("result"), py::arg("finish"),
+           "What wait() returns: `result`, or finish(handle) when finish is not None.")
+      .def_property_readonly("result", [](const Handle& h) {
+        return h.result() ? h.result() : py::none();
+      })
+      .def("__repr__", &Handle::repr)
       .def("take_output", &Handle::take_output, py::arg("index") = 0,
            "The output the runtime allocated, as a 'dltensor' capsule (once).")
       .def("received_splits", &Handle::received_splits)

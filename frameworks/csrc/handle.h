@@ -1,9 +1,13 @@
 #pragma once
-// Why: one enqueued op seen from Python. It owns the runrun_handle and keeps alive what the
-// runtime borrows (input/output capsules, the Runtime object) until the op completed, so Python
-// may drop its own references at any time without freeing memory under the runtime. Dropping a
+// Why: one enqueued op seen from Python, and the handle every adapter returns from its *_async
+// ops (runrun.common.handles): one object per op, no Python wrapper. It owns the runrun_handle
+// and keeps alive what the runtime borrows (input/output capsules, the Runtime object) until the
+// op completed, so Python may drop its own references at any time without freeing memory under
+// the runtime. It also carries the op's result: `result` (e.g. the in-place tensor) or
+// `finish(handle)`, which builds it once the op succeeded (e.g. from take_output). Dropping a
 // handle never waits: an op still running is parked (orphaned_ops.h) until it completes.
-// Threading: methods are called with the GIL held; wait() releases it while blocking.
+// Threading: methods are called with the GIL held (one thread at a time per handle); waiting
+// releases it while blocking.
 
 #include <runrun/c_api.h>
 #include <pybind11/pybind11.h>
@@ -29,6 +33,14 @@ class Handle {
   // Returns false on timeout; raises the op's error when it failed. Checks for Ctrl-C while
   // waiting.
   bool wait(double timeout_seconds);
+  // Waits without limit, then returns the op's result (finish(self) once, or `result`); raises
+  // the op's error once, later calls return None. Drops the C handle and the borrowed tensors
+  // as soon as the op is over.
+  pybind11::object synchronize(const pybind11::object& self);
+  // What synchronize() returns: `result`, or finish(self) when `finish` is not None.
+  void set_result(pybind11::object result, pybind11::object finish);
+  const pybind11::object& result() const { return result_; }
+  std::string repr() const;
   // Outputs the runtime allocated, as "dltensor" capsules (`index` of a grouped op).
   pybind11::capsule take_output(std::size_t index);
   std::vector<int64_t> received_splits();
@@ -39,6 +51,9 @@ class Handle {
 
  private:
   void raise_if_failed(runrun_status status);
+  // Releases the C handle and the borrowed tensors, or parks them when the op still runs (an
+  // interrupted wait, a dropped handle).
+  void release();
   runrun_handle* require_handle(const char* what) const;
 
   runrun_handle* handle_;
@@ -46,6 +61,9 @@ class Handle {
   std::string name_;
   std::vector<pybind11::object> keep_alive_;
   bool done_ = false;
+  bool synchronized_ = false;
+  pybind11::object result_;
+  pybind11::object finish_;
 };
 
 void bind_handle(pybind11::module_& m);

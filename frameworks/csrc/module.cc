@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include "csrc/elastic.h"
+#include "csrc/fast_enqueue.h"
 #include "csrc/handle.h"
 #include "csrc/orphaned_ops.h"
 #include "csrc/runtime.h"
@@ -31,4 +32,5 @@ PYBIND11_MODULE(_core, m) {
   runrun::python::bind_handle(m);
   runrun::python::bind_runtime(m);
   runrun::python::bind_elastic(m);
+  runrun::python::bind_fast_enqueue(m);
 }

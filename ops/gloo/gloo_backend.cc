@@ -6,7 +6,9 @@
 #include <gloo/rendezvous/prefix_store.h>
 
 #include "common/errors.h"
+#include "ops/gloo/gloo_shm_board.h"
 #include "ops/gloo/gloo_topology.h"
+#include "ops/shm/shm_control_channel.h"
 
 namespace runrun::gloo_backend {
 
@@ -38,6 +40,8 @@ GlooBackend::GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::
   data_ = std::make_unique<Mesh>(*store_, prefix_ + "/data", rank, size, device_,
                                  options_.connect_timeout);
   guard_->watch(data_.get());
+  board_ = std::make_shared<StoreBoard>(store_);
+  shm_ = connect_shared_memory(prefix_ + "/shm");
   if (options_.logger) {
     options_.logger->debug("gloo backend rank {}/{} connected (store prefix '{}', device {})",
                            rank, size, prefix_, device_->str());
@@ -46,15 +50,50 @@ GlooBackend::GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::
 
 GlooBackend::~GlooBackend() = default;
 
+std::unique_ptr<shm::Group> GlooBackend::connect_shared_memory(const std::string& key) {
+  if (!options_.shared_memory || hosts_.size() < 2) return nullptr;
+  for (const auto& host : hosts_) {
+    if (host != hosts_[0]) return nullptr;  // spans hosts: TCP (the same decision everywhere)
+  }
+  shm::GroupOptions group_options;
+  group_options.collective_timeout = options_.collective_timeout;
+  group_options.connect_timeout = options_.connect_timeout;
+  group_options.capacity = options_.shared_memory_slot_bytes;
+  std::string why_not;
+  auto group = shm::Group::connect(*board_, key, topology_.rank, topology_.size, group_options,
+                                   &why_not);
+  if (options_.logger) {
+    if (group) {
+      options_.logger->debug("gloo rank {}/{}: '{}' over shared memory", topology_.rank,
+                             topology_.size, key);
+    } else {
+      options_.logger->warn("gloo rank {}/{}: '{}' stays on TCP: the shared-memory segment "
+                            "could not be used ({})", topology_.rank, topology_.size, key, why_not);
+    }
+  }
+  return group;
+}
+
 std::unique_ptr<ControlChannel> GlooBackend::create_control_channel() {
   guard_->check_usable("create_control_channel");
   const uint64_t number = control_channels_created_++;
   GlooChannelOptions channel_options;
   channel_options.collective_timeout = options_.collective_timeout;
   channel_options.connect_timeout = options_.connect_timeout;
-  return std::make_unique<GlooControlChannel>(
-      store_, prefix_ + "/control" + (number == 0 ? std::string() : std::to_string(number)),
-      rank(), size(), device_, channel_options);
+  const std::string prefix =
+      prefix_ + "/control" + (number == 0 ? std::string() : std::to_string(number));
+  if (shm_) {  // every rank here: negotiation over shared memory too
+    if (auto group = connect_shared_memory(prefix + "/shm")) {
+      shm::GroupOptions group_options;
+      group_options.collective_timeout = options_.collective_timeout;
+      group_options.connect_timeout = options_.connect_timeout;
+      group_options.capacity = options_.shared_memory_slot_bytes;
+      return std::make_unique<shm::ShmControlChannel>(board_, prefix + "/shm", std::move(group),
+                                                      group_options);
+    }
+  }
+  return std::make_unique<GlooControlChannel>(store_, prefix, rank(), size(), device_,
+                                              channel_options);
 }
 
 std::vector<std::string> GlooBackend::exchange_hosts(int rank, int size) {

@@ -11,6 +11,10 @@
 // failed) Completion: gloo's waits happen on the calling thread anyway. Buffers must be host
 // memory (UnsupportedError otherwise). Subgroups (process sets) are new contexts over a
 // sub-prefix of the same store, connected by their members only.
+// When every rank of the (sub)group is on one host (same host id) and options.shared_memory is
+// on (RUNRUN_GLOO_SHM, default), the collectives and the control channel run over a shared
+// segment instead (ops/shm: memcpy and futexes, no TCP); the tcp context stays connected but
+// carries only create_subgroup's agreement. Groups that span hosts use TCP throughout.
 //
 // Threading contract: as Backend: one driving thread; abort() from any thread. Different
 // GlooBackend objects (e.g. subgroups) may be driven by different threads.
@@ -31,6 +35,8 @@
 #include "ops/gloo/gloo_control_channel.h"
 #include "ops/gloo/gloo_guard.h"
 #include "ops/gloo/gloo_mesh.h"
+#include "ops/shm/shm_board.h"
+#include "ops/shm/shm_group.h"
 
 namespace runrun::gloo_backend {
 
@@ -51,6 +57,11 @@ struct GlooBackendOptions {
   // Store keys of this backend live under this prefix; it must be unused in the store (one per
   // job and generation).
   std::string prefix = "runrun/gloo";
+  // Collectives and control channels over shared memory when every rank is on this host
+  // (RUNRUN_GLOO_SHM; docs/backends.md "Shared memory inside a host"), and the bytes a rank
+  // moves per shared-memory step (slot size).
+  bool shared_memory = true;
+  size_t shared_memory_slot_bytes = size_t{1} << 20;
 };
 
 // A backend over the `size` ranks that call it with the same store and prefix; collective over
@@ -73,7 +84,10 @@ class GlooBackend final : public HostSynchronousBackend {
   std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
 
  protected:
-  void abort_transport() override { guard_->abort(); }
+  void abort_transport() override {
+    guard_->abort();
+    if (shm_) shm_->abort();
+  }
 
  private:
   void run_allreduce(const void* in, void* out, size_t count, DataType type,
@@ -95,6 +109,9 @@ class GlooBackend final : public HostSynchronousBackend {
               int size, std::shared_ptr<::gloo::transport::Device> device,
               GlooBackendOptions options, std::vector<std::string> hosts);
   std::vector<std::string> exchange_hosts(int rank, int size);
+  // A shared-memory group under `key` when every rank is on this host and the path is on
+  // (collective; null on every rank otherwise, or when a rank could not map the segment).
+  std::unique_ptr<shm::Group> connect_shared_memory(const std::string& key);
   // At least `bytes` of scratch memory, kept between calls (grown, never shrunk): a fresh
   // buffer per call would page-fault (and zero) large receives every time.
   char* scratch(size_t bytes);
@@ -112,6 +129,8 @@ class GlooBackend final : public HostSynchronousBackend {
   uint64_t subgroups_created_ = 0;
   uint64_t control_channels_created_ = 0;
   std::vector<char> scratch_;  // kept between collectives (grown, never shrunk)
+  std::shared_ptr<shm::Board> board_;  // the store as a shm::Board
+  std::unique_ptr<shm::Group> shm_;    // set: collectives run over shared memory
 };
 
 }  // namespace runrun::gloo_backend

@@ -23,6 +23,7 @@
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/gloo/gloo_backend.h"
 #include "ops/gloo/gloo_exchange.h"
+#include "ops/shm/shm_collectives.h"
 
 namespace runrun::gloo_backend {
 namespace {
@@ -97,6 +98,7 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
   const size_t esize = element_size(type);
   if (in != out) std::memmove(out, in, count * esize);  // then reduce in place
   if (size() == 1) return;
+  if (shm_) return shm::allreduce(*shm_, out, count, type, op);
   const auto deadline = guard_->deadline();
   char* data = static_cast<char*>(out);
   if (count * esize * static_cast<size_t>(size() - 1) <= kOneStepBytes) {
@@ -165,6 +167,7 @@ void GlooBackend::run_allgatherv(const void* in, size_t send_bytes, void* out,
   guard_->check_usable(name);
   const size_t total = backend_checks::total(recv_bytes);
   if (total == 0) return;  // the same decision on every rank
+  if (shm_) return shm::allgatherv(*shm_, in, send_bytes, out, recv_bytes);
   const auto offsets = offsets_of(recv_bytes);
   char* data = static_cast<char*>(out);
   char* my_block = data + offsets[static_cast<size_t>(rank())];
@@ -186,6 +189,7 @@ void GlooBackend::run_broadcast(void* buffer, size_t bytes, int root) {
   backend_checks::check_root(*this, name, root);
   guard_->check_usable(name);
   if (bytes == 0 || size() == 1) return;
+  if (shm_) return shm::broadcast(*shm_, buffer, bytes, root);
   std::vector<Transfer> sends;
   std::vector<Transfer> receives;
   if (rank() == root) {
@@ -204,6 +208,7 @@ void GlooBackend::run_alltoallv(const void* in, const std::vector<size_t>& send_
   backend_checks::check_per_rank(*this, name, "send_bytes", send_bytes.size());
   backend_checks::check_per_rank(*this, name, "recv_bytes", recv_bytes.size());
   guard_->check_usable(name);
+  if (shm_) return shm::alltoallv(*shm_, in, send_bytes, out, recv_bytes);
   const size_t in_bytes = backend_checks::total(send_bytes);
   const size_t out_bytes = backend_checks::total(recv_bytes);
   std::vector<char> staged;
@@ -236,6 +241,7 @@ void GlooBackend::run_reducescatter(const void* in, void* out, const std::vector
   guard_->check_usable(name);
   const size_t total = backend_checks::total(recv_counts);
   if (total == 0) return;  // the same decision on every rank
+  if (shm_) return shm::reducescatter(*shm_, in, out, recv_counts, type, op);
   const size_t esize = element_size(type);
   const auto me = static_cast<size_t>(rank());
   const size_t mine = recv_counts[me];
@@ -267,6 +273,7 @@ void GlooBackend::run_barrier() {
   const char* name = "barrier";
   guard_->check_usable(name);
   if (size() == 1) return;
+  if (shm_) return shm::barrier(*shm_);
   char token = 1;
   std::vector<char> tokens(static_cast<size_t>(size()));
   std::vector<Transfer> sends;

@@ -7,6 +7,7 @@
 #include "common/env_names.h"
 #include "common/errors.h"
 #include "ops/gloo/gloo_backend.h"
+#include "ops/gloo/gloo_shm_board.h"
 #include "ops/gloo/rendezvous_store.h"
 #include "rendezvous/client_environment.h"
 #include "rendezvous/elastic_worker.h"
@@ -56,6 +57,7 @@ std::unique_ptr<Backend> make_gloo_backend_from_environment(
   GlooBackendOptions gloo_options;
   gloo_options.logger = options.logger;
   gloo_options.collective_timeout = options.collective_timeout;
+  gloo_options.shared_memory = shared_memory_from_environment();
   gloo_options.connect_timeout = client_options.connect_timeout;
   gloo_options.hostname = listen_address(spec ? spec : "", client_options.host);
   if (const char* host_index = std::getenv(env::kHostIndex)) {

@@ -40,6 +40,7 @@ function(write_good_tree root)
   write(${root} rendezvous/client.cc common/errors.h rendezvous/client.h)
   write(${root} rendezvous/client.h)
   write(${root} ops/backend_catalog.h runrun/build_config.h common/errors.h)
+  write(${root} ops/gpu_libraries.h <string>)
   write(${root} ops/backend.h common/errors.h)
   write(${root} ops/cpu/kernels.h ops/backend.h)
   write(${root} ops/mpi/mpi_backend.h <mpi.h>)
@@ -51,8 +52,10 @@ function(write_good_tree root)
   write(${root} core/include/runrun/c_api.h <stdint.h>)
   write(${root} frameworks/csrc/module.cc <runrun/c_api.h> csrc/errors.h <pybind11/pybind11.h>)
   write(${root} frameworks/csrc/errors.h)
-  write(${root} launcher/main.cc ops/backend_catalog.h common/errors.h rendezvous/client.h
-        runrun/build_config.h)
+  write(${root} launcher/main.cc ops/backend_catalog.h ops/gpu_libraries.h common/errors.h
+        rendezvous/client.h runrun/build_config.h)
+  write(${root} ops/shm/group.cc common/errors.h ops/backend.h ops/cpu/kernels.h ops/shm/group.h)
+  write(${root} ops/shm/group.h)
   write(${root} tests/unit/anything.cc core/runtime.h ops/mpi/mpi_backend.h)
   write(${root} examples/cpp/example.cc ops/mpi/mpi_backend.h)
 endfunction()
@@ -75,7 +78,9 @@ write(${bad} core/test_only.cc tests/unit/anything.h)
 write(${bad} frameworks/csrc/inside.cc core/runtime.h)
 write(${bad} launcher/backend.cc ops/backend.h core/runtime.h)
 write(${bad} ops/backend_catalog.h ops/backend.h)
+write(${bad} ops/gpu_libraries.h ops/nccl/nccl_library.h)
 write(${bad} ops/mpi/relative.cc mpi_backend.h)
+write(${bad} ops/shm/transport.cc ops/gloo/store.h rendezvous/client.h)
 run_checker(${bad} output result)
 if(result EQUAL 0)
   fail("a tree with bad includes passed the check")
@@ -84,7 +89,8 @@ endif()
 # Each expected line, as the checker prints it (the beginning of it, for the long ones).
 set(generated "(and the generated runrun/build_config.h)")
 set(launcher_rule "launcher/ sits on common/ and rendezvous/ and may include only common/, "
-                  "rendezvous/, launcher/ and ops/backend_catalog.h ${generated}")
+                  "rendezvous/, launcher/, ops/backend_catalog.h and ops/gpu_libraries.h "
+                  "${generated}")
 string(CONCAT launcher_rule ${launcher_rule})
 set(expected
   "ops/gloo/up.cc:4 includes core/tensor.h: ops/ is below core/ and may include only common/, \
@@ -103,20 +109,25 @@ C API only and may include only the C API runrun/c_api.h and its own csrc/"
   "launcher/backend.cc:4 includes core/runtime.h: ${launcher_rule}"
   "ops/backend_catalog.h:3 includes ops/backend.h: ops/backend_catalog.h is shared with \
 launcher/ and may include only common/ ${generated}"
+  "ops/gpu_libraries.h:3 includes ops/nccl/nccl_library.h: ops/gpu_libraries.h is shared with \
+launcher/ and may include only common/ ${generated}"
   "ops/mpi/relative.cc:3 includes mpi_backend.h: a project header by a path relative to the \
-including file: name it from the repository root (ops/mpi/mpi_backend.h)")
+including file: name it from the repository root (ops/mpi/mpi_backend.h)"
+  "ops/shm/transport.cc:3 includes ops/gloo/store.h: ops/shm/ depends on no transport and may \
+include only common/, ops/*.h, ops/cpu/ and ops/shm/ ${generated}"
+  "ops/shm/transport.cc:4 includes rendezvous/client.h: ops/shm/ depends on no transport")
 foreach(line IN LISTS expected)
   string(FIND "${output}" "${line}" position)
   if(position LESS 0)
     fail("the check did not print: ${line}")
   endif()
 endforeach()
-string(FIND "${output}" "11 include(s) above break the layer rule" position)
+string(FIND "${output}" "14 include(s) above break the layer rule" position)
 if(position LESS 0)
-  fail("the check did not count 11 bad includes")
+  fail("the check did not count 14 bad includes")
 endif()
 # Nothing from the good part of the tree is reported.
-string(REGEX MATCH "(tests|examples|core/runtime|launcher/main|ops/gloo/store)[^\n]* includes"
+string(REGEX MATCH "(tests|examples|core/runtime|launcher/main|ops/gloo/store|ops/shm/group)[^\n]* includes"
        reported "${output}")
 if(reported)
   fail("the check reported an include that keeps the rule: ${reported}")

@@ -7,6 +7,9 @@
 #   - the launcher exits non-zero, and names rank 2 when rank 2 is what failed (kill: its signal;
 #     stop: still running after the others failed, so stopped by the launcher);
 #   - no process of the job is left, the stopped one included.
+#   - /dev/shm holds no shared-memory segment of this job afterwards (ops/shm unlinks each one
+#     as soon as every rank mapped it): a leftover is a runrun-shm-<pid>-* object whose
+#     creator no longer runs and that was not there before.
 # The only time bound is the whole job's (a generous `timeout`): a hang fails the test.
 # Usage: fault_test_gloo.sh RUNRUN VICTIM_PROGRAM kill|stop|stall
 set -uo pipefail
@@ -18,6 +21,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # The stall shutdown time is above the peer timeout: a stopped rank must be reported as lost.
 export RUNRUN_PEER_TIMEOUT=3 RUNRUN_STALL_CHECK_TIME=1 RUNRUN_STALL_SHUTDOWN_TIME=5
 
+shm_before="$(ls /dev/shm 2>/dev/null | grep '^runrun-shm-' | sort)"
 SECONDS=0
 timeout -k 5 100 "$runrun" --gloo -np 4 "$program" "$mode" "$TOKEN" >"$out" 2>&1
 rc=$?
@@ -51,4 +55,9 @@ echo "mode=$mode: launcher exit status $rc, slowest survivor report after ${slow
 # Nothing of the job is left once the launcher returned (bounded wait for exits under way).
 for i in $(seq 1 100); do pgrep -f "$TOKEN" >/dev/null || break; sleep 0.1; done
 pgrep -af "$TOKEN" && fail "processes of this job are still running after the launcher exited"
+for name in $(ls /dev/shm 2>/dev/null | grep '^runrun-shm-' | sort); do
+  grep -qx "$name" <<<"$shm_before" && continue
+  pid="${name#runrun-shm-}"; pid="${pid%%-*}"
+  kill -0 "$pid" 2>/dev/null || fail "/dev/shm/$name was left behind by the job"
+done
 echo PASS

@@ -150,6 +150,9 @@ TEST_CASE("a tensor on a GPU is refused at enqueue with UnsupportedError naming 
     }
     RANK_CHECK(message.find("cuda:0") != std::string::npos);
     RANK_CHECK(message.find("'on.gpu'") != std::string::npos);
+    // It says what the run-time search for the GPU libraries found, or where it looked.
+    RANK_CHECK(message.find("\nGPU libraries on this rank: ") != std::string::npos);
+    RANK_CHECK(message.find("NCCL") != std::string::npos);
     // Input and output on different devices: refused too.
     TensorView on_cpu = testing::view_of(values);
     bool refused = false;

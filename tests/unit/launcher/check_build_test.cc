@@ -26,3 +26,20 @@ TEST_CASE("check-build reports only backends that are implemented, not libraries
   CHECK_FALSE(features.nccl);
   CHECK_FALSE(features.cuda);
 }
+
+TEST_CASE("check-build says what the run-time search for the GPU libraries found") {
+  BuildFeatures features;
+  features.cuda_runtime_library = "the CUDA runtime (libcudart) was not found; looked at:\n  - x";
+  features.nccl_library = "NCCL 2.32.3 at /opt/libnccl.so.2 (found by the dynamic linker)";
+  const std::string out = format_check_build(features, "1.2.3");
+  CHECK(out.find("\nGPU libraries, loaded at run time") != std::string::npos);
+  CHECK(out.find("    the CUDA runtime (libcudart) was not found; looked at:\n        - x\n") !=
+        std::string::npos);
+  CHECK(out.find("    NCCL 2.32.3 at /opt/libnccl.so.2 (found by the dynamic linker)\n") !=
+        std::string::npos);
+
+  // The real search always has an answer: a library found, or where it looked.
+  const BuildFeatures detected = detect_build_features();
+  CHECK_FALSE(detected.cuda_runtime_library.empty());
+  CHECK_FALSE(detected.nccl_library.empty());
+}

@@ -3,9 +3,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <spdlog/sinks/ostream_sink.h>
 
 #include "tests/support/backend_conformance.h"
 #include "tests/unit/ops/gloo_ranks.h"
@@ -75,5 +79,42 @@ TEST_CASE("gloo topology: host ids give local and cross ranks, subgroups keep th
     CHECK(sub_topologies[r].local_size == expected_local_size[r]);
     CHECK(sub_topologies[r].cross_rank == expected_cross[r]);
     CHECK(sub_topologies[r].cross_size == expected_cross_size[r]);
+  }
+}
+
+TEST_CASE("gloo backend over shared memory with small slots: every collective in many pieces") {
+  // 64 KiB per rank per step: the suite's larger buffers (65539 elements, and 4 MiB) move in
+  // many pieces (two steps each for allreduce), exercising the pipelined paths of ops/shm.
+  // (ops.shm.* covers 4 KiB slots on smaller buffers.)
+  auto options = runrun::testing::gloo_test_options();
+  options.shared_memory = true;  // also under RUNRUN_GLOO_SHM=0 (ops.gloo.tcp.all)
+  options.shared_memory_slot_bytes = size_t{64} << 10;
+  const auto errors = runrun::testing::run_gloo_ranks_collect(
+      3, options, [](Backend& backend) { runrun::conformance::run_all(backend); });
+  runrun::testing::rethrow_root_cause(errors);
+}
+
+TEST_CASE("gloo backend: ranks of one host use shared memory unless it is turned off") {
+  for (const bool shared_memory : {true, false}) {
+    INFO("shared_memory " << shared_memory);
+    auto stream = std::make_shared<std::ostringstream>();
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*stream);
+    auto logger = std::make_shared<spdlog::logger>("shm-selection", sink);
+    logger->set_level(spdlog::level::debug);
+    auto options = runrun::testing::gloo_test_options();
+    options.shared_memory = shared_memory;
+    options.logger = logger;
+    const auto errors = runrun::testing::run_gloo_ranks_collect(2, options, [](Backend& backend) {
+      auto channel = backend.create_control_channel();
+      std::vector<uint64_t> bits{backend.rank() == 0 ? 0b110u : 0b011u};
+      channel->allreduce_and(bits);
+      CHECK(bits[0] == 0b010u);
+    });
+    runrun::testing::rethrow_root_cause(errors);
+    logger->flush();
+    const std::string log = stream->str();
+    CHECK((log.find("'runrun/gloo/shm' over shared memory") != std::string::npos) == shared_memory);
+    CHECK((log.find("'runrun/gloo/control/shm' over shared memory") != std::string::npos) ==
+          shared_memory);
   }
 }

@@ -16,6 +16,7 @@
 
 #include "common/errors.h"
 #include "ops/gloo/gloo_backend.h"
+#include "ops/gloo/gloo_shm_board.h"
 #include "tests/unit/ops/rank_errors.h"
 
 namespace runrun::testing {
@@ -26,6 +27,8 @@ inline gloo_backend::GlooBackendOptions gloo_test_options() {
   options.connect_timeout = std::chrono::seconds(60);
   // Generous: a bug shows as a TimeoutError naming the op instead of a ctest timeout.
   options.collective_timeout = std::chrono::seconds(90);
+  // The ranks share this host: shared memory unless RUNRUN_GLOO_SHM=0 (the ctest variants).
+  options.shared_memory = gloo_backend::shared_memory_from_environment();
   return options;
 }
 

@@ -22,7 +22,18 @@ Adasum = ReduceOp.ADASUM
 
 
 def resolve_op(op, average=None, default=Average):
-    """Horovod's rule: `average` (deprecated) and `op` are exclusive; None means `default`."""
+    """Horovod's rule: `average` (deprecated) and `op` are exclusive; None means `default`.
+    The common calls (a ReduceOp or None, no `average`) return without a lookup: this runs once
+    per enqueued tensor."""
+    if average is None:
+        if op is None:
+            return default
+        if type(op) is ReduceOp and op is not ReduceOp.ADASUM:
+            return op
+    return _resolve_op_slowly(op, average, default)
+
+
+def _resolve_op_slowly(op, average, default):
     from runrun.common.exceptions import InvalidArgumentError, UnsupportedError
 
     if op is not None and average is not None:

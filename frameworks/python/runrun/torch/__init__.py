@@ -71,7 +71,9 @@ from runrun.torch.collectives import (
     join,
     reducescatter_async,
 )
+from runrun.torch.checkpoint import load_checkpoint, save_checkpoint
 from runrun.torch.compression import Compression
+from runrun.torch.evaluation import average_metrics, distributed_evaluation, evaluate
 from runrun.torch.functions import (
     allgather_object,
     broadcast_object,
@@ -80,6 +82,7 @@ from runrun.torch.functions import (
 )
 from runrun.torch.handles import poll, synchronize
 from runrun.torch.optimizer import DistributedOptimizer
+from runrun.torch.scatter import scatter_dataset
 from runrun.torch.sparse import sparse_allreduce_async
 from runrun.torch.sync_batch_norm import SyncBatchNorm
 from runrun.torch import elastic  # noqa: E402  (hvd.elastic, docs/elastic.md)

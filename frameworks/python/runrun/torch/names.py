@@ -1,29 +1,4 @@
-"""Names of unnamed ops. The members of a process set must enqueue its ops in the same order;
-an op without a name gets `<op>.noname.<n>` (`<op>.set<id>.noname.<n>` in process set <id>)
-from a counter per op and per set, so the n-th unnamed op of a set matches across its members,
-and ops that only some ranks run in their own set (autograd's included) do not shift the
-counters of the global set."""
+"""Names of unnamed ops: moved to runrun.common.names (shared by every adapter); kept here for
+code that imports it from runrun.torch."""
 
-import itertools
-import threading
-
-from runrun.common.process_sets import process_set_id
-
-_lock = threading.Lock()
-_counters = {}
-
-
-def op_name(op, name, process_set=None):
-    if name is not None:
-        return str(name)
-    set_id = process_set_id(process_set)
-    prefix = op if set_id == 0 else f"{op}.set{set_id}"
-    with _lock:
-        counter = _counters.setdefault((op, set_id), itertools.count())
-        return f"{prefix}.noname.{next(counter)}"
-
-
-def group_names(op, name, count, process_set=None):
-    """Names of the tensors of a grouped op: `<name>.<i>`."""
-    base = op_name(op, name, process_set)
-    return [f"{base}.{i}" for i in range(count)]
+from runrun.common.names import group_names, op_name  # noqa: F401

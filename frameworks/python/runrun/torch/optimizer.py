@@ -8,6 +8,8 @@ horovod.torch.DistributedOptimizer, including backward_passes_per_step (local ac
 that many backward passes before one allreduce), synchronize()/skip_synchronize(), the
 zero_grad() guard, and sparse gradients (allgathered as sparse tensors by
 sparse_allreduce_async, or densified and allreduced with sparse_as_dense=True).
+double_buffering=True (ChainerMN's) applies each step's gradients one step late, overlapping
+their allreduce with the next step (see double_buffering.py).
 Thread-safety: as the wrapped optimizer (one training thread).
 """
 
@@ -21,6 +23,7 @@ from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
 from runrun.torch.compression import Compression
+from runrun.torch.double_buffering import DoubleBuffer
 from runrun.torch.sparse import sparse_allreduce_async
 
 
@@ -32,7 +35,12 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     """Mixin placed before the wrapped optimizer's class (see DistributedOptimizer)."""
 
     def _runrun_setup(self, named_parameters, compression, backward_passes_per_step, op,
-                      gradient_predivide_factor, groups, sparse_as_dense, process_set):
+                      gradient_predivide_factor, groups, sparse_as_dense, process_set,
+                      double_buffering=False):
+        if double_buffering and groups is not None:
+            raise InvalidArgumentError("groups is not supported with double_buffering=True (the "
+                                       "allreduces start together at step(), fused anyway)")
+        self._double_buffer = DoubleBuffer(self) if double_buffering else None
         self._compression = compression
         self.backward_passes_per_step = int(backward_passes_per_step)
         if self.backward_passes_per_step < 1:
@@ -103,8 +111,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if p.requires_grad:
                 self._requires_update.add(p)
                 self._allreduce_delay[p] = self.backward_passes_per_step
-                self._hook_handles.append(
-                    p.register_post_accumulate_grad_hook(self._on_grad_ready))
+                hook = (self._double_buffer.on_grad_ready if self._double_buffer is not None
+                        else self._on_grad_ready)
+                self._hook_handles.append(p.register_post_accumulate_grad_hook(hook))
 
     def _on_grad_ready(self, p):
         if p in self._handles and self._handles[p][0] is not None:
@@ -182,6 +191,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def synchronize(self):
         """Waits for every gradient allreduce of this step (starting the missing ones)."""
+        if self._double_buffer is not None:
+            raise InvalidArgumentError(
+                "synchronize() is not available with double_buffering=True: step() applies the "
+                "previous step's gradients; use flush() to apply the pending ones")
         if not self.process_set.included():
             self._synchronized = True
             return
@@ -219,6 +232,13 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._should_synchronize = True
 
     def step(self, closure=None):
+        if self._double_buffer is not None:
+            if not self.process_set.included():
+                return super().step(closure)  # nothing to average with
+            if closure is not None:
+                raise InvalidArgumentError("step(closure) is not supported with "
+                                           "double_buffering=True")
+            return self._double_buffer.step(super().step)
         if self._should_synchronize:
             if self._synchronized:
                 warnings.warn(
@@ -229,6 +249,19 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self.synchronize()
         self._synchronized = False
         return super().step(closure)
+
+    @property
+    def has_pending_gradients(self):
+        """True when a double-buffered step's averaged gradients wait for the next step()."""
+        return self._double_buffer is not None and self._double_buffer.has_pending
+
+    def flush(self):
+        """With double_buffering=True: waits for the pending allreduce and applies it (after
+        the last step, before a checkpoint). Returns True when it applied gradients; without
+        double buffering (or with nothing pending) does nothing and returns False."""
+        if self._double_buffer is None or not self.process_set.included():
+            return False
+        return self._double_buffer.flush(super().step)
 
     def zero_grad(self, set_to_none=True):
         if self._handles:
@@ -241,10 +274,12 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
                          backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
-                         groups=None, sparse_as_dense=False, process_set=global_process_set):
+                         groups=None, sparse_as_dense=False, process_set=global_process_set,
+                         double_buffering=False):
     """Wraps `optimizer` so that step() applies gradients averaged over the ranks of
-    `process_set`. Returns an optimizer of a subclass of `optimizer`'s class sharing its
-    parameter groups, state and defaults; use it in place of the original."""
+    `process_set` (with double_buffering=True, those of the previous step; see flush()).
+    Returns an optimizer of a subclass of `optimizer`'s class sharing its parameter groups,
+    state and defaults; use it in place of the original."""
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise InvalidArgumentError(
             f"DistributedOptimizer wraps a torch.optim.Optimizer, got {type(optimizer).__name__}")
@@ -260,6 +295,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     state.pop("zero_grad", None)
     wrapped.__dict__.update(state)
     wrapped._runrun_setup(named_parameters, compression, backward_passes_per_step, op,
-                          gradient_predivide_factor, groups, sparse_as_dense, process_set)
+                          gradient_predivide_factor, groups, sparse_as_dense, process_set,
+                          double_buffering)
     # step() hooks and profiling run once, in the wrapped class's own (already patched) step.
     return wrapped

@@ -1,8 +1,10 @@
-"""torch tensors <-> DLPack capsules for runrun._core, with the call-time checks.
+"""runrun.torch's tensor adapter (runrun.common.tensor_protocol): torch tensors <-> DLPack
+capsules for runrun._core, with the call-time checks.
 
-Why: the extension knows no framework; this is the only place that turns torch tensors into
-what it borrows (legacy "dltensor" capsules) and its outputs back into tensors. Checks here give
-errors that name the op, the tensor and the fix before anything is enqueued.
+Why: the extension and runrun.common know no framework; this is the only place that turns
+torch tensors into what the runtime borrows (legacy "dltensor" capsules) and its outputs back
+into tensors. Checks here give errors that name the op, the tensor and the fix before anything
+is enqueued. Thread-safety: stateless; any thread.
 """
 
 import torch
@@ -10,6 +12,7 @@ import torch.utils.dlpack
 
 from runrun.common import basics
 from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.tensor_protocol import TensorAdapter
 
 SUPPORTED_DTYPES = (
     torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
@@ -54,3 +57,42 @@ def to_capsule(tensor):
 def from_capsule(capsule):
     """Takes over a tensor the runtime allocated."""
     return torch.utils.dlpack.from_dlpack(capsule)
+
+
+def empty_like(tensor):
+    """A new contiguous tensor like `tensor`, for out-of-place outputs."""
+    return torch.empty_like(tensor, memory_format=torch.contiguous_format)
+
+
+class TorchTensors(TensorAdapter):
+    """The torch adapter. The fast path exports with torch's own C function (no detach needed:
+    the capsule shares memory and carries no autograd state)."""
+
+    framework = "torch"
+    fast_export = staticmethod(torch.utils.dlpack.to_dlpack)
+
+    def check(self, tensor, op, name, in_place=False):
+        return check_tensor(tensor, op, name, in_place)
+
+    def to_dlpack(self, tensor):
+        return to_capsule(tensor)
+
+    def from_dlpack(self, capsule):
+        return from_capsule(capsule)
+
+    def empty_like(self, tensor):
+        return empty_like(tensor)
+
+    def ndim(self, tensor):
+        return tensor.dim()
+
+    def splits_to_list(self, splits):
+        if isinstance(splits, torch.Tensor):
+            splits = splits.tolist()
+        return [int(s) for s in splits]
+
+    def int32_tensor(self, values):
+        return torch.tensor(values, dtype=torch.int32)
+
+
+ADAPTER = TorchTensors()

@@ -1,0 +1,313 @@
+#include "csrc/fast_enqueue.h"
+
+#include <dlpack/dlpack.h>
+#include <runrun/c_api.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "csrc/errors.h"
+#include "csrc/handle.h"
+#include "csrc/runtime.h"
+
+namespace py = pybind11;
+
+namespace runrun::python {
+namespace {
+
+// A tensor the fast path can pass on: its capsule (which owns it) and the borrowed DLTensor.
+struct Exported {
+  py::object capsule;
+  const DLTensor* tensor = nullptr;
+};
+
+// DLPack's bool type code (kDLBool), which this dlpack.h predates.
+constexpr uint8_t kDLPackBool = 6;
+
+// The dtypes every adapter accepts (runrun.torch's SUPPORTED_DTYPES; numpy's subset of them).
+bool supported_dtype(DLDataType t) {
+  if (t.lanes != 1) return false;
+  switch (t.code) {
+    case kDLUInt: return t.bits == 8;
+    case kDLInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLFloat: return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLBfloat: return t.bits == 16;
+    case kDLPackBool: return t.bits == 8;
+    default: return false;
+  }
+}
+
+// Row-major without gaps; dimensions of size 1 may have any stride (torch's is_contiguous).
+bool contiguous(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  for (int i = 0; i < t.ndim; ++i) {
+    if (t.shape[i] == 0) return true;
+  }
+  int64_t expected = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.shape[i];
+  }
+  return true;
+}
+
+// Exports `obj` with `exporter` (None: obj.__dlpack__()) and checks it; an empty result means
+// "take the general path" (any Python error raised on the way is cleared).
+Exported export_tensor(PyObject* obj, PyObject* exporter) {
+  PyObject* capsule = exporter == Py_None ? PyObject_CallMethod(obj, "__dlpack__", nullptr)
+                                          : PyObject_CallOneArg(exporter, obj);
+  if (capsule == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  Exported out{py::reinterpret_steal<py::object>(capsule), nullptr};
+  if (!PyCapsule_CheckExact(capsule) || !PyCapsule_IsValid(capsule, "dltensor")) return {};
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (managed == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  const DLTensor& t = managed->dl_tensor;
+  if (t.device.device_type != kDLCPU || !supported_dtype(t.dtype) || !contiguous(t)) return {};
+  out.tensor = &t;
+  return out;
+}
+
+// The common arguments of both ops, converted; `ok` is false when one has an odd type.
+struct Args {
+  bool ok = false;
+  Runtime* runtime = nullptr;
+  const char* name = nullptr;
+  Py_ssize_t name_size = 0;
+  int32_t process_set = 0;
+};
+
+Args common_args(PyObject* runtime, PyObject* name, PyObject* process_set) {
+  Args args;
+  try {
+    args.runtime = py::handle(runtime).cast<Runtime*>();
+  } catch (const py::cast_error&) {
+    return args;
+  }
+  if (!PyUnicode_CheckExact(name)) return args;
+  args.name = PyUnicode_AsUTF8AndSize(name, &args.name_size);
+  if (args.name == nullptr || std::strlen(args.name) != static_cast<size_t>(args.name_size)) {
+    PyErr_Clear();
+    return args;
+  }
+  if (!PyLong_CheckExact(process_set)) return args;
+  long id = PyLong_AsLong(process_set);
+  if (id == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return args;
+  }
+  args.process_set = static_cast<int32_t>(id);
+  args.ok = args.process_set == id;
+  return args;
+}
+
+// Exports the input, allocates and exports the output unless in place (allocate is None).
+// Returns false for "take the general path".
+bool export_both(PyObject* tensor, PyObject* allocate, PyObject* exporter, Exported& in,
+             Exported& out, py::object& result) {
+  in = export_tensor(tensor, exporter);
+  if (in.tensor == nullptr) return false;
+  if (allocate == Py_None) {
+    out = in;
+    result = py::reinterpret_borrow<py::object>(tensor);
+    return true;
+  }
+  PyObject* output = PyObject_CallOneArg(allocate, tensor);
+  if (output == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  result = py::reinterpret_steal<py::object>(output);
+  out = export_tensor(output, exporter);
+  return out.tensor != nullptr;
+}
+
+PyObject* handle_of(runrun_status status, runrun_handle* handle, const char* op, const Args& args,
+                    PyObject* runtime, Exported& in, Exported& out, py::object result,
+                    PyObject* finish) {
+  check_status(status, op);
+  std::vector<py::object> keep_alive{py::reinterpret_borrow<py::object>(runtime),
+                                     std::move(in.capsule)};
+  if (out.capsule) keep_alive.push_back(std::move(out.capsule));
+  auto owned = std::make_unique<Handle>(handle, op, std::string(args.name, args.name_size),
+                                        std::move(keep_alive));
+  owned->set_result(std::move(result), py::reinterpret_borrow<py::object>(finish));
+  return py::cast(std::move(owned)).release().ptr();
+}
+
+template <typename Body>
+PyObject* guarded(Body&& body) {
+  try {
+    return body();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+// fast_allreduce(runtime, tensor, allocate, name, op, prescale, postscale, process_set,
+//                export, finish) -> Handle or None
+PyObject* fast_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
+  if (nargs != 10) {
+    PyErr_SetString(PyExc_TypeError, "fast_allreduce takes 10 positional arguments");
+    return nullptr;
+  }
+  return guarded([&]() -> PyObject* {
+    Args args = common_args(a[0], a[3], a[7]);
+    if (!args.ok || !PyLong_Check(a[4])) Py_RETURN_NONE;
+    long op = PyLong_AsLong(a[4]);
+    double prescale = PyFloat_AsDouble(a[5]);
+    double postscale = PyFloat_AsDouble(a[6]);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
+    Exported in, out;
+    py::object result;
+    if (!export_both(a[1], a[2], a[8], in, out, result)) Py_RETURN_NONE;
+    runrun_allreduce_options options = runrun_allreduce_default_options();
+    options.op = static_cast<runrun_reduce_op>(op);
+    options.prescale_factor = prescale;
+    options.postscale_factor = postscale;
+    options.process_set = args.process_set;
+    runrun_handle* handle = nullptr;
+    runrun_status status = runrun_allreduce(args.runtime->get(), args.name, in.tensor, out.tensor,
+                                            &options, &handle);
+    return handle_of(status, handle, "allreduce", args, a[0], in, out, std::move(result), a[9]);
+  });
+}
+
+// fast_broadcast(runtime, tensor, allocate, name, root_rank, process_set, export, finish)
+//   -> Handle or None
+PyObject* fast_broadcast(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
+  if (nargs != 8) {
+    PyErr_SetString(PyExc_TypeError, "fast_broadcast takes 8 positional arguments");
+    return nullptr;
+  }
+  return guarded([&]() -> PyObject* {
+    Args args = common_args(a[0], a[3], a[5]);
+    if (!args.ok || !PyLong_CheckExact(a[4])) Py_RETURN_NONE;
+    long root = PyLong_AsLong(a[4]);
+    if (PyErr_Occurred() || root != static_cast<int32_t>(root)) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
+    Exported in, out;
+    py::object result;
+    if (!export_both(a[1], a[2], a[6], in, out, result)) Py_RETURN_NONE;
+    runrun_handle* handle = nullptr;
+    runrun_status status =
+        runrun_broadcast(args.runtime->get(), args.name, in.tensor, out.tensor,
+                         static_cast<int32_t>(root), args.process_set, &handle);
+    return handle_of(status, handle, "broadcast", args, a[0], in, out, std::move(result), a[7]);
+  });
+}
+
+// fast_grouped_allreduce(runtime, tensors, allocate, names, op, prescale, postscale,
+//                        process_set, export) -> Handle (result: the list of outputs) or None.
+// One export and check per tensor and one enqueue for the whole group.
+PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
+  if (nargs != 9) {
+    PyErr_SetString(PyExc_TypeError, "fast_grouped_allreduce takes 9 positional arguments");
+    return nullptr;
+  }
+  return guarded([&]() -> PyObject* {
+    PyObject* tensors = a[1];
+    PyObject* names = a[3];
+    if (!PyList_CheckExact(tensors) || !PyList_CheckExact(names) ||
+        PyList_GET_SIZE(tensors) != PyList_GET_SIZE(names) || PyList_GET_SIZE(names) == 0) {
+      Py_RETURN_NONE;
+    }
+    Args args = common_args(a[0], PyList_GET_ITEM(names, 0), a[7]);
+    if (!args.ok || !PyLong_Check(a[4])) Py_RETURN_NONE;
+    long op = PyLong_AsLong(a[4]);
+    double prescale = PyFloat_AsDouble(a[5]);
+    double postscale = PyFloat_AsDouble(a[6]);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
+    const Py_ssize_t n = PyList_GET_SIZE(names);
+    std::vector<const char*> c_names(n);
+    std::vector<const DLTensor*> inputs(n), outputs(n);
+    std::vector<py::object> keep_alive{py::reinterpret_borrow<py::object>(a[0])};
+    keep_alive.reserve(2 * n + 1);
+    py::list results(n);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* name = PyList_GET_ITEM(names, i);
+      if (!PyUnicode_CheckExact(name)) Py_RETURN_NONE;
+      Py_ssize_t size = 0;
+      c_names[i] = PyUnicode_AsUTF8AndSize(name, &size);
+      if (c_names[i] == nullptr || std::strlen(c_names[i]) != static_cast<size_t>(size)) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+      }
+      Exported in, out;
+      py::object result;
+      if (!export_both(PyList_GET_ITEM(tensors, i), a[2], a[8], in, out, result)) {
+        Py_RETURN_NONE;
+      }
+      inputs[i] = in.tensor;
+      outputs[i] = out.tensor;
+      results[i] = std::move(result);
+      keep_alive.push_back(std::move(in.capsule));
+      if (a[2] != Py_None) keep_alive.push_back(std::move(out.capsule));
+    }
+    runrun_allreduce_options options = runrun_allreduce_default_options();
+    options.op = static_cast<runrun_reduce_op>(op);
+    options.prescale_factor = prescale;
+    options.postscale_factor = postscale;
+    options.process_set = args.process_set;
+    runrun_handle* handle = nullptr;
+    runrun_status status =
+        runrun_grouped_allreduce(args.runtime->get(), c_names.data(), inputs.data(),
+                                 outputs.data(), static_cast<size_t>(n), &options, &handle);
+    check_status(status, "grouped_allreduce");
+    auto owned = std::make_unique<Handle>(handle, "grouped_allreduce",
+                                          std::string(args.name, args.name_size),
+                                          std::move(keep_alive));
+    owned->set_result(std::move(results), py::none());
+    return py::cast(std::move(owned)).release().ptr();
+  });
+}
+
+PyMethodDef kMethods[] = {
+    {"fast_allreduce", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_allreduce)),
+     METH_FASTCALL,
+     "fast_allreduce(runtime, tensor, allocate, name, op, prescale, postscale, process_set, "
+     "export, finish): enqueues an allreduce of a framework tensor (in place when allocate is "
+     "None); returns a Handle, or None when the general path must take the call."},
+    {"fast_broadcast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_broadcast)),
+     METH_FASTCALL,
+     "fast_broadcast(runtime, tensor, allocate, name, root_rank, process_set, export, finish): "
+     "as fast_allreduce, for a broadcast."},
+    {"fast_grouped_allreduce",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_grouped_allreduce)),
+     METH_FASTCALL,
+     "fast_grouped_allreduce(runtime, tensors, allocate, names, op, prescale, postscale, "
+     "process_set, export): one allreduce of a list of tensors (lists only); returns a Handle "
+     "whose result is the list of outputs, or None when the general path must take the call."},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+void bind_fast_enqueue(py::module_& m) {
+  for (PyMethodDef* def = kMethods; def->ml_name != nullptr; ++def) {
+    PyObject* fn = PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr());
+    if (fn == nullptr) throw py::error_already_set();
+    m.add_object(def->ml_name, py::reinterpret_steal<py::object>(fn));
+  }
+}
+
+}  // namespace runrun::python

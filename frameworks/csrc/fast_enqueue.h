@@ -1,0 +1,24 @@
+#pragma once
+// Why: the per-tensor hot path from Python to the queue (issue 12, point 6). A backward pass
+// enqueues one allreduce per gradient, so every microsecond per call counts ~100 times per step.
+// fast_allreduce / fast_broadcast (and fast_grouped_allreduce, a list in one enqueue) take the
+// framework's tensor object itself, export it through the adapter's DLPack function (or
+// __dlpack__), check in C++ what the adapters' Python checks check (a supported dtype, CPU
+// memory, a contiguous layout), enqueue and return one Handle carrying the result: one Python
+// call and one Python object per op, no pybind11 dispatch.
+// They return None instead of raising for anything they cannot take (an argument of an odd
+// type, a tensor the adapter's own checks would refuse or must first copy): the caller then
+// takes the general path (runrun.common.collectives), whose checks raise the adapter's usual
+// exception and message. Errors of the enqueue itself (a name already in flight, an unknown
+// process set...) are raised as the general path raises them.
+// Threading: called with the GIL held; enqueueing never blocks.
+
+#include <pybind11/pybind11.h>
+
+namespace runrun::python {
+
+// Adds fast_allreduce, fast_broadcast and fast_grouped_allreduce to the module (signatures in
+// fast_enqueue.cc).
+void bind_fast_enqueue(pybind11::module_& m);
+
+}  // namespace runrun::python

@@ -1,0 +1,159 @@
+"""Per-tensor cost from Python to the queue (issue 12, point 6), per adapter, side by side with
+torch.distributed over gloo. A benchmark, never a test: it asserts nothing about time.
+
+Usage (from the repository root, runrun's package importable):
+    runrun --gloo -np 2 python3 tests/perf/per_tensor_cost.py [--json] [--count 100 --bytes 1K]
+    runrun --mpi  -np 2 python3 tests/perf/per_tensor_cost.py ...
+
+Every rank initializes runrun and a torch process group with backend "gloo" (as
+torch_side_by_side.py does). Sides, each enqueuing --count float32 tensors of --bytes, one async
+call per tensor under a fixed name per tensor (as a backward pass does), then waiting for all:
+- runrun.torch: hvd.allreduce_async_(t, name=..., op=hvd.Sum), then hvd.synchronize;
+- runrun.common+numpy: runrun.common.collectives.allreduce(numpy adapter, array, in_place=True),
+  the path a non-torch adapter takes;
+- runrun.torch grouped: one hvd.grouped_allreduce_async_ of the whole list (one call);
+- torch.distributed: dist.all_reduce(t, async_op=True), then work.wait().
+Results are checked against the exact sum before timing. Blocks alternate between the sides
+(rotating which goes first), each after a torch barrier. Reported per side, median and minimum
+over blocks: `enqueue_us_per_tensor` (this rank's time to enqueue all, / count; the largest
+over ranks) and `total_ms` (enqueue of the first to the last one synchronized, the slowest
+rank's). --json prints one object per line. Thread-safety: a script; one thread.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+import runrun.torch as hvd
+from torch_side_by_side import init_torch_gloo, parse_bytes
+
+try:
+    from runrun.common import collectives as common
+    from runrun.common.numpy_tensors import ADAPTER as NUMPY
+except ImportError:  # a runrun before issue 12 point 4 (to measure "before"): no numpy side
+    common = NUMPY = None
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--count", type=int, default=100, help="tensors per block")
+    p.add_argument("--bytes", default="1K", help="bytes per tensor (4, 1K, 1M)")
+    p.add_argument("--iters", type=int, default=30, help="timed blocks per side")
+    p.add_argument("--warmup", type=int, default=5, help="untimed blocks per side")
+    return p.parse_args()
+
+
+def make_sides(count, elements):
+    torch_tensors = [torch.ones(elements) for _ in range(count)]
+    arrays = [np.ones(elements, dtype=np.float32) for _ in range(count)]
+    names = [f"per_tensor_cost.{i}" for i in range(count)]
+    dist_tensors = [torch.ones(elements) for _ in range(count)]
+
+    def runrun_torch():
+        start = time.perf_counter()
+        handles = [hvd.allreduce_async_(t, name=n, op=hvd.Sum)
+                   for t, n in zip(torch_tensors, names)]
+        enqueued = time.perf_counter()
+        for h in handles:
+            hvd.synchronize(h)
+        return start, enqueued
+
+    def runrun_numpy():
+        start = time.perf_counter()
+        handles = [common.allreduce(NUMPY, a, name=n, op=hvd.Sum, in_place=True)
+                   for a, n in zip(arrays, names)]
+        enqueued = time.perf_counter()
+        for h in handles:
+            h.wait()
+        return start, enqueued
+
+    def runrun_grouped():
+        start = time.perf_counter()
+        handle = hvd.grouped_allreduce_async_(torch_tensors, name="per_tensor_cost.grouped",
+                                              op=hvd.Sum)
+        enqueued = time.perf_counter()
+        hvd.synchronize(handle)
+        return start, enqueued
+
+    def torch_dist():
+        start = time.perf_counter()
+        works = [dist.all_reduce(t, async_op=True) for t in dist_tensors]
+        enqueued = time.perf_counter()
+        for w in works:
+            w.wait()
+        return start, enqueued
+
+    def reset():
+        for t in torch_tensors + dist_tensors:
+            t.fill_(1.0)
+        for a in arrays:
+            a.fill(1.0)
+
+    sides = {"runrun.torch": runrun_torch, "runrun.common+numpy": runrun_numpy,
+             "runrun.torch grouped": runrun_grouped, "torch.distributed": torch_dist}
+    if common is None:
+        del sides["runrun.common+numpy"]
+    outputs = {"runrun.torch": torch_tensors, "runrun.common+numpy": arrays,
+               "runrun.torch grouped": torch_tensors, "torch.distributed": dist_tensors}
+    return sides, outputs, reset
+
+
+def largest(value):
+    t = torch.tensor([value], dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return float(t.item())
+
+
+def main():
+    args = parse_args()
+    hvd.init()
+    init_torch_gloo(120)
+    elements = max(1, parse_bytes(args.bytes) // 4)
+    sides, outputs, reset = make_sides(args.count, elements)
+    size = hvd.size()
+    for name, run in sides.items():  # correctness first: each side sums ones over the ranks
+        reset()
+        run()
+        if not all(bool((t == size).all()) for t in outputs[name]):
+            print(f"per_tensor_cost: wrong result of {name}", file=sys.stderr, flush=True)
+            sys.exit(1)
+    enqueue = {k: [] for k in sides}
+    total = {k: [] for k in sides}
+    order = list(sides)
+    for block in range(args.warmup + args.iters):
+        for k in order[block % len(order):] + order[:block % len(order)]:
+            reset()
+            dist.barrier()
+            start, enqueued = sides[k]()
+            done = time.perf_counter()
+            if block >= args.warmup:
+                enqueue[k].append(largest((enqueued - start) / args.count * 1e6))
+                total[k].append(largest((done - start) * 1e3))
+    if hvd.rank() == 0:
+        run = {"op": "run", "backend": hvd.mpi_enabled() and "mpi" or "gloo", "ranks": size,
+               "count": args.count, "bytes": elements * 4}
+        print(json.dumps(run) if args.json else
+              f"per_tensor_cost: {size} ranks over {run['backend']}, {args.count} x "
+              f"{elements * 4} B float32 sum, median (min) over {args.iters} blocks")
+        for k in sides:
+            row = {"side": k,
+                   "enqueue_us_per_tensor": statistics.median(enqueue[k]),
+                   "enqueue_us_per_tensor_min": min(enqueue[k]),
+                   "total_ms": statistics.median(total[k]), "total_ms_min": min(total[k])}
+            print(json.dumps(row) if args.json else
+                  f"{k:22s} enqueue {row['enqueue_us_per_tensor']:7.2f} us/tensor "
+                  f"({row['enqueue_us_per_tensor_min']:.2f})   enqueue to all synchronized "
+                  f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f})", flush=True)
+    dist.destroy_process_group()
+    hvd.shutdown()
+
+
+if __name__ == "__main__":
+    main()
