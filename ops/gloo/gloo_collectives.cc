@@ -20,6 +20,7 @@
 
 #include "common/errors.h"
 #include "ops/backend_checks.h"
+#include "ops/block_layout.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/gloo/gloo_backend.h"
 #include "ops/gloo/gloo_exchange.h"
@@ -34,24 +35,6 @@ std::vector<char> copy_of(const void* data, size_t bytes) {
   return copy;
 }
 
-std::vector<size_t> offsets_of(const std::vector<size_t>& sizes) {
-  std::vector<size_t> offsets;
-  size_t offset = 0;
-  for (size_t size : sizes) {
-    offsets.push_back(offset);
-    offset += size;
-  }
-  return offsets;
-}
-
-// `count` elements split into `parts` chunks, the first count % parts one element longer.
-std::vector<size_t> even_split(size_t count, int parts) {
-  std::vector<size_t> sizes;
-  const auto n = static_cast<size_t>(parts);
-  for (size_t p = 0; p < n; ++p) sizes.push_back(count / n + (p < count % n ? 1 : 0));
-  return sizes;
-}
-
 constexpr size_t kOneStepBytes = size_t{64} << 10;
 constexpr size_t kSegmentBytes = size_t{1} << 20;
 
@@ -60,7 +43,7 @@ constexpr size_t kSegmentBytes = size_t{1} << 20;
 std::vector<size_t> segments_of(size_t elements, size_t esize) {
   const size_t wanted = (elements * esize + kSegmentBytes - 1) / kSegmentBytes;
   const size_t parts = std::clamp<size_t>(wanted, 1, kLanes);
-  return even_split(elements, static_cast<int>(parts));
+  return even_split(elements, parts);
 }
 
 }  // namespace
@@ -106,7 +89,7 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
     return;
   }
   const auto me = static_cast<size_t>(rank());
-  const auto chunks = even_split(count, size());
+  const auto chunks = even_split(count, static_cast<size_t>(size()));
   const auto offsets = offsets_of(chunks);
   char* my_chunk = data + offsets[me] * esize;
   const size_t my_bytes = chunks[me] * esize;

@@ -4,26 +4,11 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ops/block_layout.h"
 #include "ops/cpu/reduce_kernels.h"
 
 namespace runrun::shm {
 namespace {
-
-std::vector<size_t> offsets_of(const std::vector<size_t>& sizes) {
-  std::vector<size_t> offsets;
-  size_t offset = 0;
-  for (size_t size : sizes) {
-    offsets.push_back(offset);
-    offset += size;
-  }
-  return offsets;
-}
-
-std::vector<size_t> even_split(size_t count, size_t parts) {
-  std::vector<size_t> sizes;
-  for (size_t p = 0; p < parts; ++p) sizes.push_back(count / parts + (p < count % parts ? 1 : 0));
-  return sizes;
-}
 
 size_t pieces(size_t bytes, size_t per_piece) { return (bytes + per_piece - 1) / per_piece; }
 
