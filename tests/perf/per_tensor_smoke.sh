@@ -8,12 +8,10 @@
 set -uo pipefail
 RUNRUN="$1"; PYTHON="$2"; CORE="$3"; WORK="$4"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SRC="$HERE/../../frameworks/python/runrun"
 fail() { echo "FAIL: $*"; exit 1; }
+source "$HERE/../support/stage_python_package.sh"
 
-rm -rf "$WORK" && mkdir -p "$WORK/pkg" || fail "cannot create $WORK"
-cp -r "$SRC" "$WORK/pkg/" && cp "$CORE" "$WORK/pkg/runrun/" || fail "cannot stage the package"
-export PYTHONPATH="$WORK/pkg" RUNRUN_COLLECTIVE_TIMEOUT=60
+stage_python_package "$WORK" "$CORE"
 "$PYTHON" -c "import torch, numpy, runrun.torch" || fail "$PYTHON cannot import torch, numpy, runrun.torch"
 
 timeout -k 10 150 "$RUNRUN" --gloo -np 2 --output-filename "$WORK/out" \

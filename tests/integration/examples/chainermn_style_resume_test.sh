@@ -11,11 +11,9 @@ RUNRUN="$1"; PYTHON="$2"; CORE="$3"; WORK="$4"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$HERE/../../.."
 fail() { echo "FAIL: $*"; exit 1; }
+source "$ROOT/tests/support/stage_python_package.sh"
 
-rm -rf "$WORK" && mkdir -p "$WORK/pkg" || fail "cannot create $WORK"
-cp -r "$ROOT/frameworks/python/runrun" "$WORK/pkg/" && cp "$CORE" "$WORK/pkg/runrun/" \
-  || fail "cannot stage the package"
-export PYTHONPATH="$WORK/pkg" RUNRUN_COLLECTIVE_TIMEOUT=60
+stage_python_package "$WORK" "$CORE"
 EXAMPLE="$ROOT/examples/pytorch/train_chainermn_style.py"
 ARGS=(--train-samples 512 --val-samples 128 --checkpoint "$WORK/ck.pt")
 
