@@ -77,6 +77,37 @@ Exported export_tensor(PyObject* obj, PyObject* exporter) {
   return out;
 }
 
+// `name` as UTF-8 without embedded NULs; false (any error cleared) when it is not such a str.
+bool utf8_name(PyObject* name, const char*& utf8, Py_ssize_t& size) {
+  if (!PyUnicode_CheckExact(name)) return false;
+  utf8 = PyUnicode_AsUTF8AndSize(name, &size);
+  if (utf8 == nullptr || std::strlen(utf8) != static_cast<size_t>(size)) {
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
+// The allreduce options of both allreduce calls; false (any error cleared) when op is not an
+// int or a scale factor is not a number.
+bool allreduce_options_from(PyObject* op, PyObject* prescale, PyObject* postscale,
+                            int32_t process_set, runrun_allreduce_options& options) {
+  if (!PyLong_Check(op)) return false;
+  const long op_value = PyLong_AsLong(op);
+  const double prescale_value = PyFloat_AsDouble(prescale);
+  const double postscale_value = PyFloat_AsDouble(postscale);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  options = runrun_allreduce_default_options();
+  options.op = static_cast<runrun_reduce_op>(op_value);
+  options.prescale_factor = prescale_value;
+  options.postscale_factor = postscale_value;
+  options.process_set = process_set;
+  return true;
+}
+
 // The common arguments of both ops, converted; `ok` is false when one has an odd type.
 struct Args {
   bool ok = false;
@@ -93,12 +124,7 @@ Args common_args(PyObject* runtime, PyObject* name, PyObject* process_set) {
   } catch (const py::cast_error&) {
     return args;
   }
-  if (!PyUnicode_CheckExact(name)) return args;
-  args.name = PyUnicode_AsUTF8AndSize(name, &args.name_size);
-  if (args.name == nullptr || std::strlen(args.name) != static_cast<size_t>(args.name_size)) {
-    PyErr_Clear();
-    return args;
-  }
+  if (!utf8_name(name, args.name, args.name_size)) return args;
   if (!PyLong_CheckExact(process_set)) return args;
   long id = PyLong_AsLong(process_set);
   if (id == -1 && PyErr_Occurred()) {
@@ -165,22 +191,13 @@ PyObject* fast_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
   }
   return guarded([&]() -> PyObject* {
     Args args = common_args(a[0], a[3], a[7]);
-    if (!args.ok || !PyLong_Check(a[4])) Py_RETURN_NONE;
-    long op = PyLong_AsLong(a[4]);
-    double prescale = PyFloat_AsDouble(a[5]);
-    double postscale = PyFloat_AsDouble(a[6]);
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
+    runrun_allreduce_options options;
+    if (!args.ok || !allreduce_options_from(a[4], a[5], a[6], args.process_set, options)) {
       Py_RETURN_NONE;
     }
     Exported in, out;
     py::object result;
     if (!export_both(a[1], a[2], a[8], in, out, result)) Py_RETURN_NONE;
-    runrun_allreduce_options options = runrun_allreduce_default_options();
-    options.op = static_cast<runrun_reduce_op>(op);
-    options.prescale_factor = prescale;
-    options.postscale_factor = postscale;
-    options.process_set = args.process_set;
     runrun_handle* handle = nullptr;
     runrun_status status = runrun_allreduce(args.runtime->get(), args.name, in.tensor, out.tensor,
                                             &options, &handle);
@@ -230,12 +247,8 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
       Py_RETURN_NONE;
     }
     Args args = common_args(a[0], PyList_GET_ITEM(names, 0), a[7]);
-    if (!args.ok || !PyLong_Check(a[4])) Py_RETURN_NONE;
-    long op = PyLong_AsLong(a[4]);
-    double prescale = PyFloat_AsDouble(a[5]);
-    double postscale = PyFloat_AsDouble(a[6]);
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
+    runrun_allreduce_options options;
+    if (!args.ok || !allreduce_options_from(a[4], a[5], a[6], args.process_set, options)) {
       Py_RETURN_NONE;
     }
     const Py_ssize_t n = PyList_GET_SIZE(names);
@@ -245,14 +258,8 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
     keep_alive.reserve(2 * n + 1);
     py::list results(n);
     for (Py_ssize_t i = 0; i < n; ++i) {
-      PyObject* name = PyList_GET_ITEM(names, i);
-      if (!PyUnicode_CheckExact(name)) Py_RETURN_NONE;
       Py_ssize_t size = 0;
-      c_names[i] = PyUnicode_AsUTF8AndSize(name, &size);
-      if (c_names[i] == nullptr || std::strlen(c_names[i]) != static_cast<size_t>(size)) {
-        PyErr_Clear();
-        Py_RETURN_NONE;
-      }
+      if (!utf8_name(PyList_GET_ITEM(names, i), c_names[i], size)) Py_RETURN_NONE;
       Exported in, out;
       py::object result;
       if (!export_both(PyList_GET_ITEM(tensors, i), a[2], a[8], in, out, result)) {
@@ -264,11 +271,6 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
       keep_alive.push_back(std::move(in.capsule));
       if (a[2] != Py_None) keep_alive.push_back(std::move(out.capsule));
     }
-    runrun_allreduce_options options = runrun_allreduce_default_options();
-    options.op = static_cast<runrun_reduce_op>(op);
-    options.prescale_factor = prescale;
-    options.postscale_factor = postscale;
-    options.process_set = args.process_set;
     runrun_handle* handle = nullptr;
     runrun_status status =
         runrun_grouped_allreduce(args.runtime->get(), c_names.data(), inputs.data(),
