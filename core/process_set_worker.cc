@@ -79,6 +79,7 @@ void ProcessSetWorker::fail(ErrorCode code, const std::string& message) {
     if (failure_) return;
     failure_ = std::make_pair(code, message);
   }
+  failure_set_.notify_all();
   abort_transport();
   queue_.wake();
 }
@@ -131,7 +132,10 @@ void ProcessSetWorker::loop() {
   } catch (const Error& e) {
     code = e.code();
     reason = e.what();
-    std::lock_guard<std::mutex> lock(failure_mutex_);
+    std::unique_lock<std::mutex> lock(failure_mutex_);
+    if (code == ErrorCode::kPeerFailure) {
+      failure_set_.wait_for(lock, kRootCauseGrace, [this] { return failure_.has_value(); });
+    }
     if (failure_) std::tie(code, reason) = *failure_;  // the cause, not the abort it caused
     logger_->error("process set {}: background thread stops: {} ({})", id_, reason, e.where());
   } catch (const std::exception& e) {

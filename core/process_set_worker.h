@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -100,6 +101,11 @@ class ProcessSetWorker {
   std::mutex failure_mutex_;
   std::string shutdown_reason_;  // guarded by failure_mutex_
   std::optional<std::pair<ErrorCode, std::string>> failure_;  // set by fail()
+  std::condition_variable failure_set_;  // notified when fail() sets failure_
+  // How long the background thread, stopped by a transport error naming a peer, waits for the
+  // peer monitor to name the rank that was really lost: a rank that leaves because it lost a
+  // peer resets its own connections, so the first transport error may name that messenger.
+  static constexpr std::chrono::milliseconds kRootCauseGrace{250};
   std::thread thread_;
 };
 
