@@ -1,0 +1,205 @@
+"""runrun.jax (issue 12, points 3 and 5): every op on jax.Arrays, eagerly and inside jax.jit,
+for every dtype runrun takes (64-bit ones under jax.enable_x64), against a locally computed
+reference; uneven allgather/alltoall outside jit; many independent ops in one jitted function
+(ordered: no deadlock); names chosen when ops run, not when they are traced."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jax_values import everyone, jhvd, values  # noqa: F401  (jhvd: fixture)
+
+import runrun
+
+DTYPES = ["uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64", "bool"]
+WIDE = {"int64", "float64"}
+
+REFERENCE = {
+    runrun.Sum: lambda s: s.sum(0),
+    runrun.Min: lambda s: s.min(0),
+    runrun.Max: lambda s: s.max(0),
+    runrun.Product: lambda s: s.prod(0),
+}
+
+
+def x64(dtype):
+    """jax.enable_x64 around 64-bit dtypes (off by default in JAX)."""
+    return jax.enable_x64(str(dtype) in WIDE)
+
+
+def exact(out, expected, dtype):
+    assert isinstance(out, jax.Array), type(out)
+    assert out.dtype == jnp.dtype(dtype) and out.shape == expected.shape
+    assert np.array_equal(np.asarray(out).astype(np.float64),
+                          np.asarray(expected).astype(np.float64)), (out, expected)
+
+
+def reference(op, parts, dtype):
+    if dtype == "bool":  # Sum/Max: any, Min/Product: all
+        stack = np.stack(parts)
+        return stack.any(0) if op in (runrun.Sum, runrun.Max) else stack.all(0)
+    return REFERENCE[op](np.stack(parts).astype(np.float64)).astype(jnp.dtype(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_allreduce_every_op_and_dtype(jhvd, dtype):
+    n, r = jhvd.size(), jhvd.rank()
+    with x64(dtype):
+        jitted = jax.jit(lambda a, op: jhvd.allreduce(a, op=op), static_argnums=1)
+        for op in (runrun.Sum, runrun.Min, runrun.Max, runrun.Product):
+            low, high = (1, 3) if op == runrun.Product else (-8, 8)
+            for shape in [(17,), (3, 5), ()]:
+                parts = everyone(n, shape, dtype, low=low, high=high)
+                expected = reference(op, parts, dtype)
+                mine = jnp.asarray(parts[r])
+                exact(jhvd.allreduce(mine, op=op), expected, dtype)
+                exact(jitted(mine, op), expected, dtype)
+                exact(mine, parts[r], dtype)  # the input is unchanged
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_allreduce_average_and_scaling(jhvd, dtype):
+    n, r = jhvd.size(), jhvd.rank()
+    with x64(dtype):
+        parts = [p * n for p in everyone(n, (4, 4), dtype)]
+        expected = np.stack(parts).astype(np.float64).sum(0)
+        mine = jnp.asarray(parts[r])
+        exact(jhvd.allreduce(mine), expected / n, dtype)
+        exact(jax.jit(jhvd.allreduce)(mine), expected / n, dtype)
+        scaled = lambda a: jhvd.allreduce(a, op=jhvd.Sum, prescale_factor=0.5,  # noqa: E731
+                                          postscale_factor=4.0)
+        exact(scaled(mine), expected * 2, dtype)
+        exact(jax.jit(scaled)(mine), expected * 2, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_grouped_allreduce(jhvd, dtype):
+    n, r = jhvd.size(), jhvd.rank()
+    shapes = [(3,), (2, 2), (), (7,)]
+    with x64(dtype):
+        parts = [everyone(n, s, dtype, seed=i) for i, s in enumerate(shapes)]
+        expected = [reference(runrun.Sum, p, dtype) for p in parts]
+        mine = [jnp.asarray(p[r]) for p in parts]
+        group = lambda xs: jhvd.grouped_allreduce(xs, op=jhvd.Sum)  # noqa: E731
+        for outs in (group(mine), jax.jit(group)(mine)):
+            assert len(outs) == len(shapes)
+            for out, e in zip(outs, expected):
+                exact(out, e, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_broadcast_allgather_alltoall_every_dtype(jhvd, dtype):
+    n, r = jhvd.size(), jhvd.rank()
+    with x64(dtype):
+        parts = everyone(n, (2 * n, 3), dtype)
+        mine = jnp.asarray(parts[r])
+        root = n - 1
+        for bcast in (lambda a: jhvd.broadcast(a, root), jax.jit(lambda a: jhvd.broadcast(a, root))):
+            exact(bcast(mine), parts[root], dtype)
+        gathered = np.concatenate(parts)
+        exact(jhvd.allgather(mine), gathered, dtype)
+        exact(jax.jit(jhvd.allgather)(mine), gathered, dtype)
+        # equal splits: rank p receives rows [2p, 2p+2) of every rank's array, in rank order
+        received = np.concatenate([p[2 * r:2 * r + 2] for p in parts])
+        exact(jhvd.alltoall(mine), received, dtype)
+        exact(jax.jit(jhvd.alltoall)(mine), received, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float16", "bfloat16", "float32",
+                                   "float64"])
+def test_reducescatter(jhvd, dtype):
+    n, r = jhvd.size(), jhvd.rank()
+    with x64(dtype):
+        for rows in (2 * n, 2 * n + 1):  # the first rows % n ranks get one extra row
+            parts = everyone(n, (rows, 3), dtype)
+            total = np.stack(parts).astype(np.float64).sum(0)
+            counts = [rows // n + (1 if i < rows % n else 0) for i in range(n)]
+            start = sum(counts[:r])
+            mine_rows = slice(start, start + counts[r])
+            mine = jnp.asarray(parts[r])
+            rs = lambda a: jhvd.reducescatter(a, op=jhvd.Sum)  # noqa: E731
+            exact(rs(mine), total[mine_rows], dtype)
+            exact(jax.jit(rs)(mine), total[mine_rows], dtype)
+            if dtype in ("float32", "float64"):
+                exact(jhvd.reducescatter(mine), total[mine_rows] / n, dtype)
+
+
+def test_uneven_allgather_and_alltoall_outside_jit(jhvd):
+    n, r = jhvd.size(), jhvd.rank()
+    parts = [values(i, (i + 1, 2), "float32") for i in range(n)]
+    exact(jhvd.allgather(jnp.asarray(parts[r])), np.concatenate(parts), "float32")
+    exact(jhvd.grouped_allgather([jnp.asarray(parts[r])])[0], np.concatenate(parts), "float32")
+    # rank i sends i + p + 1 rows to rank p
+    sends = [[i + p + 1 for p in range(n)] for i in range(n)]
+    arrays = [values(i, (sum(sends[i]), 2), "int32", seed=5) for i in range(n)]
+    out, received = jhvd.alltoall(jnp.asarray(arrays[r]), splits=sends[r])
+    offsets = [np.cumsum([0] + s) for s in sends]
+    expected = np.concatenate([arrays[i][offsets[i][r]:offsets[i][r + 1]] for i in range(n)])
+    exact(out, expected, "int32")
+    exact(received, np.asarray([sends[i][r] for i in range(n)]), "int32")
+    out, received = jhvd.alltoall(jnp.asarray(arrays[r]), splits=jnp.asarray(sends[r]))
+    exact(out, expected, "int32")
+
+
+def test_many_independent_ops_in_one_jit_run_in_program_order(jhvd):
+    """Eight collectives with no data dependence between them, named and unnamed, in one
+    jitted function called several times: XLA may schedule them in any order, the ordered
+    callbacks keep program order on every rank, so nothing deadlocks and each is right."""
+    n, r = jhvd.size(), jhvd.rank()
+
+    @jax.jit
+    def many(a):
+        outs = [jhvd.allreduce(a + i, op=jhvd.Sum, name=None if i % 2 else f"indep.{i}")
+                for i in range(6)]
+        outs.append(jhvd.allgather(a))
+        outs.append(jhvd.broadcast(a * 3, 0))
+        return outs
+
+    for step in range(3):
+        a = jnp.full((4,), float(r + step))
+        outs = many(a)
+        base = sum(range(n)) + n * step
+        for i in range(6):
+            exact(outs[i], np.full((4,), base + n * i, np.float32), "float32")
+        exact(outs[6], np.repeat(np.arange(n, dtype=np.float32) + step, 4), "float32")
+        exact(outs[7], np.full((4,), 3.0 * step, np.float32), "float32")
+
+
+def test_names_are_chosen_when_ops_run_not_when_traced(jhvd):
+    """Rank 0 alone traces (lowers) the function first: were unnamed ops named at trace time
+    from the shared counter, rank 0's names would run ahead and the ranks' ops would never
+    match (a hang until the collective timeout)."""
+    n, r = jhvd.size(), jhvd.rank()
+    fn = jax.jit(lambda a: jhvd.allreduce(a, op=jhvd.Sum) + jhvd.allreduce(a, op=jhvd.Max))
+    a = jnp.full((3,), float(r))
+    if r == 0:
+        fn.lower(a)
+        jax.jit(lambda a: jhvd.allreduce(a * 2)).lower(a)  # another trace, never run
+    exact(fn(a), np.full((3,), sum(range(n)) + n - 1, np.float32), "float32")
+    exact(jhvd.allreduce(a, op=jhvd.Sum), np.full((3,), sum(range(n)), np.float32), "float32")
+
+
+def test_process_set_eager_and_jit(jhvd):
+    n, r = jhvd.size(), jhvd.rank()
+    evens = jhvd.ProcessSet(list(range(0, n, 2)))
+    jhvd.add_process_set(evens)
+    try:
+        if evens.included():
+            a = jnp.full((2,), float(r))
+            expected = np.full((2,), float(sum(range(0, n, 2))), np.float32)
+            exact(jhvd.allreduce(a, op=jhvd.Sum, process_set=evens), expected, "float32")
+            fn = jax.jit(lambda x: jhvd.allreduce(x, op=jhvd.Sum, process_set=evens))
+            exact(fn(a), expected, "float32")
+            exact(jhvd.allgather(a, process_set=evens),
+                  np.repeat(np.arange(0, n, 2, dtype=np.float32), 2), "float32")
+    finally:
+        jhvd.remove_process_set(evens)
+
+
+def test_barrier_join_and_topology(jhvd):
+    jhvd.barrier()
+    assert jhvd.join() in range(jhvd.size())
+    assert jhvd.is_initialized() and 0 <= jhvd.local_rank() < jhvd.local_size()
+    assert 0 <= jhvd.cross_rank() < jhvd.cross_size()
