@@ -43,20 +43,30 @@ def reference(op, parts, dtype):
     return REFERENCE[op](np.stack(parts).astype(np.float64)).astype(jnp.dtype(dtype))
 
 
+OPS = (runrun.Sum, runrun.Min, runrun.Max, runrun.Product)
+
+
+def every_op(jhvd, a, positive):
+    """The four reductions (Product of the positive values) in one function."""
+    return [jhvd.allreduce(positive if op == runrun.Product else a, op=op) for op in OPS]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_allreduce_every_op_and_dtype(jhvd, dtype):
     n, r = jhvd.size(), jhvd.rank()
+    jitted = jax.jit(lambda a, positive: every_op(jhvd, a, positive))  # one compile per shape
     with x64(dtype):
-        jitted = jax.jit(lambda a, op: jhvd.allreduce(a, op=op), static_argnums=1)
-        for op in (runrun.Sum, runrun.Min, runrun.Max, runrun.Product):
-            low, high = (1, 3) if op == runrun.Product else (-8, 8)
-            for shape in [(17,), (3, 5), ()]:
-                parts = everyone(n, shape, dtype, low=low, high=high)
-                expected = reference(op, parts, dtype)
-                mine = jnp.asarray(parts[r])
-                exact(jhvd.allreduce(mine, op=op), expected, dtype)
-                exact(jitted(mine, op), expected, dtype)
-                exact(mine, parts[r], dtype)  # the input is unchanged
+        for shape in [(17,), (3, 5), ()]:
+            parts = everyone(n, shape, dtype)
+            positive = everyone(n, shape, dtype, seed=1, low=1, high=3)
+            expected = [reference(op, positive if op == runrun.Product else parts, dtype)
+                        for op in OPS]
+            mine, mine_positive = jnp.asarray(parts[r]), jnp.asarray(positive[r])
+            for out, e in zip(every_op(jhvd, mine, mine_positive), expected):
+                exact(out, e, dtype)
+            for out, e in zip(jitted(mine, mine_positive), expected):
+                exact(out, e, dtype)
+            exact(mine, parts[r], dtype)  # the input is unchanged
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
