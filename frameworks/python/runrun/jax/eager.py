@@ -8,7 +8,9 @@ Thread-safety: any thread; each op name may have one op in flight.
 from runrun.common import collectives as _c
 from runrun.common.ops import Average
 from runrun.common.process_sets import global_process_set
+from runrun.jax import fusion
 from runrun.jax.tensor_bridge import ADAPTER as _J
+from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
 
 
 def allreduce(tensor, op=Average, name=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -19,8 +21,16 @@ def allreduce(tensor, op=Average, name=None, prescale_factor=1.0, postscale_fact
 
 def grouped_allreduce(tensors, op=Average, name=None, prescale_factor=1.0,
                       postscale_factor=1.0, process_set=global_process_set):
-    return _c.grouped_allreduce(_J, tensors, None, name, op, prescale_factor,
-                                postscale_factor, process_set, False).wait()
+    """Packed (fusion.py): one jitted pack, one grouped op over one buffer per dtype, one
+    jitted unpack; the checks run on the arrays first, with their messages."""
+    tensors = [_J.check(t, "grouped_allreduce", name) for t in tensors]
+    if not tensors:
+        return []
+    groups, shapes = fusion.layout(tensors)
+    flats = fusion.pack_jit(tensors, groups)
+    reduced = _c.grouped_allreduce(_H, flats, None, name, op, prescale_factor,
+                                   postscale_factor, process_set, False).wait()
+    return fusion.unpack_jit(reduced, groups, shapes)
 
 
 def allgather(tensor, name=None, process_set=global_process_set):

@@ -26,6 +26,7 @@ from jax.experimental import io_callback
 from runrun.common import collectives as _c
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.ops import resolve_op
+from runrun.jax import fusion
 from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
 from runrun.jax.tensor_bridge import check_dtype
 
@@ -50,15 +51,19 @@ def allreduce(x, op, name, prescale_factor, postscale_factor, process_set):
 
 
 def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_set):
+    """One callback for the whole list: the arrays travel packed, one buffer per dtype
+    (fusion.py), reduced as one grouped op."""
     op = resolve_op(op)
     for x in xs:
         check_dtype(x.dtype, "grouped_allreduce", name)
+    groups, shapes = fusion.layout(xs)
+    flats = fusion.pack(xs, groups)
 
     def host(*arrays):
         return _c.grouped_allreduce(_H, list(arrays), None, name, op, prescale_factor,
                                     postscale_factor, process_set, False).wait()
 
-    return list(_call(host, [_struct(x) for x in xs], *xs))
+    return fusion.unpack(_call(host, [_struct(f) for f in flats], *flats), groups, shapes)
 
 
 def broadcast(x, root_rank, name, process_set):
