@@ -213,3 +213,14 @@ def test_barrier_join_and_topology(jhvd):
     assert jhvd.join() in range(jhvd.size())
     assert jhvd.is_initialized() and 0 <= jhvd.local_rank() < jhvd.local_size()
     assert 0 <= jhvd.cross_rank() < jhvd.cross_size()
+
+
+def test_eager_input_still_being_computed_is_waited_for(jhvd):
+    """jax dispatches asynchronously: an input whose computation is still running when the op
+    exports it must be read only once ready (the DLPack export waits)."""
+    n = jhvd.size()
+    ones = jnp.ones((700, 700), jnp.float32)
+    product = ones @ ones  # every element 700, computed in the background
+    exact(jhvd.allreduce(product, op=jhvd.Sum), np.full((700, 700), 700.0 * n), "float32")
+    exact(jhvd.grouped_allreduce([ones @ ones], op=jhvd.Sum)[0],
+          np.full((700, 700), 700.0 * n), "float32")
