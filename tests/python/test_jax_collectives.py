@@ -224,3 +224,21 @@ def test_eager_input_still_being_computed_is_waited_for(jhvd):
     exact(jhvd.allreduce(product, op=jhvd.Sum), np.full((700, 700), 700.0 * n), "float32")
     exact(jhvd.grouped_allreduce([ones @ ones], op=jhvd.Sum)[0],
           np.full((700, 700), 700.0 * n), "float32")
+
+
+def test_program_order_even_when_inputs_are_ready_in_another_order(jhvd):
+    """Two unnamed allreduces, the first fed by a long matmul on rank 0 only: unordered, rank 0
+    could start the second first and pair it with the other ranks' first (names follow the
+    order ops start in); ordered callbacks start both in program order on every rank."""
+    n, r = jhvd.size(), jhvd.rank()
+    side = 600 if r == 0 else 4  # each rank compiles its own program: shapes may differ
+
+    @jax.jit
+    def two(a, big):
+        slow = (big @ big)[0, :4] * 0 + a
+        return jhvd.allreduce(slow, op=jhvd.Sum), jhvd.allreduce(a + 100, op=jhvd.Sum)
+
+    for _ in range(3):
+        first, second = two(jnp.full((4,), float(r)), jnp.ones((side, side)))
+        exact(first, np.full((4,), float(sum(range(n))), np.float32), "float32")
+        exact(second, np.full((4,), float(sum(range(n)) + 100 * n), np.float32), "float32")
