@@ -106,8 +106,9 @@ def test_broadcast_allgather_alltoall_every_dtype(jhvd, dtype):
         parts = everyone(n, (2 * n, 3), dtype)
         mine = jnp.asarray(parts[r])
         root = n - 1
-        for bcast in (lambda a: jhvd.broadcast(a, root), jax.jit(lambda a: jhvd.broadcast(a, root))):
-            exact(bcast(mine), parts[root], dtype)
+        bcast = lambda a: jhvd.broadcast(a, root)  # noqa: E731
+        exact(bcast(mine), parts[root], dtype)
+        exact(jax.jit(bcast)(mine), parts[root], dtype)
         gathered = np.concatenate(parts)
         exact(jhvd.allgather(mine), gathered, dtype)
         exact(jax.jit(jhvd.allgather)(mine), gathered, dtype)

@@ -5,9 +5,10 @@ Why: JAX keeps parameters and optimizer state in immutable pytrees, so where hor
 broadcasts into the model in place, these return the broadcast pytree. Every leaf's broadcast
 is started before the first is waited for; each is named after the leaf's path
 ("broadcast_parameters.<path>"), so ranks match them whatever their call order.
-Python scalars (bool, int, float) are broadcast too and come back as Python scalars of their
-type (exactly: through numpy, whatever jax_enable_x64 says); None and other leaf-less nodes stay as they are. Inside jax.jit the leaves are
-broadcast by ordered callbacks (jit_ops.py). Thread-safety: any thread, one call at a time.
+Python scalars (bool, int, float) are broadcast too, exactly (through numpy, whatever
+jax_enable_x64 says), and come back as Python scalars of their type; None and other leaf-less
+nodes stay as they are. Inside jax.jit the leaves are broadcast by ordered callbacks
+(jit_ops.py). Thread-safety: any thread, one call at a time.
 """
 
 import jax
