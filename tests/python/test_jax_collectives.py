@@ -106,16 +106,14 @@ def test_broadcast_allgather_alltoall_every_dtype(jhvd, dtype):
         parts = everyone(n, (2 * n, 3), dtype)
         mine = jnp.asarray(parts[r])
         root = n - 1
-        bcast = lambda a: jhvd.broadcast(a, root)  # noqa: E731
-        exact(bcast(mine), parts[root], dtype)
-        exact(jax.jit(bcast)(mine), parts[root], dtype)
-        gathered = np.concatenate(parts)
-        exact(jhvd.allgather(mine), gathered, dtype)
-        exact(jax.jit(jhvd.allgather)(mine), gathered, dtype)
         # equal splits: rank p receives rows [2p, 2p+2) of every rank's array, in rank order
-        received = np.concatenate([p[2 * r:2 * r + 2] for p in parts])
-        exact(jhvd.alltoall(mine), received, dtype)
-        exact(jax.jit(jhvd.alltoall)(mine), received, dtype)
+        expected = [parts[root], np.concatenate(parts),
+                    np.concatenate([p[2 * r:2 * r + 2] for p in parts])]
+        three = lambda a: [jhvd.broadcast(a, root), jhvd.allgather(a),  # noqa: E731
+                           jhvd.alltoall(a)]
+        for outs in (three(mine), jax.jit(three)(mine)):  # one compile for the three
+            for out, e in zip(outs, expected):
+                exact(out, e, dtype)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float16", "bfloat16", "float32",
@@ -243,3 +241,19 @@ def test_program_order_even_when_inputs_are_ready_in_another_order(jhvd):
         first, second = two(jnp.full((4,), float(r)), jnp.ones((side, side)))
         exact(first, np.full((4,), float(sum(range(n))), np.float32), "float32")
         exact(second, np.full((4,), float(sum(range(n)) + 100 * n), np.float32), "float32")
+
+
+def test_allreduce_gradient_is_horovods(jhvd):
+    """Reverse mode through allreduce (eagerly and inside jit): the gradient is the allreduce
+    of the cotangent with the same op, as Horovod defines it."""
+    n, r = jhvd.size(), jhvd.rank()
+    x = jnp.arange(3.0, dtype=jnp.float32)
+    for op, scale in ((jhvd.Sum, n), (jhvd.Average, 1.0)):
+        loss = lambda v: jnp.sum(jhvd.allreduce(v * (r + 1), op=op) ** 2)  # noqa: E731
+        # d/dv = (r + 1) * allreduce_op(2 * S) with S = allreduce_op(v * (rank + 1))
+        total = sum(k + 1 for k in range(n)) * (1.0 if op == jhvd.Sum else 1.0 / n)
+        expected = (r + 1) * 2 * total * scale * np.arange(3.0)
+        exact(jax.grad(loss)(x), expected.astype(np.float32), "float32")
+        exact(jax.jit(jax.grad(loss))(x), expected.astype(np.float32), "float32")
+    with pytest.raises(jhvd.InvalidArgumentError, match="gradient is defined for"):
+        jax.grad(lambda v: jnp.sum(jhvd.allreduce(v, op=jhvd.Max)))(x)

@@ -34,8 +34,8 @@ def same_tree(a, b, **tol):
 
 
 def test_example_matches_single_process_on_global_batch(jhvd, example):
-    losses, params = example.train(steps=6, batch=4, lr=0.01)
-    ref_losses, ref_params = example.train(steps=6, batch=4, lr=0.01, distributed=False)
+    losses, params = example.train(steps=4, batch=4, lr=0.01)
+    ref_losses, ref_params = example.train(steps=4, batch=4, lr=0.01, distributed=False)
     assert np.allclose(losses, ref_losses, rtol=1e-5, atol=1e-6), (losses, ref_losses)
     same_tree(params, ref_params, rtol=1e-5, atol=1e-6)
     # ... and every rank holds the same parameters (rank 0's were broadcast first).

@@ -19,13 +19,15 @@ runrun's message.
 Thread-safety: the host functions run on XLA's callback thread; the runtime is thread-safe.
 """
 
+import functools
+
 import jax
 import numpy as np
 from jax.experimental import io_callback
 
 from runrun.common import collectives as _c
 from runrun.common.exceptions import InvalidArgumentError
-from runrun.common.ops import resolve_op
+from runrun.common.ops import Average, Sum, resolve_op
 from runrun.jax import fusion
 from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
 from runrun.jax.tensor_bridge import check_dtype
@@ -39,15 +41,45 @@ def _call(host, results, *args):
     return io_callback(host, results, *args, ordered=True)
 
 
-def allreduce(x, op, name, prescale_factor, postscale_factor, process_set):
-    op = resolve_op(op)
-    check_dtype(x.dtype, "allreduce", name)
-
+def _allreduce(x, op, name, prescale_factor, postscale_factor, process_set):
     def host(array):
         return _c.allreduce(_H, array, None, name, op, prescale_factor, postscale_factor,
                             process_set, False).wait()
 
     return _call(host, _struct(x), x)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _differentiable_allreduce(x, params):
+    return _allreduce(x, *params)
+
+
+def _allreduce_fwd(x, params):
+    return _allreduce(x, *params), None
+
+
+def _allreduce_bwd(params, _residual, cotangent):
+    """Horovod's gradient of an allreduce: the allreduce of the cotangent with the same op and
+    scale factors (Average and Sum only)."""
+    op, name, prescale_factor, postscale_factor, process_set = params
+    if op not in (Average, Sum):
+        raise InvalidArgumentError(
+            f"allreduce '{name}': the gradient is defined for op=Average and op=Sum, not "
+            f"{op.name}")
+    grad_name = None if name is None else f"{name}.grad"
+    return (_allreduce(cotangent, op, grad_name, prescale_factor, postscale_factor,
+                       process_set),)
+
+
+_differentiable_allreduce.defvjp(_allreduce_fwd, _allreduce_bwd)
+
+
+def allreduce(x, op, name, prescale_factor, postscale_factor, process_set):
+    """Differentiable (reverse mode, as Horovod's allreduce: see _allreduce_bwd)."""
+    op = resolve_op(op)
+    check_dtype(x.dtype, "allreduce", name)
+    return _differentiable_allreduce(
+        x, (op, name, float(prescale_factor), float(postscale_factor), process_set))
 
 
 def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_set):
