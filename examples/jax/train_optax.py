@@ -24,9 +24,11 @@ IN, HIDDEN, OUT = 8, 16, 3
 
 
 def init_params(seed):
-    k1, k2 = jax.random.split(jax.random.PRNGKey(seed))
-    return {"dense1": {"w": jax.random.normal(k1, (IN, HIDDEN)) * 0.3, "b": jnp.zeros(HIDDEN)},
-            "dense2": {"w": jax.random.normal(k2, (HIDDEN, OUT)) * 0.3, "b": jnp.zeros(OUT)}}
+    """numpy's generator: jax.random's first use compiles for seconds on a small CPU."""
+    rng = np.random.default_rng(seed)
+    normal = lambda *shape: jnp.asarray(0.3 * rng.standard_normal(shape), jnp.float32)  # noqa
+    return {"dense1": {"w": normal(IN, HIDDEN), "b": jnp.zeros(HIDDEN)},
+            "dense2": {"w": normal(HIDDEN, OUT), "b": jnp.zeros(OUT)}}
 
 
 def loss_fn(params, x, y):
