@@ -84,19 +84,26 @@ def test_allreduce_average_and_scaling(jhvd, dtype):
         exact(jax.jit(scaled)(mine), expected * 2, dtype)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_grouped_allreduce(jhvd, dtype):
+def test_grouped_allreduce_every_dtype_in_one_group(jhvd):
+    """Every dtype in one group (packed into one buffer per dtype, fusion.py), two arrays of
+    some dtypes, shapes of every rank including 0-d, eagerly and inside jit."""
     n, r = jhvd.size(), jhvd.rank()
-    shapes = [(3,), (2, 2), (), (7,)]
-    with x64(dtype):
-        parts = [everyone(n, s, dtype, seed=i) for i, s in enumerate(shapes)]
-        expected = [reference(runrun.Sum, p, dtype) for p in parts]
+    specs = [(d, s) for d, s in zip(DTYPES, [(3,), (2, 2), (), (7,), (1, 3), (5,), (2,), (),
+                                             (4, 1), (6,)])]
+    specs += [("float32", (2, 3)), ("bool", ()), ("bfloat16", (3,))]
+    with jax.enable_x64(True):
+        parts = [everyone(n, shape, d, seed=i) for i, (d, shape) in enumerate(specs)]
+        expected = [reference(runrun.Sum, p, d) for p, (d, _) in zip(parts, specs)]
         mine = [jnp.asarray(p[r]) for p in parts]
         group = lambda xs: jhvd.grouped_allreduce(xs, op=jhvd.Sum)  # noqa: E731
         for outs in (group(mine), jax.jit(group)(mine)):
-            assert len(outs) == len(shapes)
-            for out, e in zip(outs, expected):
-                exact(out, e, dtype)
+            assert len(outs) == len(specs)
+            for out, e, (d, _) in zip(outs, expected, specs):
+                exact(out, e, d)
+        maxed = jhvd.grouped_allreduce(mine, op=jhvd.Max)
+        for out, p, (d, _) in zip(maxed, parts, specs):
+            exact(out, reference(runrun.Max, p, d), d)
+    assert jhvd.grouped_allreduce([]) == []
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
