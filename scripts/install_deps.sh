@@ -24,6 +24,9 @@ fi
 PYTHON="${PYTHON:-python3}"
 need_pip=()
 "$PYTHON" -c "import torch; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || need_pip+=("torch==2.13.0")
+"$PYTHON" -c "import jax; assert jax.__version__ == '0.10.2'" 2>/dev/null || need_pip+=("jax==0.10.2")
+"$PYTHON" -c "import jaxlib; assert jaxlib.__version__ == '0.10.2'" 2>/dev/null || need_pip+=("jaxlib==0.10.2")
+"$PYTHON" -c "import optax; assert optax.__version__ == '0.2.8'" 2>/dev/null || need_pip+=("optax==0.2.8")
 "$PYTHON" -c "import numpy" 2>/dev/null || need_pip+=(numpy)
 "$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 "$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)

@@ -1,0 +1,171 @@
+"""The collectives inside jax.jit (and any other trace: jax.lax.scan bodies, jax.checkpoint):
+each op is one jax.experimental.io_callback(ordered=True) whose host function runs the eager
+op (eager.py semantics) on XLA's callback thread and returns numpy buffers that XLA copies
+into the op's outputs.
+
+Why ordered: XLA may reorder or run concurrently operations without a data dependence between
+them. A blocking collective must be started in the same order on every rank, or two ranks each
+wait in a different op and the job hangs (until RUNRUN_COLLECTIVE_TIMEOUT). Ordered callbacks
+thread one token through the program, so the ops of a jitted function, and of successive calls
+of it, run in program order, the same on every rank.
+Naming: the name is chosen when the op runs, not when it is traced (runrun.common.names: an
+unnamed op is "<op>.noname.<n>" in call order), so a retrace on one rank cannot shift names.
+Shapes must be static inside jit: allgather and alltoall there need the same first dimension
+on every rank (checked when the op runs); reducescatter's output rows follow from the rank.
+Checks that need no other rank (dtype, argument types) run at trace time and raise
+InvalidArgumentError (a ValueError) there; errors found when the op runs (shapes that differ
+between ranks, a lost peer) surface from the jitted call as jax.errors.JaxRuntimeError carrying
+runrun's message.
+Thread-safety: the host functions run on XLA's callback thread; the runtime is thread-safe.
+"""
+
+import functools
+
+import jax
+import numpy as np
+from jax.experimental import io_callback
+
+from runrun.common import collectives as _c
+from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.ops import Average, Sum, resolve_op
+from runrun.jax import fusion
+from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
+from runrun.jax.tensor_bridge import check_dtype
+
+
+def _struct(x):
+    return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+
+def _call(host, results, *args):
+    return io_callback(host, results, *args, ordered=True)
+
+
+def _allreduce(x, op, name, prescale_factor, postscale_factor, process_set):
+    def host(array):
+        return _c.allreduce(_H, array, None, name, op, prescale_factor, postscale_factor,
+                            process_set, False).wait()
+
+    return _call(host, _struct(x), x)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _differentiable_allreduce(x, params):
+    return _allreduce(x, *params)
+
+
+def _allreduce_fwd(x, params):
+    return _allreduce(x, *params), None
+
+
+def _allreduce_bwd(params, _residual, cotangent):
+    """Horovod's gradient of an allreduce: the allreduce of the cotangent with the same op and
+    scale factors (Average and Sum only)."""
+    op, name, prescale_factor, postscale_factor, process_set = params
+    if op not in (Average, Sum):
+        raise InvalidArgumentError(
+            f"allreduce '{name}': the gradient is defined for op=Average and op=Sum, not "
+            f"{op.name}")
+    grad_name = None if name is None else f"{name}.grad"
+    return (_allreduce(cotangent, op, grad_name, prescale_factor, postscale_factor,
+                       process_set),)
+
+
+_differentiable_allreduce.defvjp(_allreduce_fwd, _allreduce_bwd)
+
+
+def allreduce(x, op, name, prescale_factor, postscale_factor, process_set):
+    """Differentiable (reverse mode, as Horovod's allreduce: see _allreduce_bwd)."""
+    op = resolve_op(op)
+    check_dtype(x.dtype, "allreduce", name)
+    return _differentiable_allreduce(
+        x, (op, name, float(prescale_factor), float(postscale_factor), process_set))
+
+
+def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_set):
+    """One callback for the whole list: the arrays travel packed, one buffer per dtype
+    (fusion.py), reduced as one grouped op."""
+    op = resolve_op(op)
+    for x in xs:
+        check_dtype(x.dtype, "grouped_allreduce", name)
+    groups, shapes = fusion.layout(xs)
+    flats = fusion.pack(xs, groups)
+
+    def host(*arrays):
+        return _c.grouped_allreduce(_H, list(arrays), None, name, op, prescale_factor,
+                                    postscale_factor, process_set, False).wait()
+
+    return fusion.unpack(_call(host, [_struct(f) for f in flats], *flats), groups, shapes)
+
+
+def broadcast(x, root_rank, name, process_set):
+    check_dtype(x.dtype, "broadcast", name)
+    root_rank = int(root_rank)
+
+    def host(array):
+        return _c.broadcast(_H, array, root_rank, name, process_set, False).wait()
+
+    return _call(host, _struct(x), x)
+
+
+def _first_dim(x, op, name):
+    if x.ndim == 0:
+        raise InvalidArgumentError(
+            f"{op} '{name}': a 0-dimensional array has no first dimension; reshape it to [1]")
+    return x.shape[0]
+
+
+def _same_shape(op, name, out, expected):
+    if tuple(out.shape) != tuple(expected):
+        raise InvalidArgumentError(
+            f"{op} '{name}' inside jax.jit: the result has shape {tuple(out.shape)} but the "
+            f"traced program expects {tuple(expected)}: inside jit every rank must pass the "
+            "same first dimension (uneven sizes work outside jit)")
+    return out
+
+
+def allgather(x, name, process_set):
+    check_dtype(x.dtype, "allgather", name)
+    rows = _first_dim(x, "allgather", name)
+    shape = (rows * process_set.size(),) + tuple(x.shape[1:])
+
+    def host(array):
+        out = _c.allgather(_H, array, name, process_set).wait()
+        return _same_shape("allgather", name, out, shape)
+
+    return _call(host, jax.ShapeDtypeStruct(shape, x.dtype), x)
+
+
+def alltoall(x, splits, name, process_set):
+    check_dtype(x.dtype, "alltoall", name)
+    if splits is not None:
+        raise InvalidArgumentError(
+            f"alltoall '{name}' inside jax.jit: explicit splits give an output whose shape "
+            "depends on the other ranks, which jit cannot trace; call it outside jit or with "
+            "splits=None (equal splits)")
+    rows = _first_dim(x, "alltoall", name)
+    if rows % process_set.size():
+        raise InvalidArgumentError(
+            f"alltoall '{name}': splits=None needs a first dimension divisible by the set "
+            f"size {process_set.size()}, got {rows}")
+
+    def host(array):
+        out, _received = _c.alltoall(_H, array, None, name, process_set).wait()
+        return _same_shape("alltoall", name, out, x.shape)
+
+    return _call(host, _struct(x), x)
+
+
+def reducescatter(x, op, name, prescale_factor, postscale_factor, process_set):
+    op = _c._reducescatter_op(op)
+    check_dtype(x.dtype, "reducescatter", name)
+    rows = _first_dim(x, "reducescatter", name)
+    n, r = process_set.size(), process_set.rank()
+    shape = (rows // n + (1 if r < rows % n else 0),) + tuple(x.shape[1:])
+
+    def host(array):
+        out = _c.reducescatter(_H, array, name, op, process_set, prescale_factor,
+                               postscale_factor).wait()
+        return np.asarray(out)
+
+    return _call(host, jax.ShapeDtypeStruct(shape, x.dtype), x)

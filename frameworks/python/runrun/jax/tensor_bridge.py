@@ -1,0 +1,141 @@
+"""runrun.jax's tensor adapter (runrun.common.tensor_protocol): jax.Arrays <-> DLPack capsules
+for runrun._core, with the call-time checks.
+
+Why: jax.Arrays are immutable, so the runtime reads an input through the array's own DLPack
+export (zero copy on CPU) but never writes into one: out-of-place outputs are writable numpy
+host buffers (empty_like) that output_finish turns into a new jax.Array once the op completed;
+outputs the runtime allocates (allgather, alltoall, reducescatter) are imported with
+jax.dlpack.from_dlpack. numpy cannot export bfloat16 through DLPack, so a bfloat16 output buffer
+is exported as its uint16 view with the DLPack type code patched to kDLBfloat.
+Thread-safety: stateless; any thread (also XLA's callback threads inside jax.jit).
+"""
+
+import ctypes
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.tensor_protocol import TensorAdapter
+
+SUPPORTED_DTYPES = tuple(np.dtype(d) for d in (
+    jnp.uint8, jnp.int8, jnp.int16, jnp.int32, jnp.int64, jnp.float16, jnp.bfloat16,
+    jnp.float32, jnp.float64, jnp.bool_))
+_BFLOAT16 = np.dtype(jnp.bfloat16)
+_KDL_BFLOAT = 4
+# offsetof(DLManagedTensor, dl_tensor.dtype.code): data (8), device (2 x int32), ndim (int32).
+_DTYPE_CODE_OFFSET = 20
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def check_dtype(dtype, op, name):
+    """Raises InvalidArgumentError (a ValueError) for a dtype the runtime cannot reduce."""
+    if np.dtype(dtype) not in SUPPORTED_DTYPES:
+        supported = ", ".join(str(d) for d in SUPPORTED_DTYPES)
+        raise InvalidArgumentError(
+            f"{op} '{name}': dtype {np.dtype(dtype)} is not supported; convert the array "
+            f"(x.astype(...)) to one of {supported}")
+
+
+def check_array(tensor, op, name):
+    """Validates a concrete jax.Array for `op`; returns it (a numpy array or Python scalar is
+    turned into a jax.Array first, as jax.numpy functions do)."""
+    if not isinstance(tensor, jax.Array):
+        if not isinstance(tensor, (np.ndarray, np.generic, int, float, bool)):
+            raise InvalidArgumentError(
+                f"{op} '{name}': expected a jax.Array, got {type(tensor).__name__}")
+        tensor = jnp.asarray(tensor)
+    check_dtype(tensor.dtype, op, name)
+    platforms = {d.platform for d in tensor.devices()}
+    if platforms != {"cpu"}:
+        raise InvalidArgumentError(
+            f"{op} '{name}': array is on {sorted(platforms)} but this runrun build only handles "
+            "CPU arrays; move it with jax.device_put(x, jax.devices('cpu')[0])")
+    return tensor
+
+
+class _Capsule:
+    """Hands a "dltensor" capsule to jax.dlpack.from_dlpack, which wants __dlpack__."""
+
+    __slots__ = ("_capsule",)
+
+    def __init__(self, capsule):
+        self._capsule = capsule
+
+    def __dlpack__(self, *args, **kwargs):
+        del args, kwargs
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: the runtime allocates host memory for CPU ops
+
+
+def export_host_buffer(buffer):
+    """A "dltensor" capsule of a numpy output buffer (bfloat16 included)."""
+    if buffer.dtype != _BFLOAT16:
+        return buffer.__dlpack__()
+    capsule = buffer.view(np.uint16).__dlpack__()
+    ctypes.c_uint8.from_address(
+        _capsule_pointer(capsule, b"dltensor") + _DTYPE_CODE_OFFSET).value = _KDL_BFLOAT
+    return capsule
+
+
+def finish_host_buffer(handle):
+    """output_finish: the completed numpy buffer as a new jax.Array."""
+    return jnp.asarray(handle.result)
+
+
+class JaxArrays(TensorAdapter):
+    """The jax adapter (CPU arrays). Inputs export themselves (fast_export None: the fast path
+    calls jax.Array.__dlpack__); outputs are numpy buffers wrapped by output_finish."""
+
+    framework = "jax"
+    output_finish = staticmethod(finish_host_buffer)
+
+    def check(self, tensor, op, name, in_place=False):
+        if in_place:
+            raise InvalidArgumentError(
+                f"{op} '{name}': jax.Arrays are immutable; use the out-of-place op, which "
+                "returns a new array")
+        return check_array(tensor, op, name)
+
+    def to_dlpack(self, tensor):
+        if isinstance(tensor, np.ndarray):
+            return export_host_buffer(tensor)
+        return tensor.__dlpack__()
+
+    def from_dlpack(self, capsule):
+        return jax.dlpack.from_dlpack(_Capsule(capsule))
+
+    def empty_like(self, tensor):
+        return np.empty(tensor.shape, dtype=tensor.dtype)
+
+    def ndim(self, tensor):
+        return tensor.ndim
+
+    def splits_to_list(self, splits):
+        if isinstance(splits, (jax.Array, np.ndarray)):
+            if splits.ndim != 1 or not np.issubdtype(splits.dtype, np.integer):
+                raise ValueError("splits must be 1-D integers")
+            splits = np.asarray(splits).tolist()
+        return [int(s) for s in splits]
+
+    def int32_tensor(self, values):
+        return jnp.asarray(np.asarray(values, dtype=np.int32))
+
+
+ADAPTER = JaxArrays()
+
+
+class JaxHostArrays(JaxArrays):
+    """The adapter of the callbacks inside jax.jit (jit_ops.py): outputs stay numpy buffers,
+    which XLA copies into the jitted program's outputs (no jax.Array in between)."""
+
+    output_finish = None
+
+
+HOST_ADAPTER = JaxHostArrays()
