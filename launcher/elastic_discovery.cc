@@ -102,6 +102,7 @@ bool DiscoveryRun::done(Clock::time_point now) {
   }
   if (now < deadline_) return false;
   kill_session(pid_);
+  const bool exited = exited_;
   if (!exited_) {
     while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
     }
@@ -109,8 +110,12 @@ bool DiscoveryRun::done(Clock::time_point now) {
   }
   close_fd(stdout_fd_);
   close_fd(stderr_fd_);
-  error_ = script_failed(script_, "did not finish within " +
-                                      std::to_string(timeout_.count() / 1000) + " s");
+  if (exited) {  // it ended in time; what it left running held its output open
+    finish_with(status_);
+  } else {
+    error_ = script_failed(script_, "did not finish within " +
+                                        std::to_string(timeout_.count() / 1000) + " s");
+  }
   return true;
 }
 
