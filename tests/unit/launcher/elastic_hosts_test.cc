@@ -48,8 +48,8 @@ TEST_CASE("elastic host table: a failing host gets a doubling cooldown") {
   CHECK(table.record_failure(0, now) == kBlacklistMaxCooldown);
 }
 
-TEST_CASE("elastic host table: --blacklist-cooldown-range bounds the cooldown; a failure "
-          "during a cooldown counts once") {
+TEST_CASE("elastic host table: the cooldown range bounds the cooldown, a failure during a "
+          "cooldown counts once") {
   using std::chrono::seconds;
   ElasticHostTable table(CooldownRange{seconds(3), seconds(10)});
   table.update({{"a", 2}, {"b", 1}});
@@ -145,7 +145,7 @@ TEST_CASE("elastic flags on the command line: Gloo implied, conflicts refused") 
                     Catch::Contains("--host-discovery-script gives the hosts: drop -H"));
 }
 
-TEST_CASE("--blacklist-cooldown-range MIN MAX: two values, checked; defaults 10 600") {
+TEST_CASE("elastic flags: the blacklist cooldown range takes MIN MAX, checked, default 10 600") {
   std::ostringstream out;
   auto parsed = parse_command_line({"--min-np", "2", "--blacklist-cooldown-range", "1", "5",
                                     "python", "train.py"},
