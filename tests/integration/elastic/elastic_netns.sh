@@ -7,7 +7,9 @@
 # ns3 too (rank 0 rewrites its file): the size grows to 3 at the next commit; (4) a discovery
 # script that lists only this host at first (one rank here), then ns1 too: the job listens on
 # the --network-interface network from the start, so ns1's worker can join and the size grows
-# to 2. No process is left on any host.
+# to 2; (5) the same with the launcher itself on ns1 (no default route there) and no
+# --network-interface: it says at the start that it listens on loopback, refuses ns2 with a
+# message naming --network-interface, and finishes at size 1. No process is left on any host.
 source "$(dirname "$0")/elastic_lib.sh"
 source "$(dirname "$0")/../launcher/netns_hosts.sh"
 make_hosts 3
@@ -75,6 +77,18 @@ expect_line "$WORK/local.err" "^runrun: elastic: generation 1: 1 rank on localho
 expect_line "$WORK/local.err" "^runrun: elastic: generation 2: 2 ranks on localhost:1,ns1:1"
 expect_line "$WORK/local.out" "final total=[0-9]+ size=2 resets=\[2\]"
 oracle_check "$WORK/local.out"
+hosts_empty
+no_orphans
+
+printf 'localhost:1\n' >"$WORK/local_hosts"
+export ELASTIC_GROW_HOSTS=localhost:1,ns2:1 ELASTIC_GROW_STEP=3
+timeout -k 10 240 ip netns exec "${HOST_NAMESPACES[0]}" "$RUNRUN" --rsh-agent "$AGENT" \
+  -np 1 --min-np 1 --max-np 2 --host-discovery-script "$WORK/discover_local.sh" \
+  "$PYTHON_BIN" "$TRAIN" "$TOKEN" >"$WORK/loop.out" 2>"$WORK/loop.err"
+expect_rc $? 0 "an elastic job on loopback that was offered a remote host"
+expect_line "$WORK/loop.err" "^runrun: elastic: the discovery script lists only this host and this host has no default route: the job listens on loopback"
+expect_line "$WORK/loop.err" "^runrun: elastic: host ns2 cannot join: this job listens on loopback .* --network-interface"
+expect_line "$WORK/loop.out" "final total=[0-9]+ size=1 resets=\[\]"
 hosts_empty
 no_orphans
 echo "PASS"
