@@ -1,13 +1,25 @@
 #include "core/peer_health.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 
+#include "common/env_names.h"
 #include "core/message.h"
 #include "core/wire.h"
 #include "ops/backend_factory.h"
 
 namespace runrun {
+namespace {
+
+// A worker of an elastic job (the launcher sets RUNRUN_ELASTIC_WORKER): a lost peer is
+// recovered from (docs/elastic.md), which the error says instead of "restart the job".
+bool in_elastic_job() {
+  const char* worker = std::getenv(env::kElasticWorker);
+  return worker != nullptr && *worker != '\0';
+}
+
+}  // namespace
 
 PeerHealth::PeerHealth(const Config& config, const Topology& topology, Logger logger,
                        ProcessSetRegistry& registry)
@@ -122,9 +134,14 @@ void PeerHealth::on_peer_left(int rank) {
 void PeerHealth::on_peer_lost(const std::string& why) {
   peer_lost_ = true;
   skip_transport_finalize();
-  std::string message = "runrun on rank " + std::to_string(topology_.rank) + ": " + why +
-                        ". Every pending and later op fails; shut down and restart the job "
-                        "(see docs/troubleshooting.md).";
+  std::string message =
+      "runrun on rank " + std::to_string(topology_.rank) + ": " + why +
+      (in_elastic_job()
+           ? ". Every pending and later op fails; the elastic job recovers: the state rolls back "
+             "to its last commit and training goes on in the launcher's next generation "
+             "(docs/elastic.md)."
+           : ". Every pending and later op fails; shut down and restart the job "
+             "(see docs/troubleshooting.md).");
   for (auto& worker : registry_.workers()) worker->fail(ErrorCode::kPeerFailure, message);
 }
 

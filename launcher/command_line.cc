@@ -48,6 +48,7 @@ struct RawOptions {
   std::string fusion_threshold_mb, cycle_time_ms, cache_capacity, timeline_filename, log_level,
       stall_warning_s, stall_shutdown_s;
   int min_np = 0, max_np = 0, reset_limit = -1, elastic_timeout_s = 600;
+  std::vector<int> cooldown_range;
   std::string discovery_script;
   bool check_build = false;
   bool dry_run = false;
@@ -100,6 +101,11 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "elastic: seconds to wait for --min-np ranks after a change (default 600)");
   app.add_option("--reset-limit", raw.reset_limit,
                  "elastic: end the job after N resets (default: no limit)");
+  app.add_option("--blacklist-cooldown-range", raw.cooldown_range,
+                 "elastic: MIN MAX seconds a failing host gets no new worker; doubles per "
+                 "failure (default 10 600)")
+      ->expected(2)
+      ->allow_extra_args(false);
   app.add_flag("--check-build", raw.check_build, "print what this build contains and exit");
   app.add_flag("--dry-run", raw.dry_run, "print the command that would run and exit");
   app.add_flag("--version", raw.version, "print the version and exit");
@@ -121,7 +127,9 @@ std::vector<std::string> normalize_num_proc(const std::vector<std::string>& args
     if (word.find('=') != std::string::npos) continue;  // --name=value
     if (word.size() > 2 && word[1] != '-') continue;     // -Hvalue
     const CLI::Option* option = app.get_option_no_throw(word);
-    if (option != nullptr && option->get_expected_min() > 0) ++i;  // skip its value
+    if (option != nullptr && option->get_expected_min() > 0) {
+      i += static_cast<std::size_t>(option->get_expected_min());  // skip its value(s)
+    }
   }
   return out;
 }
@@ -250,6 +258,11 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
             "' (see runrun --help); a command that starts with '-' goes after '--'");
   }
   options.command = std::move(command);
+  if (!raw.cooldown_range.empty() && raw.discovery_script.empty() && raw.min_np == 0 &&
+      raw.max_np == 0) {
+    invalid("--blacklist-cooldown-range is for elastic jobs: give --min-np or "
+            "--host-discovery-script too");
+  }
   if (!raw.discovery_script.empty() || raw.min_np != 0 || raw.max_np != 0) {
     if (raw.mpi) invalid("elastic training (--min-np, --max-np, --host-discovery-script) runs "
                          "over Gloo only, as Horovod's: drop --mpi");
@@ -267,6 +280,7 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
                                        : hosts_given ? total_slots(options.hosts)
                                        : raw.max_np != 0 ? raw.max_np
                                                          : std::max(raw.num_proc, raw.min_np));
+    apply_cooldown_range(raw.cooldown_range, options.elastic);
     options.num_proc = options.elastic.initial_np;
     if (!hosts_given && raw.discovery_script.empty()) {
       options.hosts = {{"localhost", options.elastic.max_np}};  // this machine, max-np slots

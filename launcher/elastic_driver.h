@@ -10,6 +10,7 @@
 // longer than --elastic-timeout (at once without a discovery script), when the resets exceed
 // --reset-limit, or on Ctrl-C; every worker is stopped (lifeline closed, killed after a grace).
 // Thread-safety: runs on the main thread; blocks SIGINT/SIGTERM/SIGHUP/SIGCHLD while it runs.
+// Its parts: elastic_driver_state.h.
 
 #include <string>
 
@@ -31,15 +32,14 @@ struct ElasticJobSettings {
   EnvEntries job_entries;           // the rendezvous server, its secret, the network
   rendezvous::ClientOptions store;  // the driver's own connection to the job's store
   int stop_grace_s = 10;
+  // The rendezvous server listens on loopback: remote hosts the discovery script adds later are
+  // refused (launcher_main.cc says when that happens).
+  bool loopback_only = false;
 };
 
 // Runs the elastic job; returns 0 when the last generation's workers all finished with 0; 1
 // (kExitLauncherFailure) when the job ended because of --min-np, --reset-limit or a start
 // failure, with a message naming what was lost; 128+N when stopped by signal N.
 int run_elastic_job(const ElasticJobSettings& settings);
-
-// The hosts a discovery script prints now ("host:slots" or "host slots=N" lines), run with a
-// bound of `timeout_s`. Throws InvalidArgumentError naming the script when it fails.
-std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_s);
 
 }  // namespace runrun::launcher

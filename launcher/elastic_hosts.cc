@@ -33,10 +33,13 @@ bool ElasticHostTable::update(const std::vector<HostSlots>& hosts) {
 
 std::chrono::seconds ElasticHostTable::record_failure(int index, ElasticClock::time_point now) {
   ElasticHost& host = hosts_[static_cast<std::size_t>(index)];
+  if (now < host.cooldown_until) {
+    return std::chrono::ceil<std::chrono::seconds>(host.cooldown_until - now);
+  }
   ++host.failures;
-  auto cooldown = kBlacklistBaseCooldown;
-  for (int i = 1; i < host.failures && cooldown < kBlacklistMaxCooldown; ++i) cooldown *= 2;
-  cooldown = std::min(cooldown, kBlacklistMaxCooldown);
+  auto cooldown = cooldown_.min;
+  for (int i = 1; i < host.failures && cooldown < cooldown_.max; ++i) cooldown *= 2;
+  cooldown = std::min(cooldown, cooldown_.max);
   host.cooldown_until = now + cooldown;
   return cooldown;
 }

@@ -3,8 +3,8 @@
 // The hosts it knows (from -H once, or from every run of the discovery script) are kept in the
 // order they first appeared, each with its slots, whether the last discovery still lists it, and
 // its failures: a host where a worker failed gets no new worker until its cooldown ends, and the
-// cooldown doubles with every failure (Horovod's blacklist with cooldown). Workers already
-// running on such a host keep running. The plan of who stops and who starts is a pure function
+// cooldown doubles with every failure within a range (Horovod's blacklist with cooldown).
+// Workers already running on such a host keep running. The plan of who stops and who starts is a pure function
 // of that table, so it is unit-tested without processes.
 // Thread-safety: plain values; the driver's single loop owns them.
 
@@ -21,6 +21,14 @@ using ElasticClock = std::chrono::steady_clock;
 inline constexpr std::chrono::seconds kBlacklistBaseCooldown{10};
 inline constexpr std::chrono::seconds kBlacklistMaxCooldown{600};
 
+// --blacklist-cooldown-range MIN MAX (Horovod's flag): a host's first cooldown is MIN, each
+// later one doubles, never above MAX. A failure while the host is cooling down (another worker
+// of the same lost host) does not count again.
+struct CooldownRange {
+  std::chrono::seconds min = kBlacklistBaseCooldown;
+  std::chrono::seconds max = kBlacklistMaxCooldown;
+};
+
 struct ElasticHost {
   std::string name;  // as the user or the script wrote it
   int slots = 0;
@@ -31,11 +39,12 @@ struct ElasticHost {
 
 class ElasticHostTable {
  public:
+  explicit ElasticHostTable(CooldownRange cooldown = {}) : cooldown_(cooldown) {}
   // Takes a new list of available hosts (a discovery, or -H once). Hosts not in `hosts` are no
   // longer listed; new ones are appended. Returns true when a host or a slot count changed.
   bool update(const std::vector<HostSlots>& hosts);
   // A worker on host `index` failed at `now`: the host gets no new worker until its cooldown
-  // ends. Returns the cooldown.
+  // ends (a failure during a cooldown leaves it as it is). Returns the time left of it.
   std::chrono::seconds record_failure(int index, ElasticClock::time_point now);
   // True when the host may be given new workers at `now`.
   bool accepts_new_workers(int index, ElasticClock::time_point now) const;
@@ -46,6 +55,7 @@ class ElasticHostTable {
   const ElasticHost& at(int index) const { return hosts_[static_cast<std::size_t>(index)]; }
 
  private:
+  CooldownRange cooldown_;
   std::vector<ElasticHost> hosts_;
 };
 

@@ -38,4 +38,17 @@ ElasticOptions validate_elastic(int num_proc, int min_np, int max_np,
   return elastic;
 }
 
+void apply_cooldown_range(const std::vector<int>& range, ElasticOptions& elastic) {
+  if (range.empty()) return;
+  if (range.size() != 2 || range[0] < 1 || range[1] < range[0]) {
+    std::string given;
+    for (int value : range) given += " " + std::to_string(value);
+    throw InvalidArgumentError(RUNRUN_WHERE, "--blacklist-cooldown-range takes two numbers of "
+                                             "seconds MIN MAX with 1 <= MIN <= MAX, got" +
+                                                 given);
+  }
+  elastic.cooldown_min_s = range[0];
+  elastic.cooldown_max_s = range[1];
+}
+
 }  // namespace runrun::launcher

@@ -1,10 +1,12 @@
 #pragma once
 // Why: the elastic flags (--min-np, --max-np, --host-discovery-script, --elastic-timeout,
-// --reset-limit; Horovod's names) are checked together, once, so the driver works on values
-// that make sense: 1 <= min-np <= initial -np <= max-np. Errors say which flag to change.
+// --reset-limit, --blacklist-cooldown-range; Horovod's names) are checked together, once, so
+// the driver works on values that make sense: 1 <= min-np <= initial -np <= max-np. Errors say
+// which flag to change.
 // Thread-safety: pure function.
 
 #include <string>
+#include <vector>
 
 #include "launcher/launch_options.h"
 
@@ -16,5 +18,9 @@ namespace runrun::launcher {
 ElasticOptions validate_elastic(int num_proc, int min_np, int max_np,
                                 const std::string& discovery_script, int elastic_timeout_s,
                                 int reset_limit, int static_slots);
+
+// --blacklist-cooldown-range MIN MAX (Horovod's flag; empty: the defaults 10 600) into
+// `elastic`: 1 <= MIN <= MAX. Throws InvalidArgumentError.
+void apply_cooldown_range(const std::vector<int>& range, ElasticOptions& elastic);
 
 }  // namespace runrun::launcher

@@ -26,6 +26,8 @@ struct ElasticOptions {
                                  // a generation that includes it
   int reset_limit = -1;          // --reset-limit: most resets after the first generation (-1: no
                                  // limit)
+  int cooldown_min_s = 10;       // --blacklist-cooldown-range MIN MAX: a failing host's first
+  int cooldown_max_s = 600;      // cooldown, doubled per failure up to MAX
 };
 
 struct LaunchOptions {

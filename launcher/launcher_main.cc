@@ -18,6 +18,7 @@
 #include "common/logging.h"
 #include "launcher/check_build.h"
 #include "launcher/command_line.h"
+#include "launcher/elastic_discovery.h"
 #include "launcher/elastic_driver.h"
 #include "launcher/gloo_rank_commands.h"
 #include "launcher/mpirun_command.h"
@@ -121,11 +122,20 @@ std::string current_directory() {
   return getcwd(path, sizeof(path)) != nullptr ? path : "/";
 }
 
+// An address no packet is sent to: the route the kernel picks towards it is the default route,
+// whose source address is the one a remote host most likely reaches this host at.
+constexpr const char* kDefaultRouteProbe = "192.0.2.1";  // TEST-NET-1 (RFC 5737)
+
 // The address of this host that every rank can reach: loopback for a one-host job, else the
-// network the user named, else the address this host uses to reach the first remote host.
+// network the user named, else the address this host uses to reach the first remote host. An
+// elastic job with a discovery script may get remote hosts later even when it starts on this
+// host alone: the network the user named, else the address of the default route; loopback
+// (said once, and the driver then refuses remote hosts) only when this host has no route.
 std::string rendezvous_address(const LaunchOptions& options, const JobPlan& plan) {
   const auto remote = remote_hosts(plan);
-  if (remote.empty()) return "127.0.0.1";
+  const bool may_add_remote =
+      options.elastic.enabled && !options.elastic.discovery_script.empty();
+  if (remote.empty() && !may_add_remote) return "127.0.0.1";
   if (!options.network_interface.empty()) {
     const std::string address = rendezvous::address_selected_by(options.network_interface);
     if (address.empty()) {
@@ -135,6 +145,17 @@ std::string rendezvous_address(const LaunchOptions& options, const JobPlan& plan
                                                    "the ranks to reach the launcher at");
     }
     return address;
+  }
+  if (remote.empty()) {
+    try {
+      return rendezvous::address_towards(kDefaultRouteProbe);
+    } catch (const InvalidArgumentError&) {
+      std::cerr << "runrun: elastic: the discovery script lists only this host and this host has "
+                   "no default route: the job listens on loopback, so hosts the script adds "
+                   "later cannot join (give --network-interface to name the network they will "
+                   "reach this host on)" << std::endl;
+      return "127.0.0.1";
+    }
   }
   try {
     return rendezvous::address_towards(remote.front());
@@ -194,6 +215,7 @@ int run_gloo_job(const LaunchOptions& options, const Environment& env) {
     elastic.store.port = server.port();
     elastic.store.secret = secret;
     elastic.store.who = "the launcher's elastic driver";
+    elastic.loopback_only = server.address().rfind("127.", 0) == 0;
     return run_elastic_job(elastic);
   }
   SupervisorSettings settings = supervisor_settings(options, plan);

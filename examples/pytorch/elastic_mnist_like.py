@@ -77,6 +77,9 @@ def train(state):
                     print(f"epoch {state.epoch} batch {batch} loss {loss.item():.4f} "
                           f"size {hvd.size()}", flush=True)
                 state.commit()
+        # The sampler never repeats an index: at the end of an epoch a rank may have one
+        # (one-sample) batch more than others; join() lets them take part in its allreduces.
+        hvd.join()
         state.sampler.set_epoch(state.epoch + 1)
         state.commit()
 

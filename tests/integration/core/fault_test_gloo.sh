@@ -41,6 +41,11 @@ for r in 0 1 3; do
   grep -q "^\[$r\]<stdout>:rank $r: exiting with status 3 over gloo" "$out" ||
     fail "rank $r did not exit by itself with status 3 over gloo"
 done
+if [ "$mode" = kill ]; then  # a fixed-size job cannot go on: the survivors' error says so
+  grep -Eq "lost rank 2 .*shut down and restart the job" "$out" ||
+    fail "no survivor's error says to shut down and restart the job"
+  grep -q "elastic job recovers" "$out" && fail "a fixed-size job's error speaks of recovery"
+fi
 case "$mode" in
   kill) grep -Eq "^runrun: rank 2 on host localhost failed with signal 9" "$out" ||
           grep -Eq "^runrun: .*rank 2 .*signal 9" "$out" ||

@@ -12,7 +12,9 @@ itself with SIGKILL when it reaches that step), ELASTIC_STOP_WORKER / ELASTIC_ST
 with SIGSTOP: a hung rank), ELASTIC_GROW_FILE / ELASTIC_GROW_STEP /
 ELASTIC_GROW_HOSTS (rank 0 writes these host:slots, commas for lines, into the discovery
 script's file at that step),
-ELASTIC_STEP_SLEEP (seconds per step, 0.05).
+ELASTIC_STEP_SLEEP (seconds per step, 0.05), ELASTIC_KILL_READY_FILE / ELASTIC_KILL_AFTER_FILE
+(the worker to kill creates the first file at its step, then waits for the second to exist before
+it kills itself: at most 120 s).
 """
 import os
 import signal
@@ -73,11 +75,19 @@ def main():
     grow_file = os.environ.get("ELASTIC_GROW_FILE")
     grow_step = int(os.environ.get("ELASTIC_GROW_STEP", "-1"))
     pause = float(os.environ.get("ELASTIC_STEP_SLEEP", "0.05"))
+    kill_ready = os.environ.get("ELASTIC_KILL_READY_FILE")
+    kill_after = os.environ.get("ELASTIC_KILL_AFTER_FILE")
 
     @hvd.elastic.run
     def train(state):
         while state.step < STEPS:
             if worker == kill_worker and state.step == kill_step:
+                if kill_ready:
+                    open(kill_ready, "w").close()
+                for _ in range(1200):
+                    if not kill_after or os.path.exists(kill_after):
+                        break
+                    time.sleep(0.1)
                 print("elastic-kill t=%.3f" % time.time(), flush=True)
                 os.kill(os.getpid(), signal.SIGKILL)
             if worker == stop_worker and state.step == stop_step:

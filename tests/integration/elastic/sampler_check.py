@@ -1,8 +1,11 @@
-"""ElasticSampler across a reset, without processes (ctest elastic.sampler): 4 ranks process a
-few batches and commit, one more batch is lost (rolled back), the job continues with 3 ranks to
-the end of the epoch. Every index of the dataset is seen; none twice except the padding of each
-round (at most size-1 per round), and the rolled-back batch is redone. Usage: PYTHONPATH=...
-python sampler_check.py"""
+"""ElasticSampler across resets, without processes (ctest elastic.sampler): 4 ranks process a
+few batches and commit (record_batch), one more batch is lost (rolled back), the job continues
+with 3 ranks, records a few batches by dataset index (record_indices, the union of every rank's
+batch as an allgather would give it) and commits, loses another batch, and finishes the epoch
+with 2 ranks. Every index of the dataset is seen exactly once in what was committed plus the
+last generation's pass (nothing lost, nothing seen twice: no padding either), each generation's
+shares are disjoint and differ by at most one index, and ranks agree on the committed state.
+Usage: PYTHONPATH=... python sampler_check.py"""
 import sys
 
 from runrun.common import basics
@@ -27,25 +30,56 @@ def samplers(size, state=None):
     return out
 
 
-seen = []
+def shares_of(group):
+    shares = [list(iter(s)) for s in group]
+    flat = [i for share in shares for i in share]
+    assert len(flat) == len(set(flat)), "two ranks of one generation share an index"
+    assert max(map(len, shares)) - min(map(len, shares)) <= 1, "shares differ by more than one"
+    assert all(len(share) == len(s) for share, s in zip(shares, group)), "len() is not the share"
+    return shares
+
+
+def committed_state(group):
+    state = group[0].state_dict()
+    assert all(s.state_dict() == state for s in group), "ranks recorded different indices"
+    return state
+
+
+seen = []  # what the committed work processed, plus the last pass
 group = samplers(4)
-iters = [list(iter(s)) for s in group]
+shares = shares_of(group)
 for batch in range(5):  # 5 batches processed and committed
     for rank, sampler in enumerate(group):
-        seen += iters[rank][batch * BATCH:(batch + 1) * BATCH]
+        seen += shares[rank][batch * BATCH:(batch + 1) * BATCH]
         sampler.record_batch(batch, BATCH)
-committed = group[0].state_dict()
-assert all(s.state_dict() == committed for s in group), "ranks recorded different indices"
+committed = committed_state(group)
 # batch 5 runs on every rank but the job fails before the commit: rolled back, not recorded.
+
 group = samplers(3, committed)
-iters = [list(iter(s)) for s in group]
-assert all(len(it) == len(iters[0]) for it in iters)
-for rank in range(3):
-    seen += iters[rank]
+shares = shares_of(group)
+assert set(i for s in shares for i in s).isdisjoint(committed["processed_indices"]), \
+    "committed indices are given out again"
+for batch in range(3):  # recorded by dataset index: every rank records every rank's batch
+    processed = [i for share in shares for i in share[batch * BATCH:(batch + 1) * BATCH]]
+    seen += processed
+    for sampler in group:
+        sampler.record_indices(processed)
+committed = committed_state(group)
+# another batch is lost before its commit.
+
+group = samplers(2, committed)
+shares = shares_of(group)
+for share in shares:
+    seen += share
 missing = set(range(N)) - set(seen)
-assert not missing, f"indices never seen: {sorted(missing)}"
-duplicates = len(seen) - len(set(seen))
-assert duplicates <= 3 + 2, f"{duplicates} indices seen twice (more than the padding)"
-assert set(iters[0]).isdisjoint(committed["processed_indices"]), "committed indices seen again"
-print("PASS", duplicates, "padding duplicates")
+assert not missing, f"indices never seen in the epoch: {sorted(missing)}"
+twice = sorted(i for i in set(seen) if seen.count(i) > 1)
+assert not twice, f"indices seen twice in the epoch: {twice}"
+assert len(seen) == N
+# The next epoch starts from the whole dataset again.
+for rank, sampler in enumerate(group):
+    current["rank"] = rank
+    sampler.set_epoch(1)
+assert sorted(i for s in shares_of(group) for i in s) == list(range(N))
+print("PASS: every index once across two resets")
 sys.exit(0)

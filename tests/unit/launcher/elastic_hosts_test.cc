@@ -33,14 +33,38 @@ TEST_CASE("elastic host table: discovery updates keep first-seen order and repor
 TEST_CASE("elastic host table: a failing host gets a doubling cooldown") {
   ElasticHostTable table;
   table.update({{"a", 2}});
-  const auto now = ElasticClock::now();
+  auto now = ElasticClock::now();
   CHECK(table.accepts_new_workers(0, now));
   CHECK(table.record_failure(0, now) == kBlacklistBaseCooldown);
   CHECK_FALSE(table.accepts_new_workers(0, now + kBlacklistBaseCooldown / 2));
   CHECK(table.accepts_new_workers(0, now + kBlacklistBaseCooldown));
+  now += kBlacklistBaseCooldown;
   CHECK(table.record_failure(0, now) == 2 * kBlacklistBaseCooldown);
-  for (int i = 0; i < 20; ++i) table.record_failure(0, now);
+  for (int i = 0; i < 20; ++i) {
+    now += kBlacklistMaxCooldown;
+    table.record_failure(0, now);
+  }
+  now += kBlacklistMaxCooldown;
   CHECK(table.record_failure(0, now) == kBlacklistMaxCooldown);
+}
+
+TEST_CASE("elastic host table: the cooldown range bounds the cooldown, a failure during a "
+          "cooldown counts once") {
+  using std::chrono::seconds;
+  ElasticHostTable table(CooldownRange{seconds(3), seconds(10)});
+  table.update({{"a", 2}, {"b", 1}});
+  auto now = ElasticClock::now();
+  CHECK(table.record_failure(0, now) == seconds(3));
+  // The host's second worker fails a moment later: the same lost host, no second count.
+  CHECK(table.record_failure(0, now + seconds(1)) == seconds(2));
+  CHECK(table.accepts_new_workers(0, now + seconds(3)));
+  CHECK(table.accepts_new_workers(1, now));  // other hosts are not affected
+  now += seconds(3);
+  CHECK(table.record_failure(0, now) == seconds(6));
+  now += seconds(6);
+  CHECK(table.record_failure(0, now) == seconds(10));  // 12 s, bounded by MAX
+  now += seconds(10);
+  CHECK(table.record_failure(0, now) == seconds(10));
 }
 
 TEST_CASE("membership plan: survivors stay, free slots fill up to max-np, gone hosts stop") {
@@ -119,4 +143,23 @@ TEST_CASE("elastic flags on the command line: Gloo implied, conflicts refused") 
   CHECK_THROWS_WITH(parse_command_line({"--host-discovery-script", "./d.sh", "-H", "a:2",
                                         "python"}, {}, out),
                     Catch::Contains("--host-discovery-script gives the hosts: drop -H"));
+}
+
+TEST_CASE("elastic flags: the blacklist cooldown range takes MIN MAX, checked, default 10 600") {
+  std::ostringstream out;
+  auto parsed = parse_command_line({"--min-np", "2", "--blacklist-cooldown-range", "1", "5",
+                                    "python", "train.py"},
+                                   {}, out);
+  CHECK(parsed.options.elastic.cooldown_min_s == 1);
+  CHECK(parsed.options.elastic.cooldown_max_s == 5);
+  CHECK(parsed.options.command == std::vector<std::string>{"python", "train.py"});
+  parsed = parse_command_line({"--min-np", "2", "python"}, {}, out);
+  CHECK(parsed.options.elastic.cooldown_min_s == 10);
+  CHECK(parsed.options.elastic.cooldown_max_s == 600);
+  CHECK_THROWS_WITH(parse_command_line({"--min-np", "2", "--blacklist-cooldown-range", "5", "1",
+                                        "python"}, {}, out),
+                    Catch::Contains("1 <= MIN <= MAX, got 5 1"));
+  CHECK_THROWS_WITH(parse_command_line({"-np", "2", "--blacklist-cooldown-range", "1", "5",
+                                        "python"}, {}, out),
+                    Catch::Contains("is for elastic jobs"));
 }

@@ -1,10 +1,13 @@
 """ElasticSampler: a DistributedSampler that survives resets (Horovod's
 hvd.elastic.ElasticSampler). Within an epoch, the indices already processed (recorded with
 record_batch / record_indices and committed with the state) are never seen again after a
-reset, and the remaining ones are split again over the new number of ranks; no index is lost
-or seen twice within the epoch."""
+reset, and the remaining ones are split again over the new number of ranks: no index is lost
+or seen twice within the epoch.
 
-import math
+Unlike Horovod's (and torch's DistributedSampler without drop_last), the last round of an epoch
+is not padded with repeated indices: when the indices left are not a multiple of the number of
+ranks, the first ranks get one index more than the others (the shares differ by at most one).
+"""
 
 import torch
 from torch.utils.data.sampler import Sampler
@@ -23,7 +26,6 @@ class ElasticSampler(Sampler):
         self.rank = 0
         self.remaining_indices = []
         self.num_samples = 0
-        self.total_size = 0
         self.reset()
 
     def set_epoch(self, epoch):
@@ -32,17 +34,20 @@ class ElasticSampler(Sampler):
         self.processed_indices = set()
         self.reset()
 
+    def _share(self, rank):
+        """The indices rank `rank` of the current generation processes, in order."""
+        return self.remaining_indices[rank::self.num_replicas]
+
     def record_batch(self, batch_idx, batch_size):
-        """Marks the `batch_idx`-th batch of `batch_size` of this rank's indices as processed
-        on every rank (each rank records the same batch positions)."""
+        """Marks the `batch_idx`-th batch of `batch_size` of every rank's share as processed
+        (each rank records the same batch positions, so every rank records the same indices)."""
         start = batch_idx * batch_size
-        end = min(start + batch_size, self.num_samples)
         for rank in range(self.num_replicas):
-            self.processed_indices.update(
-                self.remaining_indices[rank:self.total_size:self.num_replicas][start:end])
+            self.processed_indices.update(self._share(rank)[start:start + batch_size])
 
     def record_indices(self, indices):
-        """Marks these dataset indices as processed."""
+        """Marks these dataset indices as processed. Every rank must record the same ones (e.g.
+        the union of every rank's batch, gathered) for the state to agree across ranks."""
         self.processed_indices.update(int(i) for i in indices)
 
     def state_dict(self):
@@ -63,14 +68,10 @@ class ElasticSampler(Sampler):
             generator.manual_seed(self.seed + self.epoch)
             indices = [indices[i] for i in torch.randperm(len(indices), generator=generator)]
         self.remaining_indices = [i for i in indices if i not in self.processed_indices]
-        self.num_samples = int(math.ceil(len(self.remaining_indices) / self.num_replicas))
-        self.total_size = self.num_samples * self.num_replicas
+        self.num_samples = len(self._share(self.rank))
 
     def __iter__(self):
-        indices = list(self.remaining_indices)
-        if indices:
-            indices += indices[:(self.total_size - len(indices))]  # pad to a multiple
-        return iter(indices[self.rank:self.total_size:self.num_replicas])
+        return iter(self._share(self.rank))
 
     def __len__(self):
         return self.num_samples

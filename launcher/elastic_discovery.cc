@@ -1,0 +1,141 @@
+#include "launcher/elastic_discovery.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/errors.h"
+#include "launcher/subprocess.h"
+
+namespace runrun::launcher {
+namespace {
+
+void close_fd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+std::string script_failed(const std::string& script, const std::string& what) {
+  return "--host-discovery-script '" + script + "' " + what;
+}
+
+// The last line the script wrote on stderr, for the report ("" when none).
+std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const auto start = text.find_last_of('\n');
+  return start == std::string::npos ? text : text.substr(start + 1);
+}
+
+// The script through /bin/sh -c, in the background of a shell that waits for it: when the
+// launcher dies (kill -9), the shell gets SIGTERM (spawn_with_pipes) and kills the process
+// group, the script and what it started with it (a script run by `sh -c` directly would be
+// its child, which outlives the launcher). The shell exits with the script's status.
+std::vector<std::string> discovery_command(const std::string& script) {
+  return {"/bin/sh", "-c", "trap 'kill -KILL 0' TERM\n{\n" + script + "\n} &\nwait $!"};
+}
+
+}  // namespace
+
+std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_s) {
+  const auto runs = run_all_captured({discovery_command(script)}, timeout_s);
+  const CapturedRun& run = runs.front();
+  if (!run.started || run.timed_out || run.exit_code != 0) {
+    throw InvalidArgumentError(
+        RUNRUN_WHERE,
+        script_failed(script, !run.started ? "could not start: " + run.error
+                              : run.timed_out ? "did not finish within " +
+                                                    std::to_string(static_cast<int>(timeout_s)) +
+                                                    " s"
+                                              : "exited with status " +
+                                                    std::to_string(run.exit_code)));
+  }
+  return parse_hostfile(run.output, "--host-discovery-script output");
+}
+
+DiscoveryRun::DiscoveryRun(std::string script, std::chrono::milliseconds timeout)
+    : script_(std::move(script)), timeout_(timeout) {
+  const SpawnedProcess spawned = spawn_with_pipes(discovery_command(script_), {});
+  pid_ = spawned.pid;
+  stdout_fd_ = spawned.stdout_fd;
+  stderr_fd_ = spawned.stderr_fd;
+  deadline_ = Clock::now() + timeout;
+}
+
+DiscoveryRun::~DiscoveryRun() {
+  close_fd(stdout_fd_);
+  close_fd(stderr_fd_);
+  if (pid_ <= 0) return;
+  kill_session(pid_);  // also what it left running in its session
+  while (!exited_ && waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+  }
+}
+
+void DiscoveryRun::pump(bool from_stderr) {
+  int& fd = from_stderr ? stderr_fd_ : stdout_fd_;
+  if (fd < 0) return;
+  char buffer[4096];
+  const ssize_t n = read(fd, buffer, sizeof(buffer));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    close_fd(fd);
+    return;
+  }
+  (from_stderr ? stderr_text_ : output_).append(buffer, static_cast<std::size_t>(n));
+}
+
+bool DiscoveryRun::done(Clock::time_point now) {
+  if (hosts_ || !error_.empty()) return true;
+  if (!exited_) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      exited_ = true;
+      status_ = status;
+    }
+  }
+  // Exited with its output read (what it left running in its session may hold the pipes: the
+  // deadline ends those).
+  if (exited_ && stdout_fd_ < 0 && stderr_fd_ < 0) {
+    finish_with(status_);
+    return true;
+  }
+  if (now < deadline_) return false;
+  kill_session(pid_);
+  const bool exited = exited_;
+  if (!exited_) {
+    while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+    }
+    exited_ = true;
+  }
+  close_fd(stdout_fd_);
+  close_fd(stderr_fd_);
+  if (exited) {  // it ended in time; what it left running held its output open
+    finish_with(status_);
+  } else {
+    error_ = script_failed(script_, "did not finish within " +
+                                        std::to_string(timeout_.count() / 1000) + " s");
+  }
+  return true;
+}
+
+void DiscoveryRun::finish_with(int status) {
+  const std::string said = last_line(stderr_text_);
+  const std::string detail = said.empty() ? "" : " (it said: " + said + ")";
+  if (WIFSIGNALED(status)) {
+    error_ = script_failed(script_, "was killed by signal " + std::to_string(WTERMSIG(status)) +
+                                        " (" + strsignal(WTERMSIG(status)) + ")" + detail);
+  } else if (WEXITSTATUS(status) != 0) {
+    error_ = script_failed(script_, "exited with status " + std::to_string(WEXITSTATUS(status)) +
+                                        detail);
+  } else {
+    try {
+      hosts_ = parse_hostfile(output_, "--host-discovery-script output");
+    } catch (const Error& parse_error) {
+      error_ = script_failed(script_, std::string("printed a line that is not a host: ") +
+                                          parse_error.what());
+    }
+  }
+}
+
+}  // namespace runrun::launcher
