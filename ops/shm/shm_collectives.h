@@ -24,6 +24,10 @@ namespace runrun::shm {
 // capacity() bytes, each a reduce-scatter step (every rank copies the slices the others reduce
 // into its slot; rank p reduces slice p from the others' slots and its own buffer, into the
 // buffer and its next slot) and an allgather step (every rank copies the others' slices out).
+// Above capacity() when group.single_copy(): three steps for the whole buffer instead (every
+// rank's address; each rank reads its slice from every peer's buffer with process_vm_readv and
+// reduces it in rank order in its own buffer; each rank reads the others' reduced slices from
+// their buffers; a last step so no buffer is released while a peer still reads it).
 void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp op);
 inline constexpr size_t kOneStepBytes = size_t{64} << 10;
 
