@@ -3,7 +3,8 @@
 // data path can be compared with MPI's without the runtime's per-op costs. Also the slot
 // algorithm against the single-copy one (both groups connected side by side).
 // Usage: mpirun -np N --bind-to none runrun_shm_study [--sizes 4,65536,1048576] [--blocks 30]
-// Prints one line per size: medians (min) in us of single-copy shm, slot shm and MPI.
+// Prints one line per size: medians (min) in us of the default shm group (single copy where
+// shm_collectives.h uses it), the slot-only one and MPI.
 // A study, not a test: it asserts the results match and nothing about time.
 
 #include <mpi.h>
@@ -87,8 +88,10 @@ int main(int argc, char** argv) {
   auto single = connect(board, "single", true);
   auto slots = connect(board, "slots", false);
   if (rank == 0) {
-    std::printf("ranks %d, single-copy %s; us per allreduce (float32 sum, in place), median (min)"
-                " of %d blocks\n", single->size(), single->single_copy() ? "on" : "REFUSED",
+    std::printf("ranks %d, single-copy %s%s; us per allreduce (float32 min, in place), median "
+                "(min) of %d blocks\n", single->size(), single->single_copy() ? "permitted" : "REFUSED",
+                single->size() < shm::kSingleCopyMinRanks ? " (not used below 3 ranks: both columns "
+                                                            "run the slot algorithm)" : "",
                 blocks);
   }
   for (const size_t bytes : parse_sizes(sizes_text)) {
