@@ -59,6 +59,10 @@ inline constexpr Knob kRendezvousTimeout{
     "RUNRUN_RENDEZVOUS_TIMEOUT", "30",
     "seconds a rank keeps trying to reach the job's rendezvous server (it may start later than "
     "the rank), and the bound on every request to it other than a wait"};
+inline constexpr Knob kHierarchicalAllreduce{
+    "RUNRUN_HIERARCHICAL_ALLREDUCE", "0",
+    "1: allreduce of CPU tensors in the global set as reduce-scatter inside each host, allreduce "
+    "across hosts, allgather inside each host (docs/backends.md); 0: flat"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
@@ -67,6 +71,7 @@ inline constexpr std::array kAllKnobs = {
     knobs::kStallCheckTime,   knobs::kStallShutdownTime, knobs::kShutdownTimeout,
     knobs::kCollectiveTimeout, knobs::kPeerTimeout,    knobs::kJoinAverage,
     knobs::kRendezvousTimeout,
+    knobs::kHierarchicalAllreduce,
 };
 
 }  // namespace runrun

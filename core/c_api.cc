@@ -129,6 +129,7 @@ runrun_status runrun_init(const char* backend, runrun_runtime** out) {
     runrun::BackendOptions options;
     options.name = backend && *backend ? backend : config.backend;
     options.collective_timeout = config.collective_timeout;
+    options.hierarchical_allreduce = config.hierarchical_allreduce;
     auto runtime = std::make_unique<runrun::Runtime>(runrun::make_backend(options), config);
     *out = new runrun_runtime{std::move(runtime)};
   });

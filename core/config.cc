@@ -81,6 +81,7 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
       static_cast<int64_t>(reader.number(knobs::kPeerTimeout, 0) * 1000));
   c.join_average_by_contributors =
       reader.choice(knobs::kJoinAverage, {"set_size", "contributors"}) == "contributors";
+  c.hierarchical_allreduce = reader.choice(knobs::kHierarchicalAllreduce, {"0", "1"}) == "1";
   return c;
 }
 

@@ -26,6 +26,9 @@ struct Config {
   // RUNRUN_JOIN_AVERAGE=contributors: an average divides by the ranks that contributed instead
   // of the set size while ranks have joined.
   bool join_average_by_contributors = false;
+  // RUNRUN_HIERARCHICAL_ALLREDUCE=1: the global set's CPU allreduce goes host by host
+  // (ops/hierarchical/hierarchical_backend.h).
+  bool hierarchical_allreduce = false;
 
   // Defaults, overridden by the environment, overridden by `overrides` (knob env name -> value).
   // Throws InvalidArgumentError for an unknown override name or a malformed value.

@@ -51,6 +51,7 @@ struct RawOptions {
   std::vector<int> cooldown_range;
   std::string discovery_script;
   bool check_build = false;
+  bool hierarchical_allreduce = false;
   bool dry_run = false;
   bool version = false;
 };
@@ -86,6 +87,8 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("--cycle-time-ms", raw.cycle_time_ms, "longest batching wait in ms");
   app.add_option("--cache-capacity", raw.cache_capacity, "response cache entries (0: off)");
   app.add_option("--timeline-filename", raw.timeline_filename, "write a Chrome-trace timeline");
+  app.add_flag("--hierarchical-allreduce", raw.hierarchical_allreduce,
+               "allreduce CPU tensors host by host (RUNRUN_HIERARCHICAL_ALLREDUCE=1)");
   app.add_option("--log-level", raw.log_level,
                  "trace, debug, info, warn, error, critical or off");
   app.add_option("--stall-check-warning-time-seconds", raw.stall_warning_s,
@@ -178,6 +181,7 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
     set(knobs::kCacheCapacity, number_at_least(raw.cache_capacity, "--cache-capacity", 0, true));
   }
   if (!raw.timeline_filename.empty()) set(knobs::kTimeline, raw.timeline_filename);
+  if (raw.hierarchical_allreduce) set(knobs::kHierarchicalAllreduce, "1");
   if (!raw.stall_warning_s.empty()) {
     set(knobs::kStallCheckTime, number_at_least(raw.stall_warning_s,
                                                 "--stall-check-warning-time-seconds", 0, true));

@@ -1,10 +1,12 @@
 #include "ops/backend_factory.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "common/env_names.h"
 #include "common/errors.h"
+#include "ops/hierarchical/hierarchical_backend.h"
 
 namespace runrun {
 namespace {
@@ -48,7 +50,20 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
         provider->unavailable_reason ? provider->unavailable_reason() : std::string();
     RUNRUN_ENFORCE(why_not.empty(), InvalidArgumentError,
                    "the " + name + " backend cannot run in this process: " + why_not);
-    return provider->make(options);
+    auto backend = provider->make(options);
+    if (!options.hierarchical_allreduce) return backend;
+    std::string flat_why;
+    backend = make_hierarchical(std::move(backend), &flat_why);
+    if (!flat_why.empty()) {
+      const std::string text =
+          "RUNRUN_HIERARCHICAL_ALLREDUCE=1 but the allreduce stays flat: " + flat_why;
+      if (options.logger) {
+        options.logger->warn("{}", text);
+      } else if (backend->rank() == 0) {
+        std::fprintf(stderr, "runrun: %s\n", text.c_str());  // once per job
+      }
+    }
+    return backend;
   }
   for (const auto& known : kKnownBackends) {
     if (name == known.name) {

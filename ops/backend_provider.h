@@ -28,6 +28,9 @@ struct BackendOptions {
   Logger logger;  // may be null: backends then log nothing
   // A collective every rank entered that takes longer fails with TimeoutError; 0 = no limit.
   std::chrono::milliseconds collective_timeout{0};
+  // Wrap the backend in ops/hierarchical's decorator (RUNRUN_HIERARCHICAL_ALLREDUCE) where the
+  // job's topology allows it; make_backend logs (warn) why not where it does not.
+  bool hierarchical_allreduce = false;
 };
 
 struct BackendProvider {

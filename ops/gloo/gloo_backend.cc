@@ -59,6 +59,7 @@ std::unique_ptr<shm::Group> GlooBackend::connect_shared_memory(const std::string
   group_options.collective_timeout = options_.collective_timeout;
   group_options.connect_timeout = options_.connect_timeout;
   group_options.capacity = options_.shared_memory_slot_bytes;
+  group_options.single_copy = options_.shared_memory_single_copy;
   std::string why_not;
   auto group = shm::Group::connect(*board_, key, topology_.rank, topology_.size, group_options,
                                    &why_not);
@@ -88,6 +89,7 @@ std::unique_ptr<ControlChannel> GlooBackend::create_control_channel() {
       group_options.collective_timeout = options_.collective_timeout;
       group_options.connect_timeout = options_.connect_timeout;
       group_options.capacity = options_.shared_memory_slot_bytes;
+      group_options.single_copy = false;  // negotiation moves small messages only
       return std::make_unique<shm::ShmControlChannel>(board_, prefix + "/shm", std::move(group),
                                                       group_options);
     }

@@ -58,6 +58,7 @@ std::unique_ptr<Backend> make_gloo_backend_from_environment(
   gloo_options.logger = options.logger;
   gloo_options.collective_timeout = options.collective_timeout;
   gloo_options.shared_memory = shared_memory_from_environment();
+  gloo_options.shared_memory_single_copy = single_copy_from_environment();
   gloo_options.connect_timeout = client_options.connect_timeout;
   gloo_options.hostname = listen_address(spec ? spec : "", client_options.host);
   if (const char* host_index = std::getenv(env::kHostIndex)) {

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <exception>
 #include <utility>
 #include <vector>
 
+#include "ops/shm/shm_cma.h"
 #include "ops/shm/shm_futex.h"
 #include "ops/shm/shm_liveness.h"
 #include "ops/shm/shm_wait.h"
@@ -70,7 +72,49 @@ std::unique_ptr<Group> Group::connect(Board& board, const std::string& key, int 
     if (why_not != nullptr) *why_not = problem;
     return nullptr;
   }
-  return std::unique_ptr<Group>(new Group(std::move(segment), rank, size, options));
+  std::unique_ptr<Group> group(new Group(std::move(segment), rank, size, options));
+  if (options.single_copy && size > 1) group->probe_single_copy();
+  return group;
+}
+
+void Group::probe_single_copy() {
+  begin("connect");
+  const uint64_t address = reinterpret_cast<uintptr_t>(&probe_word_);
+  std::memcpy(my_slot(), &address, sizeof(address));
+  step();
+  uint64_t can = pid_namespace_ != 0 ? 1 : 0;
+  for (int p = 0; p < size_ && can != 0; ++p) {
+    if (p == rank_) continue;
+    const RankBlock* block = block_of(segment_.data(), static_cast<size_t>(p));
+    uint64_t theirs = 0;
+    std::memcpy(&theirs, slot(p), sizeof(theirs));
+    uint64_t value = 0;
+    const bool readable =
+        block->pid_namespace.load(std::memory_order_relaxed) == pid_namespace_ &&
+        read_process_memory(block->pid.load(std::memory_order_acquire), &value,
+                            reinterpret_cast<const void*>(theirs), sizeof(value)) == 0;
+    if (!readable || value != kMagic) can = 0;
+  }
+  std::memcpy(my_slot(), &can, sizeof(can));
+  step();
+  bool all = true;
+  for (int p = 0; p < size_; ++p) {
+    uint64_t theirs = 0;
+    std::memcpy(&theirs, slot(p), sizeof(theirs));
+    all = all && theirs != 0;
+  }
+  single_copy_ = all;
+}
+
+void Group::read_peer(int peer, void* local, const void* remote, size_t bytes) {
+  const RankBlock* block = block_of(segment_.data(), static_cast<size_t>(peer));
+  const int error =
+      read_process_memory(block->pid.load(std::memory_order_acquire), local, remote, bytes);
+  if (error == 0) return;
+  fail(ErrorCode::kPeerFailure,
+       "could not read " + std::to_string(bytes) + " bytes of rank " + std::to_string(peer) +
+           "'s buffer (process_vm_readv: " + std::strerror(error) +
+           "): its process died or no longer permits it; check its output");
 }
 
 Group::Group(Segment segment, int rank, int size, const GroupOptions& options)

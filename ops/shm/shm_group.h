@@ -37,6 +37,9 @@ struct GroupOptions {
   std::chrono::milliseconds collective_timeout{0};  // 0: no limit
   std::chrono::milliseconds connect_timeout{std::chrono::minutes(5)};
   size_t capacity = size_t{1} << 20;  // bytes per rank per step (a multiple of 4096)
+  // Let collectives read peers' buffers directly (shm_cma.h) when every rank can: connect
+  // probes it with two steps and every rank decides alike (single_copy()).
+  bool single_copy = true;
 };
 
 class Group {
@@ -59,6 +62,9 @@ class Group {
   int size() const { return size_; }
   size_t capacity() const { return capacity_; }
   const std::string& segment_name() const { return segment_.name(); }
+  // Whether every rank can read every peer's memory (options.single_copy and the probe passed
+  // on every rank): the same answer on every rank.
+  bool single_copy() const { return single_copy_; }
 
   // Starts operation `op`: throws ShutDownError after abort() or the error that broke the
   // group; sets the deadline of the steps that follow.
@@ -69,6 +75,9 @@ class Group {
   void step();
   // `rank`'s slot of the step just completed; valid until this rank's next step().
   const char* slot(int rank) const;
+  // Copies `bytes` at `remote` in `peer`'s address space into `local` (single_copy() only);
+  // a refused or failed read breaks the group with PeerFailureError naming the peer.
+  void read_peer(int peer, void* local, const void* remote, size_t bytes);
 
   void abort();
 
@@ -76,6 +85,8 @@ class Group {
   Group(Segment segment, int rank, int size, const GroupOptions& options);
   [[noreturn]] void fail(ErrorCode code, const std::string& why);
   void leave();
+  // Connect's two steps deciding single_copy_: each rank reads a word of every peer's memory.
+  void probe_single_copy();
   bool peer_process_gone(int peer) const;
   // Whether `peer` left before completing step `target` (what it published past its last
   // completed step belongs to an operation it abandoned).
@@ -93,6 +104,8 @@ class Group {
   std::atomic<bool> aborted_{false};
   ErrorCode broken_code_ = ErrorCode::kOk;  // driving thread
   std::string broken_;
+  bool single_copy_ = false;
+  const uint64_t probe_word_ = kMagic;  // what peers read in probe_single_copy()
 };
 
 }  // namespace runrun::shm

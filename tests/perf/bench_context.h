@@ -27,7 +27,8 @@ struct BenchContext {
   Reporter& reporter;
 
   TimingPlan plan(size_t bytes) const {
-    return TimingPlan{options.warmup, options.iters, batch_for(bytes), options.budget_s};
+    return TimingPlan{options.warmup, options.iters, batch_for(bytes), options.budget_s,
+                      options.shared_clock};
   }
 };
 

@@ -51,6 +51,7 @@ void run_with_runtime(const BenchOptions& options, std::optional<size_t> thresho
   BackendOptions backend;
   backend.name = raw.name();  // the runtime runs over the same library as the raw side
   backend.collective_timeout = config.collective_timeout;
+  backend.hierarchical_allreduce = config.hierarchical_allreduce;  // as runrun_init does
   Runtime runtime(make_backend(backend), config);
   reporter.run_info(RunInfo{raw.size(), config.fusion_threshold,
                             static_cast<long>(config.cycle_time.count()),

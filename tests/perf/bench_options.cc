@@ -74,6 +74,8 @@ int parse_options(int argc, char** argv, bool print, BenchOptions& out) {
   std::string sizes, thresholds, cases;
   std::string many_bytes = "1K";
   app.add_flag("--json", out.json, "one JSON object per line instead of tables");
+  app.add_flag("--shared-clock", out.shared_clock,
+               "ranks share one clock (one host): time blocks from the last rank's start");
   app.add_option("--sizes", sizes, "bytes per op, e.g. 4,1K,64M (default: per-op range)");
   app.add_option("--iters", out.iters, "timed blocks per side")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", out.warmup, "untimed blocks per side")->check(CLI::Range(0, 1000));

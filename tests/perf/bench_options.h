@@ -15,6 +15,7 @@ struct BenchOptions {
   int iters = 20;                       // timed blocks per side (fewer when the budget runs out)
   int warmup = 3;                       // untimed blocks per side before timing
   double budget_s = 2.0;                // time per (op, size) after which timing stops early
+  bool shared_clock = false;            // --shared-clock: bench_timing.h's TimingPlan
   std::vector<std::string> cases;       // which cases run (kAllCases when empty)
   std::vector<size_t> fusion_thresholds;  // one runtime per value; empty: RUNRUN_* / default
   size_t many_count = 100;              // the many-tensors case: this many tensors ...

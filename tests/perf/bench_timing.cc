@@ -7,13 +7,20 @@ namespace runrun::perf {
 namespace {
 
 // One block of `batch` calls after a barrier; the slowest rank's seconds per call.
-double time_block(RawComm& comm, const Side& side, int batch) {
+double time_block(RawComm& comm, const Side& side, int batch, bool shared_clock) {
   using Clock = std::chrono::steady_clock;
   comm.barrier();
   const auto start = Clock::now();
   for (int i = 0; i < batch; ++i) side();
-  const double local = std::chrono::duration<double>(Clock::now() - start).count() / batch;
-  return comm.max(local);
+  const auto end = Clock::now();
+  if (shared_clock) {
+    const auto seconds = [](Clock::time_point t) {
+      return std::chrono::duration<double>(t.time_since_epoch()).count();
+    };
+    const double last_start = comm.max(seconds(start));
+    return (comm.max(seconds(end)) - last_start) / batch;
+  }
+  return comm.max(std::chrono::duration<double>(end - start).count() / batch);
 }
 
 }  // namespace
@@ -40,14 +47,14 @@ std::vector<Summary> time_sides(const TimingPlan& plan, RawComm& comm,
                                 const std::vector<Side>& sides) {
   const size_t n = sides.size();
   for (int w = 0; w < plan.warmup; ++w) {
-    for (const Side& side : sides) time_block(comm, side, 1);
+    for (const Side& side : sides) time_block(comm, side, 1, plan.shared_clock);
   }
   std::vector<std::vector<double>> us(n);
   double spent = 0;
   for (int iter = 0; iter < plan.iters; ++iter) {
     for (size_t k = 0; k < n; ++k) {
       const size_t s = (k + static_cast<size_t>(iter)) % n;
-      const double per_call = time_block(comm, sides[s], plan.batch);
+      const double per_call = time_block(comm, sides[s], plan.batch, plan.shared_clock);
       us[s].push_back(per_call * 1e6);
       spent += per_call * plan.batch;
     }

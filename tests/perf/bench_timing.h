@@ -5,7 +5,8 @@
 //     of pages, connection setup);
 //   - every timed block starts after a barrier of the raw side (bench_raw.h) and runs `batch`
 //     back-to-back calls of one side; its time per call is the slowest rank's (a max over ranks
-//     after the block, outside timing);
+//     after the block, outside timing; with shared_clock, from the last rank's start to the
+//     last rank's end);
 //   - the sides alternate block by block (rotating which goes first), so noise from other
 //     processes on the machine hits every side alike;
 //   - timing stops after `iters` blocks, or earlier once the blocks took `budget_s` in total
@@ -25,6 +26,10 @@ struct TimingPlan {
   int iters = 20;
   int batch = 1;        // calls per timed block
   double budget_s = 2;  // all sides together
+  // Every rank reads one clock (one host, or network-namespace hosts on one kernel): a block
+  // counts from the last rank's barrier exit to the last rank's end, so the barrier's exit skew
+  // (large for gloo's TCP barrier under load) is not counted as the op's time.
+  bool shared_clock = false;
 };
 
 inline constexpr int kMinIters = 5;

@@ -1,0 +1,153 @@
+#include "ops/hierarchical/hierarchical_backend.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+
+#include "common/errors.h"
+#include "ops/backend_checks.h"
+#include "ops/block_layout.h"
+
+namespace runrun {
+namespace {
+
+// Every rank's (cross_rank, local_size, cross_size), indexed by rank, over `flat`.
+std::vector<int32_t> exchange_topologies(Backend& flat) {
+  const auto& t = flat.topology();
+  const int32_t mine[3] = {t.cross_rank, t.local_size, t.cross_size};
+  const auto n = static_cast<size_t>(flat.size());
+  std::vector<int32_t> all(3 * n);
+  flat.allgatherv(mine, sizeof(mine), all.data(), std::vector<size_t>(n, sizeof(mine)));
+  return all;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_hierarchical(std::unique_ptr<Backend> flat, std::string* why_not) {
+  const auto all = exchange_topologies(*flat);
+  const auto n = static_cast<size_t>(flat->size());
+  std::map<int32_t, std::vector<int>> hosts;  // cross_rank -> its ranks, in rank order
+  for (size_t r = 0; r < n; ++r) hosts[all[3 * r]].push_back(static_cast<int>(r));
+  std::string problem;
+  const size_t per_host = hosts.begin()->second.size();
+  if (hosts.size() < 2) {
+    problem = "every rank is on one host";
+  } else if (per_host < 2) {
+    problem = "one rank per host";
+  }
+  for (const auto& [host, ranks] : hosts) {
+    if (problem.empty() && ranks.size() != per_host) {
+      problem = "hosts hold different numbers of ranks (host " + std::to_string(host) + ": " +
+                std::to_string(ranks.size()) + ", host " +
+                std::to_string(hosts.begin()->first) + ": " + std::to_string(per_host) + ")";
+    }
+  }
+  for (size_t r = 0; r < n && problem.empty(); ++r) {
+    if (static_cast<size_t>(all[3 * r + 1]) != per_host ||
+        static_cast<size_t>(all[3 * r + 2]) != hosts.size()) {
+      problem = "rank " + std::to_string(r) + "'s local_size/cross_size do not match the hosts";
+    }
+  }
+  if (!problem.empty()) {
+    if (why_not != nullptr) *why_not = problem;
+    return flat;
+  }
+  // Every rank takes part in every split (create_subgroup is collective over the flat group).
+  const auto me = static_cast<int>(flat->rank());
+  std::unique_ptr<Backend> local;
+  size_t place = 0;
+  for (const auto& [host, ranks] : hosts) {
+    auto group = flat->create_subgroup(ranks);
+    if (group) {
+      local = std::move(group);
+      place = static_cast<size_t>(std::find(ranks.begin(), ranks.end(), me) - ranks.begin());
+    }
+  }
+  std::unique_ptr<Backend> cross;
+  for (size_t j = 0; j < per_host; ++j) {
+    std::vector<int> ranks;
+    for (const auto& entry : hosts) ranks.push_back(entry.second[j]);
+    std::sort(ranks.begin(), ranks.end());
+    auto group = flat->create_subgroup(ranks);
+    if (j == place) cross = std::move(group);
+  }
+  RUNRUN_ENFORCE(local && cross, InternalError,
+                 "hierarchical allreduce on rank " + std::to_string(me) +
+                     ": this rank is missing from its host's or its cross group");
+  return std::make_unique<HierarchicalBackend>(std::move(flat), std::move(local),
+                                               std::move(cross));
+}
+
+HierarchicalBackend::HierarchicalBackend(std::unique_ptr<Backend> flat,
+                                         std::unique_ptr<Backend> local,
+                                         std::unique_ptr<Backend> cross)
+    : flat_(std::move(flat)), local_(std::move(local)), cross_(std::move(cross)) {}
+
+Backend::CompletionPtr HierarchicalBackend::start_allreduce(ConstDeviceBuffer in, DeviceBuffer out,
+                                                            size_t count, DataType type,
+                                                            ReduceOp op) {
+  if (!is_cpu(in.device) || !is_cpu(out.device)) {
+    return flat_->start_allreduce(in, out, count, type, op);
+  }
+  backend_checks::check_reduce_op(*this, "allreduce", op);
+  return run_to_completion([&] {
+    if (count == 0) return;  // the same decision on every rank
+    const size_t esize = element_size(type);
+    char* data = static_cast<char*>(out.data);
+    if (in.data != out.data) std::memmove(data, in.data, count * esize);
+    const auto slices = even_split(count, static_cast<size_t>(local_->size()));
+    const auto place = static_cast<size_t>(local_->rank());
+    const size_t mine = slices[place] * esize;
+    if (slice_.size() < mine) slice_.resize(mine);
+    // Inside the host: slice `place` reduced over the host's ranks, into slice_.
+    local_->reducescatter(data, slice_.data(), slices, type, op);
+    // Across hosts: that slice over the rank holding it on every host.
+    if (slices[place] > 0) cross_->allreduce(slice_.data(), slice_.data(), slices[place], type, op);
+    // Inside the host: every reduced slice to every rank.
+    std::vector<size_t> bytes(slices.size());
+    for (size_t p = 0; p < slices.size(); ++p) bytes[p] = slices[p] * esize;
+    local_->allgatherv(slice_.data(), mine, data, bytes);
+  });
+}
+
+Backend::CompletionPtr HierarchicalBackend::start_allgatherv(
+    ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
+    const std::vector<size_t>& recv_bytes) {
+  return flat_->start_allgatherv(in, send_bytes, out, recv_bytes);
+}
+
+Backend::CompletionPtr HierarchicalBackend::start_broadcast(DeviceBuffer buffer, size_t bytes,
+                                                            int root) {
+  return flat_->start_broadcast(buffer, bytes, root);
+}
+
+Backend::CompletionPtr HierarchicalBackend::start_alltoallv(
+    ConstDeviceBuffer in, const std::vector<size_t>& send_bytes, DeviceBuffer out,
+    const std::vector<size_t>& recv_bytes) {
+  return flat_->start_alltoallv(in, send_bytes, out, recv_bytes);
+}
+
+Backend::CompletionPtr HierarchicalBackend::start_reducescatter(
+    ConstDeviceBuffer in, DeviceBuffer out, const std::vector<size_t>& recv_counts, DataType type,
+    ReduceOp op) {
+  return flat_->start_reducescatter(in, out, recv_counts, type, op);
+}
+
+Backend::CompletionPtr HierarchicalBackend::start_barrier() { return flat_->start_barrier(); }
+
+std::unique_ptr<ControlChannel> HierarchicalBackend::create_control_channel() {
+  return flat_->create_control_channel();
+}
+
+std::unique_ptr<Backend> HierarchicalBackend::create_subgroup(const std::vector<int>& ranks) {
+  return flat_->create_subgroup(ranks);
+}
+
+void HierarchicalBackend::abort_transport() {
+  flat_->abort();
+  local_->abort();
+  cross_->abort();
+}
+
+}  // namespace runrun

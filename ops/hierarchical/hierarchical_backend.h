@@ -1,0 +1,69 @@
+#pragma once
+// Why: across hosts, a flat allreduce sends every byte of every rank over the network; the
+// hierarchical form (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE, here for CPU tensors) moves
+// only 1/local_size of it per rank: a reduce-scatter inside each host (shared memory under
+// gloo, Open MPI's vader under mpi), an allreduce across hosts between the ranks that hold the
+// same slice (one per host), and an allgather inside each host. This decorator does that over
+// sub-backends of any flat backend (Backend v2's create_subgroup); everything else (the other
+// collectives, non-CPU buffers, the control channel, process sets) goes to the flat backend.
+//
+// Topology (the launcher's, as Backend::topology() reports it): a host is the set of ranks with
+// one host index, the cross_rank (Horovod's: a rank's index among the ranks of its local_rank,
+// which is its host's index when hosts hold consecutive or round-robin ranks); a rank's place
+// in its host is its position in that set, in rank order.
+// Reduction order: each element is reduced inside its host (the host's ranks in rank order),
+// then across hosts: every rank gets the same bits, which may differ in the last bits of a
+// float from the flat backend's order.
+// Threading contract: Backend's; abort() reaches the flat backend and both sub-backends.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/backend.h"
+
+namespace runrun {
+
+// Collective over every rank of `flat`: exchanges the ranks' topologies over it. Returns a
+// hierarchical backend when the job is a full grid of at least two hosts with at least two
+// ranks each (every host the same number of ranks); otherwise returns `flat` unchanged and
+// sets *why_not (every rank decides alike).
+std::unique_ptr<Backend> make_hierarchical(std::unique_ptr<Backend> flat, std::string* why_not);
+
+class HierarchicalBackend final : public Backend {
+ public:
+  HierarchicalBackend(std::unique_ptr<Backend> flat, std::unique_ptr<Backend> local,
+                      std::unique_ptr<Backend> cross);
+
+  std::string_view name() const override { return flat_->name(); }
+  const Topology& topology() const override { return flat_->topology(); }
+
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
+                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
+                                 const std::vector<size_t>& recv_bytes) override;
+  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;
+  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
+                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override;
+  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
+                                    const std::vector<size_t>& recv_counts, DataType type,
+                                    ReduceOp op) override;
+  CompletionPtr start_barrier() override;
+  std::unique_ptr<ControlChannel> create_control_channel() override;
+  // Process sets other than the global one run flat (the flat backend's subgroup).
+  std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
+
+  const Backend& local() const { return *local_; }
+  const Backend& cross() const { return *cross_; }
+
+ protected:
+  void abort_transport() override;
+
+ private:
+  std::unique_ptr<Backend> flat_;
+  std::unique_ptr<Backend> local_;  // the ranks of this host, in rank order
+  std::unique_ptr<Backend> cross_;  // one rank per host: those at this rank's place in theirs
+  std::vector<char> slice_;         // this rank's slice between the three steps (driving thread)
+};
+
+}  // namespace runrun

@@ -1,0 +1,166 @@
+// The shared-memory allreduce's two large-buffer algorithms (ops/shm/shm_collectives.h): the
+// single-copy one (each rank reads its peers' buffers with process_vm_readv and reduces its own
+// slice) and the slot one (two copies through the segment). Both must give, on every rank, the
+// bits of the rank-order reduction computed here with the same kernels: every dtype and op,
+// counts not divisible by the ranks and spanning many chunks, 2, 3 and 4 ranks, as threads and
+// as real processes (where the kernel's cross-process check actually applies).
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/data_type.h"
+#include "common/errors.h"
+#include "common/reduce_op.h"
+#include "ops/cpu/reduce_kernels.h"
+#include "ops/shm/shm_collectives.h"
+#include "ops/shm/shm_group.h"
+#include "tests/unit/ops/shm_file_board.h"
+
+using runrun::DataType;
+using runrun::ReduceOp;
+using runrun::testing::FileBoard;
+namespace shm = runrun::shm;
+
+namespace {
+
+// Arbitrary bytes per rank and element (NaNs and infinities included: the reference reduces
+// them with the same kernels in the same order, so the bits must still match).
+std::vector<char> data_of(int rank, size_t bytes, size_t salt) {
+  std::vector<char> data(bytes);
+  uint64_t state = 0x9e3779b97f4a7c15ULL * (static_cast<uint64_t>(rank) + 1) + salt;
+  for (auto& byte : data) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    byte = static_cast<char>(state >> 56);
+  }
+  return data;
+}
+
+// Every dtype x op x count on this group; returns what went wrong ("" when nothing).
+std::string check_every_allreduce(shm::Group& group) {
+  const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct};
+  size_t salt = 0;
+  for (int t = 0; t < runrun::kNumDataTypes; ++t) {
+    const auto type = static_cast<DataType>(t);
+    const size_t esize = runrun::element_size(type);
+    // One element past a slot (the smallest large-buffer case), a prime, and many chunks.
+    const size_t counts[] = {group.capacity() / esize + 1, 5003, 3 * group.capacity() + 7};
+    for (const ReduceOp op : ops) {
+      for (const size_t count : counts) {
+        ++salt;
+        const size_t bytes = count * esize;
+        auto mine = data_of(group.rank(), bytes, salt);
+        auto expected = data_of(0, bytes, salt);
+        for (int p = 1; p < group.size(); ++p) {
+          const auto theirs = data_of(p, bytes, salt);
+          runrun::cpu::reduce_into(expected.data(), theirs.data(), count, type, op);
+        }
+        shm::allreduce(group, mine.data(), count, type, op);
+        if (std::memcmp(mine.data(), expected.data(), bytes) != 0) {
+          size_t at = 0;
+          while (mine[at] == expected[at]) ++at;
+          return std::string(runrun::data_type_name(type)) + " " +
+                 std::string(runrun::reduce_op_name(op)) + " of " + std::to_string(count) +
+                 " elements on rank " + std::to_string(group.rank()) + " of " +
+                 std::to_string(group.size()) + ": byte " + std::to_string(at) + " differs";
+        }
+      }
+    }
+  }
+  return "";
+}
+
+shm::GroupOptions options_with(bool single_copy) {
+  shm::GroupOptions options;
+  options.collective_timeout = std::chrono::seconds(60);
+  options.connect_timeout = std::chrono::seconds(60);
+  options.capacity = 4096;  // small slots: many chunks and pieces
+  options.single_copy = single_copy;
+  return options;
+}
+
+std::string temporary_folder() {
+  char pattern[] = "/tmp/runrun-shm-allreduce-XXXXXX";
+  REQUIRE(mkdtemp(pattern) != nullptr);
+  return pattern;
+}
+
+// Connects and checks; also that the group took the requested algorithm (the kernel permits
+// reading a peer of the same user here; a machine that forbids it fails this loudly).
+std::string connect_and_check(FileBoard& board, int rank, int size, bool single_copy) {
+  try {
+    std::string why;
+    auto group = shm::Group::connect(board, "g", rank, size, options_with(single_copy), &why);
+    if (!group) return "no group: " + why;
+    if (group->single_copy() != single_copy) {
+      return std::string("rank ") + std::to_string(rank) + ": single_copy() is " +
+             (group->single_copy() ? "on" : "off") +
+             " (process_vm_readv between the ranks is refused on this machine?)";
+    }
+    return check_every_allreduce(*group);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("shm allreduce, ranks as threads: both algorithms give the rank-order bits") {
+  for (const bool single_copy : {true, false}) {
+    for (int size = 2; size <= 4; ++size) {
+      INFO("single_copy " << single_copy << ", " << size << " ranks");
+      FileBoard board(temporary_folder());
+      std::vector<std::string> problems(static_cast<size_t>(size));
+      std::vector<std::thread> threads;
+      for (int rank = 0; rank < size; ++rank) {
+        threads.emplace_back([&, rank] {
+          problems[static_cast<size_t>(rank)] = connect_and_check(board, rank, size, single_copy);
+        });
+      }
+      for (auto& thread : threads) thread.join();
+      for (const auto& problem : problems) CHECK(problem.empty());
+      for (const auto& problem : problems) {
+        if (!problem.empty()) FAIL(problem);
+      }
+    }
+  }
+}
+
+TEST_CASE("shm allreduce, ranks as processes: both algorithms give the rank-order bits") {
+  for (const bool single_copy : {true, false}) {
+    for (int size = 2; size <= 4; ++size) {
+      INFO("single_copy " << single_copy << ", " << size << " ranks");
+      const std::string folder = temporary_folder();
+      std::vector<pid_t> children;
+      for (int rank = 1; rank < size; ++rank) {
+        const pid_t child = fork();
+        if (child == 0) {
+          alarm(120);  // a bound should the parent never come
+          FileBoard board(folder);
+          const std::string problem = connect_and_check(board, rank, size, single_copy);
+          if (!problem.empty()) std::fprintf(stderr, "%s\n", problem.c_str());
+          _exit(problem.empty() ? 0 : 1);
+        }
+        REQUIRE(child > 0);
+        children.push_back(child);
+      }
+      FileBoard board(folder);
+      const std::string problem = connect_and_check(board, 0, size, single_copy);
+      for (const pid_t child : children) {
+        int status = 0;
+        waitpid(child, &status, 0);
+        CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+      }
+      if (!problem.empty()) FAIL(problem);
+    }
+  }
+}
