@@ -16,6 +16,11 @@ from runrun.common.names import op_name
 from runrun.tensorflow.errors import tf_errors
 
 
+@tf_errors
+def _eager_call(function, inputs):
+    return function(*inputs)
+
+
 def eager():
     return tf.executing_eagerly()
 
@@ -32,10 +37,9 @@ def run(function, inputs, out_dtypes, out_shapes):
     """function(*eager_inputs) -> list of eager tensors, called now in eager mode or as a
     py_function node of the graph being traced; returns the list of outputs with `out_shapes`
     (TensorShapes, None dimensions for sizes known only when it runs)."""
-    function = tf_errors(function)
     if eager():
-        return list(function(*inputs))
-    outputs = tf.py_function(function, list(inputs), list(out_dtypes))
+        return list(_eager_call(function, inputs))
+    outputs = tf.py_function(tf_errors(function), list(inputs), list(out_dtypes))
     for output, shape in zip(outputs, out_shapes):
         output.set_shape(shape)
     return list(outputs)
