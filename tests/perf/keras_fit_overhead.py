@@ -13,8 +13,9 @@ and step. Blocks alternate between two sides (rotating which goes first):
 Each side's first fit (tracing, compiling) is not timed. Per block: the wall time of one epoch
 of --steps steps (epoch begin to end), / steps, the slowest rank's for the runrun side.
 Reported: median and minimum over --blocks per side, and the overhead (runrun - one process).
---micro also times runrun.tensorflow.allreduce of a 1 KiB tensor eagerly and inside
-tf.function (the py_function round trip) on the TensorFlow backend.
+--micro also times a synchronous allreduce of 1 KiB, one after the other: a numpy array through
+runrun.common (the runtime's round trip), runrun.tensorflow.allreduce eagerly and inside
+tf.function (the py_function round trip), on the TensorFlow backend.
 """
 
 import argparse
@@ -64,11 +65,18 @@ def micro(report):
     import tensorflow as tf
     import runrun.tensorflow as rtf
 
+    from runrun.common import collectives
+    from runrun.common.numpy_tensors import ADAPTER
+
     x = tf.ones([256], tf.float32)
+    array = np.ones(256, np.float32)
     in_function = tf.function(lambda t: rtf.allreduce(t, op=rtf.Sum, name="micro.fn"))
     in_function(x)
-    for label, call in (("eager", lambda: rtf.allreduce(x, op=rtf.Sum, name="micro.eager")),
-                        ("tf.function", lambda: in_function(x))):
+    for label, call in (
+            ("numpy (runrun.common)",
+             lambda: collectives.allreduce(ADAPTER, array, op=rtf.Sum, name="micro.np").wait()),
+            ("eager", lambda: rtf.allreduce(x, op=rtf.Sum, name="micro.eager")),
+            ("tf.function", lambda: in_function(x))):
         times = []
         for _ in range(5):
             hvd.allreduce(np.zeros(1, np.float32), name="micro.barrier")
@@ -119,7 +127,7 @@ def main():
                 "unit": unit, "median": statistics.median(values), "min": min(values),
                 "params": params, "batch_per_rank": args.batch}
         print(json.dumps(line) if args.json else
-              f"{line['backend']:10s} {label:22s} median {line['median']:8.2f} {unit} "
+              f"{line['backend']:10s} {label:34s} median {line['median']:8.2f} {unit} "
               f"(min {line['min']:.2f}); {params} float32 parameters, batch {args.batch}/rank")
 
     for label, values in sides.items():
