@@ -30,7 +30,8 @@ for suite in ${RUNRUN_FRAMEWORK_SUITES:-tensorflow keras-tensorflow keras-torch 
     *) echo "run_framework_tests: unknown suite $suite"; status=1; continue ;;
   esac
   if ! "$PYTHON" -c "import $module" 2>/dev/null; then
-    echo "run_framework_tests: $suite FAILED: $PYTHON cannot import $module (scripts/install_deps.sh installs it)"
+    echo "run_framework_tests: $suite FAILED: $PYTHON cannot import $module" \
+         "(scripts/install_deps.sh installs it)"
     status=1; continue
   fi
   for run in ${RUNS[$suite]}; do
