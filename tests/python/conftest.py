@@ -7,6 +7,10 @@ import sys
 
 import pytest
 
+# The TensorFlow and Keras suites run in processes of their own (run_framework_tests.sh):
+# TensorFlow is heavy to import and KERAS_BACKEND is fixed per process.
+collect_ignore = ["tensorflow", "keras"]
+
 # Tests import the package from the build tree when `make install` has not run.
 _SRC = os.path.join(os.path.dirname(__file__), "..", "..", "frameworks", "python")
 if os.path.isdir(_SRC) and "runrun" not in sys.modules:

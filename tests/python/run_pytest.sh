@@ -4,7 +4,8 @@
 # starting the ranks itself over Gloo (--gloo). Fails when any rank of any run fails; `timeout`
 # bounds every run so nothing can hang. Per-rank junit XML and logs go to
 # BUILD_DIR/pytest/<mpi|gloo>-np<N>/.
-# RUNRUN_PYTEST_NP (default "2 4") and RUNRUN_PYTEST_CONTROLLERS (default "mpi gloo") choose.
+# RUNRUN_PYTEST_NP (default "2 4") and RUNRUN_PYTEST_CONTROLLERS (default "mpi gloo") choose;
+# RUNRUN_PYTEST_DIR (default: this folder) the tests, RUNRUN_PYTEST_TAG a prefix of the log dirs.
 # Usage: tests/python/run_pytest.sh [BUILD_DIR [pytest args...]]
 set -uo pipefail
 BUILD_DIR="$(cd "${1:-build}" && pwd)"
@@ -25,12 +26,12 @@ RUNRUN="$BUILD_DIR/launcher/runrun"
 status=0
 for controller in ${RUNRUN_PYTEST_CONTROLLERS:-mpi gloo}; do
 for np in ${RUNRUN_PYTEST_NP:-2 4}; do
-  out="$BUILD_DIR/pytest/$controller-np$np"
+  out="$BUILD_DIR/pytest/${RUNRUN_PYTEST_TAG:-}$controller-np$np"
   rm -rf "$out" && mkdir -p "$out"
   launch=("$RUNRUN" "--$controller" -np "$np" -H "localhost:$np")
   echo "run_pytest: ${launch[*]} ($np ranks, logs in $out)"
   timeout -k 20 "$PER_RUN_TIMEOUT" "${launch[@]}" \
-    "$PYTHON" "$HERE/run_rank.py" "$out" "$HERE" "$@"
+    "$PYTHON" "$HERE/run_rank.py" "$out" "${RUNRUN_PYTEST_DIR:-$HERE}" "$@"
   rc=$?
   for log in "$out"/rank_*.log; do
     [ -f "$log" ] || continue

@@ -1,0 +1,109 @@
+"""runrun.keras.DistributedOptimizer: a Keras 3 optimizer whose gradients are averaged over
+the ranks before they are applied, as horovod.tensorflow.keras.DistributedOptimizer.
+
+Why: `model.fit` with Keras' default compile settings computes gradients in its compiled
+train step (a tf.function, a jax.jit, or eager torch) and hands them to the optimizer; every
+backend's optimizer passes them through `_clip_gradients` right before the update, with
+gradient accumulation already done (Keras 3.15: BaseOptimizer.apply and the JAX backend's
+_backend_apply_gradients). The allreduce runs there, so clipping sees the averaged gradients
+(as in Horovod) and only update steps communicate. All gradients go in one grouped allreduce
+(`num_groups` splits them), compressed by `compression`.
+
+backward_passes_per_step=N uses Keras' own gradient_accumulation_steps=N: gradients are
+accumulated locally for N steps and reduced once; Keras averages the N local steps, so unless
+average_aggregated_gradients=True the reduction is scaled back to Horovod's sum over them.
+The class is a subclass of the wrapped optimizer's class made at wrap time (as Horovod does),
+so isinstance checks, get_config and saving keep working.
+Thread-safety: as the Keras optimizer.
+"""
+
+from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.ops import Average, resolve_op
+from runrun.common.process_sets import global_process_set
+from runrun.keras._backend_ops import backend_ops
+from runrun.keras.compression import Compression
+
+
+class _DistributedMixin:
+    """Methods put in front of the wrapped optimizer's class."""
+
+    _runrun = None  # options, set by DistributedOptimizer
+
+    def _clip_gradients(self, grads):
+        grads = self._runrun_reduce(list(grads))
+        return super()._clip_gradients(grads)
+
+    def _runrun_reduce(self, grads):
+        options = self._runrun
+        positions = [i for i, g in enumerate(grads) if g is not None]
+        if not positions:
+            return grads
+        compression = options["compression"]
+        groups = _split(positions, options["num_groups"])
+        out = list(grads)
+        for k, group in enumerate(groups):
+            pairs = [compression.compress(grads[i]) for i in group]
+            name = None if options["name"] is None else f"{options['name']}.{k}"
+            reduced = backend_ops().grouped_allreduce(
+                [p[0] for p in pairs], options["op"], options["prescale"], options["postscale"],
+                name, options["process_set"])
+            for i, r, p in zip(group, reduced, pairs):
+                out[i] = compression.decompress(r, p[1])
+        return out
+
+
+def _split(positions, num_groups):
+    if not num_groups or num_groups <= 1:
+        return [positions]
+    per = -(-len(positions) // num_groups)
+    return [positions[k:k + per] for k in range(0, len(positions), per)]
+
+
+def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse="",
+                         compression=Compression.none, sparse_as_dense=False,
+                         gradient_predivide_factor=1.0, op=Average, backward_passes_per_step=1,
+                         average_aggregated_gradients=False, num_groups=0, groups=None,
+                         process_set=global_process_set, scale_local_gradients=True):
+    """Wraps a Keras 3 optimizer (a new optimizer of a subclass of its class, from its config,
+    as Horovod does: pass a fresh optimizer). device_dense, device_sparse, sparse_as_dense and
+    scale_local_gradients are accepted for Horovod compatibility; `groups` (explicit variable
+    groups) is not supported, use num_groups."""
+    del device_dense, device_sparse, sparse_as_dense, scale_local_gradients
+    import keras
+
+    if not isinstance(optimizer, keras.optimizers.Optimizer):
+        raise InvalidArgumentError(
+            f"DistributedOptimizer wraps a keras.optimizers.Optimizer (Keras 3), got "
+            f"{type(optimizer).__name__}")
+    if groups is not None:
+        raise InvalidArgumentError(
+            "DistributedOptimizer(groups=...) is not supported by runrun.keras; use num_groups")
+    op = resolve_op(op)
+    prescale, postscale = 1.0, 1.0
+    if gradient_predivide_factor != 1.0:
+        if op != Average:
+            raise InvalidArgumentError(
+                "gradient_predivide_factor other than 1.0 needs op=Average")
+        prescale, postscale = 1.0 / gradient_predivide_factor, gradient_predivide_factor
+    config = optimizer.get_config()
+    steps = int(backward_passes_per_step)
+    if steps < 1:
+        raise InvalidArgumentError(
+            f"backward_passes_per_step must be >= 1, got {backward_passes_per_step}")
+    if steps > 1:
+        if config.get("gradient_accumulation_steps") not in (None, steps):
+            raise InvalidArgumentError(
+                f"backward_passes_per_step={steps} conflicts with the optimizer's "
+                f"gradient_accumulation_steps={config['gradient_accumulation_steps']}")
+        config["gradient_accumulation_steps"] = steps
+        if not average_aggregated_gradients:
+            postscale *= steps  # Keras averaged the local steps; Horovod sums them
+    base = type(optimizer)
+    if issubclass(base, _DistributedMixin):
+        raise InvalidArgumentError("the optimizer is already a DistributedOptimizer")
+    cls = type(base.__name__, (_DistributedMixin, base), {"__module__": base.__module__})
+    wrapped = cls.from_config(config)
+    object.__setattr__(wrapped, "_runrun", dict(op=op, prescale=prescale, postscale=postscale,
+                           compression=compression, num_groups=num_groups, name=name,
+                           process_set=process_set))
+    return wrapped

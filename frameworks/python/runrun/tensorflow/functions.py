@@ -1,0 +1,85 @@
+"""horovod.tensorflow's helpers beyond single ops: broadcast_variables and the object
+collectives (pickled Python objects).
+
+Why: a job starts from rank 0's weights (broadcast_variables after building the model, or in
+the first step of a tf.function) and shares small Python state (epochs, configs).
+broadcast_variables enqueues every variable's broadcast before waiting for any in eager mode;
+inside tf.function it adds one broadcast node and one assign per variable.
+Objects travel as uint8 numpy arrays through runrun.common's numpy adapter.
+Thread-safety: as the ops (one name in flight per op).
+"""
+
+import pickle
+
+import numpy as np
+import tensorflow as tf
+
+from runrun.common import collectives as _c
+from runrun.common.names import op_name
+from runrun.common.numpy_tensors import ADAPTER as _NP
+from runrun.common.process_sets import global_process_set
+from runrun.tensorflow import graph
+from runrun.tensorflow.errors import tf_errors
+from runrun.tensorflow.ops import broadcast
+from runrun.tensorflow.tensor_bridge import ADAPTER as _T
+
+
+@tf_errors
+def _broadcast_eagerly(variables, root_rank, process_set):
+    handles = [_c.broadcast(_T, v.read_value(), root_rank, None, process_set)
+               for v in variables]
+    for variable, handle in zip(variables, handles):
+        variable.assign(handle.wait())
+
+
+def broadcast_variables(variables, root_rank, process_set=global_process_set, inplace=False):
+    """Assigns root_rank's values to every variable of `variables` on every rank of the set.
+    Eager: returns None once done. Inside tf.function: returns the group of assign ops.
+    `inplace` is accepted for Horovod compatibility (assign is always used)."""
+    del inplace
+    variables = list(variables)
+    if graph.eager():
+        _broadcast_eagerly(variables, root_rank, process_set)
+        return None
+    return tf.group(*[v.assign(broadcast(v.read_value(), root_rank, process_set=process_set))
+                      for v in variables])
+
+
+def _bytes_of(obj):
+    return np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+
+
+@tf_errors
+def broadcast_object(obj, root_rank=0, session=None, name=None,
+                     process_set=global_process_set):
+    """root_rank's picklable `obj` on every rank (eager only; `session` is ignored)."""
+    del session
+    name = op_name("broadcast_object", name, process_set)
+    payload = _bytes_of(obj) if _this_rank(process_set) == root_rank else np.zeros(0, np.uint8)
+    length = _c.broadcast(_NP, np.array([payload.size], np.int64), root_rank, name + ".len",
+                          process_set).wait()
+    if payload.size != length[0]:
+        payload = np.zeros(int(length[0]), np.uint8)
+    payload = _c.broadcast(_NP, payload, root_rank, name + ".data", process_set).wait()
+    return pickle.loads(payload.tobytes())
+
+
+@tf_errors
+def allgather_object(obj, session=None, name=None, process_set=global_process_set):
+    """The list of every rank's picklable `obj`, in rank order (eager only)."""
+    del session
+    name = op_name("allgather_object", name, process_set)
+    payload = _bytes_of(obj)
+    lengths = _c.allgather(_NP, np.array([payload.size], np.int64), name + ".len",
+                           process_set).wait()
+    gathered = _c.allgather(_NP, payload, name + ".data", process_set).wait()
+    out, offset = [], 0
+    for n in lengths.tolist():
+        out.append(pickle.loads(gathered[offset:offset + n].tobytes()))
+        offset += n
+    return out
+
+
+def _this_rank(process_set):
+    from runrun.common import basics
+    return process_set.rank() if process_set is not global_process_set else basics.rank()

@@ -1,0 +1,107 @@
+"""DistributedGradientTape: a tf.GradientTape whose gradient() returns gradients averaged
+(op) over the process set, as horovod.tensorflow.DistributedGradientTape.
+
+Why: the TF 2 custom training loop's one-line change. The dense gradients go through one
+grouped allreduce (one py_function node inside tf.function; `num_groups` or `groups` split
+them into several), compressed on the wire by `compression`; tf.IndexedSlices are gathered
+(or densified first with sparse_as_dense). gradient_predivide_factor splits the averaging
+into a prescale 1/f and a postscale f (op=Average only), as Horovod does.
+Thread-safety: as tf.GradientTape (one thread).
+"""
+
+import tensorflow as tf
+
+from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.ops import Average, resolve_op
+from runrun.common.process_sets import global_process_set
+from runrun.tensorflow.compression import Compression
+from runrun.tensorflow.ops import allreduce, grouped_allreduce
+
+
+def _scale_factors(op, gradient_predivide_factor):
+    if gradient_predivide_factor != 1.0:
+        if op != Average:
+            raise InvalidArgumentError(
+                "gradient_predivide_factor other than 1.0 needs op=Average")
+        return 1.0 / gradient_predivide_factor, gradient_predivide_factor
+    return 1.0, 1.0
+
+
+def _split(indices, num_groups, groups, variables):
+    """Lists of positions into the gradient list, one per grouped allreduce."""
+    if groups is not None:
+        if variables is None:
+            raise InvalidArgumentError("groups= needs the variables the gradients belong to")
+        where = {id(v): i for i, v in enumerate(variables)}
+        chosen = [[where[id(v)] for v in group if id(v) in where] for group in groups]
+        taken = {i for group in chosen for i in group}
+        rest = [i for i in indices if i not in taken]
+        return [[i for i in group if i in indices] for group in chosen] + ([rest] if rest else [])
+    if num_groups and num_groups > 0:
+        n = len(indices)
+        per = -(-n // num_groups)
+        return [indices[k:k + per] for k in range(0, n, per)]
+    return [indices]
+
+
+def allreduce_gradients(grads, op=Average, compression=Compression.none,
+                        sparse_as_dense=False, gradient_predivide_factor=1.0, num_groups=0,
+                        groups=None, variables=None, process_set=global_process_set,
+                        name=None):
+    """The reduced gradients (None stays None): what DistributedGradientTape and the Keras
+    DistributedOptimizer (TensorFlow backend) apply."""
+    op = resolve_op(op)
+    prescale, postscale = _scale_factors(op, gradient_predivide_factor)
+    grads = list(grads)
+    out = list(grads)
+    dense = []
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        if isinstance(g, tf.IndexedSlices):
+            if sparse_as_dense:
+                grads[i] = tf.convert_to_tensor(g)
+            else:
+                out[i] = allreduce(g, op=op, process_set=process_set)
+                continue
+        dense.append(i)
+    for k, group in enumerate(_split(dense, num_groups, groups, variables)):
+        if not group:
+            continue
+        group_name = None if name is None else f"{name}.{k}"
+        reduced = grouped_allreduce([grads[i] for i in group], compression=compression, op=op,
+                                    prescale_factor=prescale, postscale_factor=postscale,
+                                    process_set=process_set, name=group_name)
+        for i, r in zip(group, reduced):
+            out[i] = r
+    return out
+
+
+class _DistributedGradientTape(tf.GradientTape):
+    def gradient(self, target, sources, output_gradients=None, **kwargs):
+        grads = super().gradient(target, sources, output_gradients, **kwargs)
+        nested = tf.nest.flatten(grads)
+        flat_sources = tf.nest.flatten(sources)
+        reduced = allreduce_gradients(nested, variables=flat_sources, **self._runrun_options)
+        return tf.nest.pack_sequence_as(grads, reduced)
+
+
+def DistributedGradientTape(gradtape, device_dense="", device_sparse="",
+                            compression=Compression.none, sparse_as_dense=False, op=Average,
+                            gradient_predivide_factor=1.0, num_groups=0, groups=None,
+                            process_set=global_process_set, scale_local_gradients=True):
+    """Wraps `gradtape` (after its `with` block or before): gradient() returns reduced
+    gradients. device_dense, device_sparse and scale_local_gradients are accepted for Horovod
+    compatibility."""
+    del device_dense, device_sparse, scale_local_gradients
+    if not isinstance(gradtape, tf.GradientTape):
+        raise InvalidArgumentError(
+            f"DistributedGradientTape wraps a tf.GradientTape, got {type(gradtape).__name__}")
+    _scale_factors(resolve_op(op), gradient_predivide_factor)  # fail now, not in gradient()
+    tape = _DistributedGradientTape.__new__(_DistributedGradientTape)
+    tape.__dict__.update(gradtape.__dict__)
+    tape._runrun_options = dict(
+        op=op, compression=compression, sparse_as_dense=sparse_as_dense,
+        gradient_predivide_factor=gradient_predivide_factor, num_groups=num_groups,
+        groups=groups, process_set=process_set)
+    return tape

@@ -1,0 +1,189 @@
+"""runrun.keras (issue 12, point 1) on the Keras backend this process runs (KERAS_BACKEND):
+the Horovod Keras flow unchanged but for the import, training equivalence with one process on
+the concatenated batch (DistributedOptimizer inside model.fit's compiled step, with
+backward_passes_per_step), the callbacks, load_model, the ops on backend tensors, errors."""
+
+import os
+import tempfile
+
+import keras
+import numpy as np
+import pytest
+
+import runrun.tensorflow.keras as hvd_tf_path  # noqa: F401  (Horovod's path, any backend)
+
+BACKEND = keras.backend.backend()
+
+
+def make_model(seed):
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential([keras.Input(shape=(6,)), keras.layers.Dense(8, activation="tanh"),
+                              keras.layers.Dense(1)])
+    return model
+
+
+def data(samples=64, seed=5):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(samples, 6)).astype("float32")
+    y = (x @ rng.normal(size=(6, 1))).astype("float32")
+    return x, y
+
+
+def shard(hvd, array, batch):
+    """This rank's part of every global batch of `batch` rows (contiguous rows per rank), so
+    that the ranks' local batches concatenate to the global batch."""
+    n, r, local = hvd.size(), hvd.rank(), batch // hvd.size()
+    steps = len(array) // batch
+    return np.concatenate([array[s * batch + r * local:s * batch + (r + 1) * local]
+                           for s in range(steps)])
+
+
+def test_horovod_import_path_is_the_same_module(hvd):
+    import runrun.tensorflow.keras as via_tf
+
+    assert via_tf is hvd and via_tf.callbacks is hvd.callbacks
+
+
+def test_horovod_keras_flow(hvd):
+    """The typical Horovod script, only the import changed: every rank ends with rank 0's
+    trajectory (identical weights) and the loss goes down."""
+    x, y = data(256)
+    x, y = x[hvd.rank()::hvd.size()], y[hvd.rank()::hvd.size()]
+    model = make_model(seed=100 + hvd.rank())  # different initial weights on every rank
+    opt = keras.optimizers.SGD(learning_rate=0.01 * hvd.size(), momentum=0.9)
+    opt = hvd.DistributedOptimizer(opt)
+    model.compile(optimizer=opt, loss="mse")
+    callbacks = [hvd.callbacks.BroadcastGlobalVariablesCallback(0)]
+    history = model.fit(x, y, batch_size=16, steps_per_epoch=256 // 16 // hvd.size(),
+                        epochs=2, callbacks=callbacks, verbose=0)
+    mine = np.concatenate([w.reshape(-1) for w in model.get_weights()])
+    root = keras.ops.convert_to_numpy(hvd.broadcast(mine, 0))
+    assert np.array_equal(mine, root)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_training_equals_one_process_on_the_concatenated_batch(hvd, passes):
+    batch, steps = 16, 4
+    x, y = data(batch * steps * passes)
+    model = make_model(seed=200 + hvd.rank())
+    opt = hvd.DistributedOptimizer(keras.optimizers.SGD(learning_rate=0.05),
+                                   backward_passes_per_step=passes)
+    model.compile(optimizer=opt, loss="mse")
+    # The reference: rank 0's initial weights, one process, the whole batch; Horovod sums the
+    # gradients of the local passes, Keras' accumulation averages them: lr * passes.
+    initial = [keras.ops.convert_to_numpy(hvd.broadcast(w, 0)) for w in model.get_weights()]
+    reference = make_model(seed=0)
+    reference.set_weights(initial)
+    ref_opt = keras.optimizers.SGD(learning_rate=0.05 * passes,
+                                   gradient_accumulation_steps=passes if passes > 1 else None)
+    reference.compile(optimizer=ref_opt, loss="mse")
+    reference.fit(x, y, batch_size=batch, shuffle=False, epochs=1, verbose=0)
+    model.fit(shard(hvd, x, batch), shard(hvd, y, batch), batch_size=batch // hvd.size(),
+              shuffle=False, epochs=1, verbose=0,
+              callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+    for mine, ref in zip(model.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(mine, ref, rtol=2e-5, atol=2e-6)
+    assert not np.allclose(reference.get_weights()[0], initial[0])  # it did train
+
+
+def test_fp16_compression_and_groups_keep_ranks_identical(hvd):
+    x, y = data(64)
+    model = make_model(seed=300 + hvd.rank())
+    opt = hvd.DistributedOptimizer(keras.optimizers.Adam(0.01),
+                                   compression=hvd.Compression.fp16, num_groups=2)
+    model.compile(optimizer=opt, loss="mse")
+    model.fit(x[hvd.rank()::hvd.size()], y[hvd.rank()::hvd.size()], batch_size=8, epochs=1,
+              verbose=0, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+    for w in model.get_weights():
+        assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
+
+
+def test_metric_average_callback(hvd):
+    x, y = data(32, seed=hvd.rank())  # different data, so different losses per rank
+    model = make_model(seed=1)
+    model.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(0.01)), loss="mse",
+                  metrics=["mae"])
+    history = model.fit(x, y, batch_size=8, epochs=1, verbose=0,
+                        callbacks=[hvd.callbacks.MetricAverageCallback()])
+    logged = np.array([history.history["loss"][0], history.history["mae"][0]], np.float32)
+    everyone = keras.ops.convert_to_numpy(hvd.allgather(logged[None, :]))
+    assert np.array_equal(everyone, np.repeat(logged[None, :], hvd.size(), 0))
+
+
+class _RecordLR(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        if hasattr(self.model, "jax_state_sync"):
+            self.model.jax_state_sync()
+        self.seen.append(float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate)))
+
+
+def test_learning_rate_warmup_and_schedule(hvd):
+    n, steps = hvd.size(), 4
+    x, y = data(8 * steps)
+    model = make_model(seed=2)
+    model.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(1.0)), loss="mse")
+    record = _RecordLR()
+    model.fit(x, y, batch_size=8, epochs=3, verbose=0, callbacks=[
+        hvd.callbacks.LearningRateWarmupCallback(initial_lr=0.4, warmup_epochs=2),
+        hvd.callbacks.LearningRateScheduleCallback(initial_lr=0.4, multiplier=0.5,
+                                                   start_epoch=2),
+        record])
+    expected = []
+    for epoch in range(2):
+        for batch in range(steps):
+            e = epoch + batch / steps + 1.0 / steps
+            expected.append(0.4 / n * (e * (n - 1) / 2 + 1))
+    expected += [0.4 * 0.5 ** 2] * steps
+    np.testing.assert_allclose(record.seen, expected, rtol=1e-6)
+
+
+def test_load_model_wraps_the_optimizer_and_keeps_its_state(hvd):
+    x, y = data(32)
+    model = make_model(seed=3)
+    model.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.Adam(0.01)), loss="mse")
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    path = os.path.join(tempfile.mkdtemp(), f"model_rank{hvd.rank()}.keras")
+    model.save(path)
+    loaded = hvd.load_model(path)
+    assert type(loaded.optimizer).__name__ == "Adam"
+    assert any(c.__name__ == "_DistributedMixin" for c in type(loaded.optimizer).__mro__)
+    assert int(keras.ops.convert_to_numpy(loaded.optimizer.iterations)) == 4
+    loaded.fit(x[hvd.rank()::hvd.size()], y[hvd.rank()::hvd.size()], batch_size=4, epochs=1,
+               verbose=0)
+    for w in loaded.get_weights():  # identical start, averaged gradients: identical weights
+        assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
+
+
+def test_ops_on_backend_tensors(hvd):
+    n, r = hvd.size(), hvd.rank()
+    t = keras.ops.convert_to_tensor(np.array([1.0, 2.0], np.float32) * (r + 1))
+    summed = hvd.allreduce(t, op=hvd.Sum)
+    assert keras.ops.is_tensor(summed)
+    total = sum(k + 1 for k in range(n))
+    assert keras.ops.convert_to_numpy(summed).tolist() == [1.0 * total, 2.0 * total]
+    assert np.allclose(keras.ops.convert_to_numpy(hvd.allreduce(t)), [total / n, 2 * total / n])
+    gathered = keras.ops.convert_to_numpy(hvd.allgather(keras.ops.reshape(t, (1, 2))))
+    assert gathered.shape == (n, 2) and gathered[:, 0].tolist() == [k + 1.0 for k in range(n)]
+    assert keras.ops.convert_to_numpy(hvd.broadcast(t, n - 1)).tolist() == [n * 1.0, n * 2.0]
+    v = keras.Variable(np.full((3,), float(r)))
+    hvd.broadcast_variables([v], root_rank=n - 1)
+    assert keras.ops.convert_to_numpy(v).tolist() == [n - 1.0] * 3
+
+
+def test_errors(hvd):
+    with pytest.raises(hvd.MismatchError, match="mismatched shape"):
+        hvd.allreduce(keras.ops.ones((hvd.rank() + 1,)), name="keras.mismatch")
+    with pytest.raises(ValueError, match="keras.optimizers.Optimizer"):
+        hvd.DistributedOptimizer(object())
+    with pytest.raises(hvd.UnsupportedError, match="broadcast_variables"):
+        hvd.broadcast_global_variables(0)
+    if BACKEND == "tensorflow":
+        import tensorflow as tf
+
+        with pytest.raises(tf.errors.FailedPreconditionError, match="mismatched shape"):
+            hvd.allreduce(keras.ops.ones((hvd.rank() + 1,)), name="keras.mismatch.tf")

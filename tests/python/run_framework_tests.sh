@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Why: the TensorFlow and Keras 3 suites (issue 12) run in processes of their own: TensorFlow
+# costs seconds to import per rank (kept out of the torch suite's processes), and Keras fixes
+# its backend (KERAS_BACKEND) when it is imported, so each backend is one launcher run. To keep
+# CI short every suite runs on 2 ranks and the TensorFlow ops also on 4, the controllers
+# alternating (mpi, gloo); RUNRUN_FRAMEWORK_KERAS_NP4=1 adds the Keras suite on 4 ranks
+# (TensorFlow backend, mpi: about 4 minutes on 2 busy cores). Each run goes through run_pytest.sh
+# (bounded by its timeout; per-rank logs in BUILD_DIR/pytest/<tag><mpi|gloo>-np<N>/).
+# Usage: tests/python/run_framework_tests.sh [BUILD_DIR [pytest args...]]
+# RUNRUN_FRAMEWORK_SUITES (default "tensorflow keras-tensorflow keras-torch keras-jax") chooses.
+set -uo pipefail
+BUILD_DIR="${1:-build}"
+shift || true
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PYTHON="${PYTHON:-python3}"
+export TF_CPP_MIN_LOG_LEVEL=3
+
+# suite -> "controller:np ..." runs
+declare -A RUNS=(
+  [tensorflow]="mpi:2 gloo:4"
+  [keras-tensorflow]="gloo:2${RUNRUN_FRAMEWORK_KERAS_NP4:+ mpi:4}"
+  [keras-torch]="gloo:2"
+  [keras-jax]="mpi:2"
+)
+status=0
+for suite in ${RUNRUN_FRAMEWORK_SUITES:-tensorflow keras-tensorflow keras-torch keras-jax}; do
+  case "$suite" in
+    tensorflow) module=tensorflow; dir="$HERE/tensorflow"; backend="" ;;
+    keras-*) module="${suite#keras-}"; dir="$HERE/keras"; backend="${suite#keras-}" ;;
+    *) echo "run_framework_tests: unknown suite $suite"; status=1; continue ;;
+  esac
+  if ! "$PYTHON" -c "import $module" 2>/dev/null; then
+    echo "run_framework_tests: $suite FAILED: $PYTHON cannot import $module" \
+         "(scripts/install_deps.sh installs it)"
+    status=1; continue
+  fi
+  for run in ${RUNS[$suite]}; do
+    start=$(date +%s)
+    KERAS_BACKEND="${backend:-tensorflow}" RUNRUN_PYTEST_DIR="$dir" RUNRUN_PYTEST_TAG="$suite-" \
+      RUNRUN_PYTEST_CONTROLLERS="${run%%:*}" RUNRUN_PYTEST_NP="${run##*:}" \
+      bash "$HERE/run_pytest.sh" "$BUILD_DIR" -W ignore::DeprecationWarning "$@" || status=1
+    echo "run_framework_tests: $suite ${run%%:*} np=${run##*:} took $(( $(date +%s) - start )) s"
+  done
+done
+exit $status

@@ -1,0 +1,221 @@
+"""runrun.tensorflow (issue 12, point 2): every op on tf.Tensors for every TF dtype the runtime
+has, eager and inside tf.function, exact against a locally computed reference; process sets;
+gradients as Horovod's; errors as TensorFlow's exception classes with runrun's message."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tf_values import values
+
+TF_DTYPES = [tf.uint8, tf.int8, tf.int16, tf.int32, tf.int64, tf.float16, tf.bfloat16,
+             tf.float32, tf.float64]
+MODES = ["eager", "function"]
+
+
+def run(mode, function, *args):
+    """function(*args) eagerly, or traced into a fresh tf.function and run."""
+    return function(*args) if mode == "eager" else tf.function(function)(*args)
+
+
+def everyone(hvd, shape, dtype, **kw):
+    return [values(r, shape, dtype.as_numpy_dtype, **kw) for r in range(hvd.size())]
+
+
+REFERENCE = {
+    "Sum": lambda s: s.sum(0),
+    "Min": lambda s: s.min(0),
+    "Max": lambda s: s.max(0),
+    "Product": lambda s: s.prod(0),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", TF_DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("op_name", ["Sum", "Min", "Max", "Product"])
+def test_allreduce_every_op_and_dtype(hvd, mode, dtype, op_name):
+    low, high = (1, 3) if op_name == "Product" else (-8, 8)
+    for shape in [(17,), (3, 5), ()] if mode == "eager" else [(3, 5)]:
+        parts = everyone(hvd, shape, dtype, low=low, high=high)
+        expected = REFERENCE[op_name](np.stack(parts).astype(np.float64))
+        mine = tf.constant(parts[hvd.rank()])
+        out = run(mode, lambda x: hvd.allreduce(x, op=getattr(hvd, op_name)), mine)
+        assert out.dtype == dtype and out.shape == mine.shape
+        assert np.array_equal(out.numpy().astype(np.float64), expected), (shape, out)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_allreduce_average_default_scale_and_bool(hvd, mode):
+    n = hvd.size()
+    for dtype in [tf.float16, tf.bfloat16, tf.float32, tf.float64]:
+        parts = [p * n for p in everyone(hvd, (4, 4), dtype)]
+        out = run(mode, hvd.allreduce, tf.constant(parts[hvd.rank()]))
+        assert np.array_equal(out.numpy().astype(np.float64),
+                              np.stack(parts).astype(np.float64).sum(0) / n)
+    parts = everyone(hvd, (8,), tf.float64)
+    out = run(mode, lambda x: hvd.allreduce(x, op=hvd.Sum, prescale_factor=0.5,
+                                            postscale_factor=4.0), tf.constant(parts[hvd.rank()]))
+    assert np.array_equal(out.numpy(), np.stack(parts).sum(0) * 2.0)
+    flags = [values(r, (33,), np.bool_) for r in range(n)]
+    mine = tf.constant(flags[hvd.rank()])
+    assert np.array_equal(run(mode, lambda x: hvd.allreduce(x, op=hvd.Max), mine).numpy(),
+                          np.stack(flags).any(0))
+    assert np.array_equal(run(mode, lambda x: hvd.allreduce(x, op=hvd.Min), mine).numpy(),
+                          np.stack(flags).all(0))
+
+
+def test_allreduce_adasum_and_op_errors(hvd):
+    x = tf.ones([2])
+    with pytest.raises(NotImplementedError, match="Adasum"):
+        hvd.allreduce(x, op=hvd.Adasum)
+    with pytest.raises(ValueError, match="either op= or"):
+        hvd.allreduce(x, op=hvd.Sum, average=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grouped_allreduce_and_variables(hvd, mode):
+    parts = [everyone(hvd, (5,), d, seed=i) for i, d in enumerate(TF_DTYPES)]
+    mine = [tf.constant(p[hvd.rank()]) for p in parts]
+    outs = run(mode, lambda *xs: hvd.grouped_allreduce(list(xs), op=hvd.Sum), *mine)
+    for out, p, d in zip(outs, parts, TF_DTYPES):
+        assert out.dtype == d
+        assert np.array_equal(out.numpy().astype(np.float64),
+                              np.stack(p).astype(np.float64).sum(0))
+    variable = tf.Variable(tf.constant(parts[-1][hvd.rank()]))
+    assert np.array_equal(hvd.allreduce(variable, op=hvd.Sum).numpy(), np.stack(parts[-1]).sum(0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", TF_DTYPES + [tf.bool], ids=lambda d: d.name)
+def test_allgather_broadcast_every_dtype(hvd, mode, dtype):
+    n, r = hvd.size(), hvd.rank()
+    parts = [values(k, (k + 1, 3), dtype.as_numpy_dtype, seed=7) for k in range(n)]
+    gathered = run(mode, hvd.allgather, tf.constant(parts[r]))
+    assert gathered.dtype == dtype
+    assert np.array_equal(gathered.numpy(), np.concatenate(parts))
+    root = n - 1
+    mine = tf.constant(values(r, (4, 2), dtype.as_numpy_dtype, seed=3))
+    out = run(mode, lambda x: hvd.broadcast(x, root), mine)
+    assert np.array_equal(out.numpy(), values(root, (4, 2), dtype.as_numpy_dtype, seed=3))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_alltoall_and_reducescatter(hvd, mode):
+    n, r = hvd.size(), hvd.rank()
+    for dtype in TF_DTYPES:
+        # rank r sends (p + 1) rows to rank p, each row [r, p].
+        splits = [p + 1 for p in range(n)]
+        rows = np.concatenate([np.tile([r, p], (p + 1, 1)) for p in range(n)])
+        x = tf.constant(rows.astype(dtype.as_numpy_dtype))
+        out, received = run(mode, lambda t: hvd.alltoall(t, splits=splits), x)
+        expected = np.concatenate([np.tile([q, r], (r + 1, 1)) for q in range(n)])
+        assert out.dtype == dtype and np.array_equal(out.numpy().astype(np.int64), expected)
+        assert received.dtype == tf.int32 and received.numpy().tolist() == [r + 1] * n
+        parts = everyone(hvd, (2 * n + 1, 2), dtype)
+        out = run(mode, lambda t: hvd.reducescatter(t, op=hvd.Sum), tf.constant(parts[r]))
+        total = np.stack(parts).astype(np.float64).sum(0)
+        start = 3 * r if r < 1 else 2 * r + 1
+        rows_here = 3 if r == 0 else 2
+        assert np.array_equal(out.numpy().astype(np.float64), total[start:start + rows_here])
+
+
+def test_process_set_and_queries(hvd):
+    evens = hvd.add_process_set([r for r in range(hvd.size()) if r % 2 == 0])
+    try:
+        if evens.included():
+            x = tf.constant([float(hvd.rank())])
+            out = hvd.allreduce(x, op=hvd.Sum, process_set=evens)
+            assert out.numpy()[0] == sum(r for r in range(hvd.size()) if r % 2 == 0)
+            assert int(hvd.size_op(process_set=evens)) == len(evens.ranks)
+        assert int(hvd.rank_op()) == hvd.rank() and int(hvd.size_op()) == hvd.size()
+        assert int(tf.function(lambda: hvd.rank_op())()) == hvd.rank()
+    finally:
+        hvd.remove_process_set(evens)
+
+
+def test_join_and_barrier(hvd):
+    assert int(hvd.join()) in range(hvd.size())
+    hvd.barrier()
+    tf.function(hvd.barrier)()
+
+
+def test_many_collectives_in_one_function_keep_order(hvd):
+    @tf.function
+    def step(x):
+        return [hvd.allreduce(x * float(i), op=hvd.Sum) for i in range(12)]
+
+    outs = step(tf.ones([3]))
+    assert [float(o.numpy()[0]) for o in outs] == [float(i * hvd.size()) for i in range(12)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gradients_as_horovod(hvd, mode):
+    n, r = hvd.size(), hvd.rank()
+    v = tf.Variable(tf.constant([1.0, 2.0, 3.0]) * (r + 1))
+
+    def grads():
+        with tf.GradientTape(persistent=True) as tape:
+            summed = tf.reduce_sum(hvd.allreduce(v, op=hvd.Sum) * 2.0)
+            averaged = tf.reduce_sum(hvd.allreduce(v) * 3.0)
+            gathered = tf.reduce_sum(hvd.allgather(v) * tf.cast(tf.range(3 * n), tf.float32))
+            root = tf.reduce_sum(hvd.broadcast(v, 0) * 5.0)
+            scattered = tf.reduce_sum(hvd.reducescatter(tf.reshape(
+                tf.tile(v, [2 * n]), [2 * n, 3]), op=hvd.Sum))
+            sent, _ = hvd.alltoall(tf.tile(v, [n]))
+            spread = tf.reduce_sum(sent * 7.0)
+        return [tape.gradient(y, v) for y in (summed, averaged, gathered, root, scattered,
+                                              spread)]
+
+    g_sum, g_avg, g_gather, g_root, g_scatter, g_spread = run(mode, grads)
+    assert np.array_equal(g_sum.numpy(), [2.0 * n] * 3)      # Sum of the incoming gradients
+    assert np.array_equal(g_avg.numpy(), [3.0] * 3)          # Average of the incoming ones
+    assert np.array_equal(g_gather.numpy(), np.arange(3 * r, 3 * r + 3, dtype=np.float32))
+    assert np.array_equal(g_root.numpy(), [5.0] * 3 if r == 0 else [0.0] * 3)
+    assert np.array_equal(g_scatter.numpy(), [2.0 * n * n] * 3)  # gathered, times size for Sum
+    assert np.array_equal(g_spread.numpy(), [7.0 * n] * 3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_distributed_gradient_tape_and_broadcast_variables(hvd, mode):
+    n, r = hvd.size(), hvd.rank()
+    w = tf.Variable([float(r + 1), -1.0])
+    b = tf.Variable(2.0 * r)
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * w) * float(r + 1) + b
+        tape = hvd.DistributedGradientTape(tape, compression=hvd.Compression.fp16)
+        return tape.gradient(loss, [w, b])
+
+    g_w, g_b = run(mode, step)
+    assert np.array_equal(g_w.numpy(), np.mean([[2.0 * (k + 1) ** 2, -2.0 * (r + 1)]
+                                                for k in range(n)], 0) * [1, 0] +
+                          [0, np.mean([-2.0 * (k + 1) for k in range(n)])])
+    assert float(g_b) == 1.0
+    def broadcast():
+        hvd.broadcast_variables([w, b], root_rank=n - 1)
+
+    run(mode, broadcast)
+    assert w.numpy().tolist() == [float(n), -1.0] and float(b) == 2.0 * (n - 1)
+    assert hvd.broadcast_object({"from": r}, root_rank=1) == {"from": 1}
+    assert hvd.allgather_object(r * 10) == [k * 10 for k in range(n)]
+
+
+def test_errors_are_tensorflow_exceptions_with_runrun_messages(hvd):
+    r = hvd.rank()
+    with pytest.raises(tf.errors.FailedPreconditionError, match="mismatched shape") as info:
+        hvd.allreduce(tf.ones([r + 1]), name="tf.mismatch")
+    assert isinstance(info.value, hvd.MismatchError) and isinstance(info.value,
+                                                                    hvd.HorovodInternalError)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="dtype uint16 is not supported"):
+        hvd.allreduce(tf.ones([2], tf.uint16))
+    with pytest.raises(ValueError, match="dtype complex64 is not supported"):
+        hvd.allgather(tf.ones([2], tf.complex64))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="0-dimensional"):
+        hvd.allgather(tf.constant(1.0))
+    # Inside tf.function, py_function turns a ValueError into InvalidArgumentError and
+    # anything else into UnknownError; the message is runrun's.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="dtype uint16 is not supported"):
+        tf.function(lambda x: hvd.allreduce(x))(tf.ones([2], tf.uint16))
+    with pytest.raises(tf.errors.UnknownError, match="mismatched shape"):
+        tf.function(lambda x: hvd.allreduce(x, name="tf.fn.mismatch"))(tf.ones([r + 1]))
