@@ -38,14 +38,15 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 }
 
 std::string Request::signature() const {
-  Request timeless = *this;
-  timeless.waited_us = 0;
-  WireWriter w;
-  timeless.encode(w);
+  // Computed once per enqueued tensor (make_entry): one exact-size allocation, no copy.
+  constexpr size_t kFixedBytes = 96;  // every fixed-size field and the four length prefixes
+  WireWriter w(kFixedBytes + name.size() + group.size() +
+               sizeof(int64_t) * (shape.size() + splits.size()));
+  encode_fields(w, 0);
   return w.take();
 }
 
-void Request::encode(WireWriter& out) const {
+void Request::encode_fields(WireWriter& out, int64_t waited) const {
   out.str(name);
   out.u8(static_cast<uint8_t>(op));
   out.i32(static_cast<int32_t>(dtype));
@@ -58,7 +59,7 @@ void Request::encode(WireWriter& out) const {
   out.i64s(splits);
   out.str(group);
   out.i32(group_size);
-  out.i64(waited_us);
+  out.i64(waited);
 }
 
 Request Request::decode(WireReader& in) {

@@ -83,10 +83,31 @@ std::shared_ptr<Handle> Runtime::submit_without_tensor(
   return submit(std::move(entries), process_set);
 }
 
+Request Runtime::allreduce_request(const std::string& name, const TensorView& input,
+                                   const TensorView& output,
+                                   const AllreduceOptions& options) const {
+  const int rank = topology_.rank;
+  check_tensor(OpType::kAllreduce, name, rank, input, "input");
+  check_tensor(OpType::kAllreduce, name, rank, output, "output");
+  check_same_layout(OpType::kAllreduce, name, rank, input, output);
+  check_reduction(OpType::kAllreduce, name, rank, input.dtype, options);
+  Request r;
+  r.name = name;
+  r.op = OpType::kAllreduce;
+  r.reduce_op = options.op;
+  r.prescale = options.prescale;
+  r.postscale = options.postscale;
+  return r;
+}
+
 std::shared_ptr<Handle> Runtime::allreduce(const std::string& name, const TensorView& input,
                                            const TensorView& output,
                                            const AllreduceOptions& options) {
-  return grouped_allreduce({name}, {input}, {output}, options);
+  auto handle = std::make_shared<Handle>();
+  std::vector<std::unique_ptr<TensorEntry>> entries;
+  entries.push_back(
+      make_entry(allreduce_request(name, input, output, options), input, output, handle, 0));
+  return submit(std::move(entries), options.process_set);
 }
 
 std::shared_ptr<Handle> Runtime::grouped_allreduce(const std::vector<std::string>& names,
@@ -101,18 +122,10 @@ std::shared_ptr<Handle> Runtime::grouped_allreduce(const std::vector<std::string
                      ": needs as many names, inputs and outputs (at least one each)");
   auto handle = std::make_shared<Handle>(names.size());
   std::vector<std::unique_ptr<TensorEntry>> entries;
+  entries.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
-    check_tensor(OpType::kAllreduce, names[i], rank, inputs[i], "input");
-    check_tensor(OpType::kAllreduce, names[i], rank, outputs[i], "output");
-    check_same_layout(OpType::kAllreduce, names[i], rank, inputs[i], outputs[i]);
-    check_reduction(OpType::kAllreduce, names[i], rank, inputs[i].dtype, options);
-    Request r;
-    r.name = names[i];
+    Request r = allreduce_request(names[i], inputs[i], outputs[i], options);
     tag_group(r, names);
-    r.op = OpType::kAllreduce;
-    r.reduce_op = options.op;
-    r.prescale = options.prescale;
-    r.postscale = options.postscale;
     entries.push_back(make_entry(std::move(r), inputs[i], outputs[i], handle, i));
   }
   return submit(std::move(entries), options.process_set);

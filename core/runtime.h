@@ -102,6 +102,10 @@ class Runtime {
   ProcessSetWorker& worker(int32_t process_set) const;
 
  private:
+  // One allreduce member's request, checked on the calling thread (no group tag): shared by
+  // allreduce, which builds no vectors for its one tensor, and grouped_allreduce.
+  Request allreduce_request(const std::string& name, const TensorView& input,
+                            const TensorView& output, const AllreduceOptions& options) const;
   std::shared_ptr<Handle> submit(std::vector<std::unique_ptr<TensorEntry>> entries,
                                  int32_t process_set);
   std::shared_ptr<ProcessSetWorker> worker_ptr(int32_t process_set) const {

@@ -1,5 +1,6 @@
 #include "core/tensor_queue.h"
 
+#include <string_view>
 #include <utility>
 
 namespace runrun {
@@ -8,10 +9,12 @@ void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int ra
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) throw_error(close_code_, RUNRUN_WHERE, close_reason_);
-    std::unordered_set<std::string> batch;
+    // Names repeated within one grouped call are caught by `batch`; a single op (the common,
+    // per-gradient case) needs no set of its own.
+    std::unordered_set<std::string_view> batch;
     for (const auto& entry : entries) {
       const std::string& name = entry->request.name;
-      bool fresh = !in_flight_.count(name) && batch.insert(name).second;
+      bool fresh = !in_flight_.count(name) && (entries.size() == 1 || batch.insert(name).second);
       RUNRUN_ENFORCE(fresh, InvalidArgumentError,
                      std::string(op_type_name(entry->request.op)) + " of tensor '" + name +
                          "' on rank " + std::to_string(rank) +

@@ -16,6 +16,9 @@ namespace runrun {
 
 class WireWriter {
  public:
+  WireWriter() = default;
+  // Reserves `capacity` bytes up front: a caller that knows the message size avoids regrowth.
+  explicit WireWriter(size_t capacity) { bytes_.reserve(capacity); }
   void u8(uint8_t v) { bytes_.push_back(static_cast<char>(v)); }
   void i32(int32_t v) { raw(&v, sizeof(v)); }
   void i64(int64_t v) { raw(&v, sizeof(v)); }
