@@ -7,7 +7,7 @@ set -euo pipefail
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
   libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
   openssh-client procps libssl-dev)
-PIP_PACKAGES=("torch==2.13.0" "numpy" "pytest" "pybind11" "scikit-build-core")
+PIP_PACKAGES=("torch==2.13.0" "matplotlib==3.11.2" "numpy" "pytest" "pybind11" "scikit-build-core")
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -24,6 +24,7 @@ fi
 PYTHON="${PYTHON:-python3}"
 need_pip=()
 "$PYTHON" -c "import torch; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || need_pip+=("torch==2.13.0")
+"$PYTHON" -c "import matplotlib; assert matplotlib.__version__ == '3.11.2'" 2>/dev/null || need_pip+=("matplotlib==3.11.2")
 "$PYTHON" -c "import numpy" 2>/dev/null || need_pip+=(numpy)
 "$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 "$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)
