@@ -58,11 +58,21 @@ int slow_host(const NetworkCheck& check, const std::vector<std::size_t>& outlier
 }  // namespace
 
 std::vector<std::size_t> outlier_pairs(const NetworkCheck& check) {
-  double reference = 0;
-  for (const auto& pair : check.pairs) reference = std::max(reference, pair.gbit());
+  std::vector<double> sorted;
+  for (const auto& pair : check.pairs) sorted.push_back(pair.gbit());
+  std::sort(sorted.begin(), sorted.end());
+  double widest = 0, below = 0;  // the widest gap's factor, and the value below it
+  for (std::size_t i = 0; i + 1 < sorted.size(); ++i) {
+    const double gap = sorted[i] > 0 ? sorted[i + 1] / sorted[i] : (sorted[i + 1] > 0 ? 1e300 : 1);
+    if (gap > widest) {
+      widest = gap;
+      below = sorted[i];
+    }
+  }
   std::vector<std::size_t> outliers;
+  if (widest < kOutlierGap) return outliers;
   for (std::size_t i = 0; i < check.pairs.size(); ++i) {
-    if (check.pairs[i].gbit() < kOutlierFraction * reference) outliers.push_back(i);
+    if (check.pairs[i].gbit() <= below) outliers.push_back(i);
   }
   return outliers;
 }

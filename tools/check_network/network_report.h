@@ -38,13 +38,14 @@ struct NetworkCheck {
   std::optional<double> min_bandwidth_gbit;  // --min-bandwidth
 };
 
-// A pair is an outlier when its bandwidth is below this fraction of the fastest pair's (the
-// fastest, not the median: with three hosts and one slow host, two of three pairs are slow).
-// A quarter: a misconfigured path is typically 10x slower (1 vs 10 Gbit/s, a management
-// network), while a busy host makes a measurement vary by up to 2-3x.
-inline constexpr double kOutlierFraction = 0.25;
+// The outliers are the pairs below the widest gap between the sorted pair bandwidths, when
+// that gap is at least this factor. A gap, not a fraction of the fastest or the median pair:
+// a misconfigured path is typically ten times slower than the rest (1 vs 10 Gbit/s, a
+// management network), while the healthy pairs of a busy cluster spread over a range without
+// such a gap; with three hosts and one slow host, two of the three pairs are slow.
+inline constexpr double kOutlierGap = 4.0;
 
-// The pairs (indices into check.pairs) below kOutlierFraction of the fastest pair's bandwidth.
+// The outlier pairs (indices into check.pairs), in pair order.
 std::vector<std::size_t> outlier_pairs(const NetworkCheck& check);
 
 // The pairs below --min-bandwidth (none when it was not given).

@@ -63,10 +63,12 @@ double bandwidth_gbit(Backend& pair, int root, double budget_s, std::vector<char
   double one_s = 0;
   for (;;) {
     if (buffer.size() < bytes) buffer.resize(bytes);
-    const auto start = Clock::now();
-    pair.broadcast(buffer.data(), bytes, root);
-    sync(pair);
-    one_s = seconds_since(start);
+    for (int attempt = 0; attempt < 2; ++attempt) {  // the faster of two: a stall is not the link
+      const auto start = Clock::now();
+      pair.broadcast(buffer.data(), bytes, root);
+      sync(pair);
+      one_s = attempt == 0 ? seconds_since(start) : std::min(one_s, seconds_since(start));
+    }
     if (agree(pair, one_s < kLongEnoughS && bytes < kMaxBytes ? 1 : 0) == 0) break;
     bytes *= 4;
   }

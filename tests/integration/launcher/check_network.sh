@@ -3,7 +3,8 @@
 # link ns2 -> ns3 carries 50 Mbit/s (htb on ns2's veth, for ns3's address only), every other
 # path is an unshaped veth (Gbit/s). The verdict must name the pair ns2 <-> ns3 and no other;
 # --min-bandwidth above it makes the exit status 3 and runs no command; below it, the check
-# passes and the training command then runs. The transport is the job's: MPI under
+# passes and the training command then runs. --profile on these hosts measures the link
+# bandwidth for the job first. The transport is the job's: MPI under
 # RUNRUN_TEST_CONTROLLER=mpi, Gloo under gloo.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/netns_hosts.sh"
@@ -21,10 +22,13 @@ ip netns exec "$ns2" tc class add dev "$veth2" parent 1: classid 1:20 htb rate 5
     match ip dst "$ns3_address/32" flowid 1:20 2>"$WORK/tc.err" ||
   skip "tc cannot shape by destination here: $(cat "$WORK/tc.err")"
 run=(timeout 150 "$RUNRUN" --rsh-agent "$AGENT" --network-interface "$SUBNET")
+# 0.5 s per measurement (default 0.15): on a loaded CI machine a process can be descheduled for
+# a tenth of a second, which a short measurement of an unshaped pair would take for a slow link.
+check=(--check-network --check-network-seconds 0.5)
 hosts=(-H ns1:1,ns2:1,ns3:1)
 
 # --min-bandwidth 1 Gbit/s: the shaped pair is below it: exit 3, the command is not run.
-"${run[@]}" --check-network --min-bandwidth 1 -np 3 "${hosts[@]}" "$PROBE" --token "$TOKEN" \
+"${run[@]}" "${check[@]}" --min-bandwidth 1 -np 3 "${hosts[@]}" "$PROBE" --token "$TOKEN" \
   >"$WORK/slow.out" 2>"$WORK/slow.err"
 expect_rc $? 3 "runrun --check-network --min-bandwidth 1 with a 50 Mbit/s pair"
 expect_line "$WORK/slow.out" "^runrun --check-network: 3 host\(s\), one process each, over $MODE$"
@@ -41,7 +45,7 @@ hosts_empty
 no_orphans
 
 # --min-bandwidth 0.01 (10 Mbit/s): every pair passes; the check comes first, then the job.
-"${run[@]}" --check-network --min-bandwidth 0.01 -np 3 "${hosts[@]}" "$PROBE" --token "$TOKEN" \
+"${run[@]}" "${check[@]}" --min-bandwidth 0.01 -np 3 "${hosts[@]}" "$PROBE" --token "$TOKEN" \
   >"$WORK/ok.out" 2>"$WORK/ok.err"
 expect_rc $? 0 "runrun --check-network --min-bandwidth 0.01, then the command"
 expect_line "$WORK/ok.out" "^verdict: host ns2 <-> ns3: "
@@ -51,6 +55,18 @@ first_probe="$(grep -n 'PROBE rank=' "$WORK/ok.out" | head -1 | cut -d: -f1)"
 [ -n "$first_probe" ] && [ "$first_probe" -gt "$verdict_line" ] ||
   fail "the command's output must follow the check's report"
 [ "$(grep -c 'PROBE rank=.*allreduce=ok' "$WORK/ok.out")" = 3 ] || fail "the job did not run on 3 ranks"
+hosts_empty
+no_orphans
+
+# --profile on several hosts: a quick check first (report not printed), whose median pair
+# bandwidth every rank gets as RUNRUN_PROFILE_LINK_GBIT (runrun.common.profile's table uses it).
+"${run[@]}" --profile -np 3 "${hosts[@]}" sh -c 'echo "LINK=$RUNRUN_PROFILE_LINK_GBIT PROFILE=$RUNRUN_PROFILE # '"$TOKEN"'"' \
+  >"$WORK/profile.out" 2>"$WORK/profile.err"
+expect_rc $? 0 "runrun --profile over three hosts"
+expect_line "$WORK/profile.err" "^runrun: --profile: link bandwidth measured for this job: [0-9.]+ Gbit/s \(median host pair\)$"
+[ "$(grep -cE '^\[[0-2]\]<stdout>:LINK=[0-9]+\.[0-9]+ PROFILE=1 ' "$WORK/profile.out")" = 3 ] ||
+  fail "every rank must get RUNRUN_PROFILE=1 and the measured RUNRUN_PROFILE_LINK_GBIT"
+grep -q "host pair" "$WORK/profile.out" && fail "--profile's quick check must not print its report"
 hosts_empty
 no_orphans
 echo "PASS"
