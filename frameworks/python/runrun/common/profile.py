@@ -17,8 +17,8 @@ Per step: compute = step start to the first gradient ready; communication = firs
 ready to the end of the wait (the span the allreduces were in flight, negotiation included);
 hidden = the part of it before the wait began (overlapped with backward); exposed = the wait;
 optimizer = wait end to step end; bytes = the gradients' bytes; algbw = bytes / communication;
-busbw = algbw * 2(p-1)/p. Every `interval` steps (RUNRUN_PROFILE_INTERVAL, default 50) the
-ranks exchange their medians (one small allgather, at the same step on every rank, inside
+busbw = algbw * 2(p-1)/p. Every 10 steps (and at every printed table) the ranks exchange their
+medians over the last 10 steps (one small allgather, at the same step on every rank, inside
 step_end()) so rank 0 knows the slowest rank: the rank that waited least in its exposed wait is
 the one the others waited for, and its lateness is the median rank's exposed wait minus its own.
 Rank 0 prints the table every RUNRUN_PROFILE_INTERVAL steps when set and at exit, and writes
@@ -39,7 +39,7 @@ _ENV_ON = "RUNRUN_PROFILE"
 _ENV_INTERVAL = "RUNRUN_PROFILE_INTERVAL"
 _ENV_OUTPUT = "RUNRUN_PROFILE_OUTPUT"
 _ENV_LINK = "RUNRUN_PROFILE_LINK_GBIT"  # set by the launcher from a quick --check-network
-_DEFAULT_EXCHANGE = 50
+_EXCHANGE_EVERY = 10  # steps between the ranks' exchanges of their medians
 
 _profiler = None
 _checked = False
@@ -77,7 +77,7 @@ class StepProfiler:
         self.output_path = output
         self.link_gbit = link_gbit
         self._clock = clock
-        self._exchange_every = interval or _DEFAULT_EXCHANGE
+        self._exchange_every = _EXCHANGE_EVERY
         self._steps = []                  # dicts, one per finished step
         self._ranks = None                # the latest exchange: per-rank medians
         self._output = None
@@ -123,10 +123,12 @@ class StepProfiler:
             self._rank, self._size, self._topology_known = basics.rank(), basics.size(), True
         self._steps.append(self._record(now))
         self._reset(now)
-        if len(self._steps) % self._exchange_every == 0:
+        done = len(self._steps)
+        printing = self.interval and done % self.interval == 0
+        if done % self._exchange_every == 0 or printing:  # the same steps on every rank
             self._exchange()
-            if self.interval and self._rank == 0:
-                self._report(final=False)
+        if printing and self._rank == 0:
+            self._report(final=False)
 
     # --- records and reports ---
     def _record(self, now):
@@ -152,7 +154,7 @@ class StepProfiler:
 
     def _exchange(self):
         """Every rank's median step and exposed wait, on every rank (collective)."""
-        mine = summarize(self._steps[-self._exchange_every:], 0, None)
+        mine = summarize(self._steps[-self._exchange_every:], 1, None)
         self._ranks = _allgather_pairs(mine.step_median, mine.exposed_median)
 
     def _summary(self):

@@ -138,6 +138,6 @@ def format_table(summary, final):
         lines.append(f"  slowest rank: {summary.slowest_rank}, late by "
                      f"{summary.lateness_s * 1e3:.2f} ms per step (median)")
     else:
-        lines.append("  slowest rank: not known yet (ranks exchange every interval)")
+        lines.append("  slowest rank: not known yet (the ranks exchange every 10 steps)")
     lines.append(f"  verdict: {summary.verdict()}")
     return "\n".join(lines)
