@@ -36,6 +36,11 @@ std::string pad(std::string text, std::size_t width) {
   return text;
 }
 
+std::string trimmed(std::string line) {
+  line.erase(line.find_last_not_of(' ') + 1);
+  return line;
+}
+
 std::string pair_name(const NetworkCheck& check, const PairResult& pair) {
   return check.hosts[static_cast<std::size_t>(pair.a)] + " <-> " +
          check.hosts[static_cast<std::size_t>(pair.b)];
@@ -139,7 +144,7 @@ std::string format_report(const NetworkCheck& check) {
     for (const auto& pair : check.pairs) width = std::max(width, pair_name(check, pair).size());
     width += 2;
     out += "\n" + pad("host pair", width) + pad("latency (us)", 14) + pad("Gbit/s ->", 11) +
-           pad("Gbit/s <-", 11) + "\n";
+           "Gbit/s <-\n";
     const auto outliers = outlier_pairs(check);
     const auto below = pairs_below_minimum(check);
     for (std::size_t i = 0; i < check.pairs.size(); ++i) {
@@ -147,9 +152,10 @@ std::string format_report(const NetworkCheck& check) {
       std::string mark;
       if (std::find(outliers.begin(), outliers.end(), i) != outliers.end()) mark += " outlier";
       if (std::find(below.begin(), below.end(), i) != below.end()) mark += " below-minimum";
-      out += pad(pair_name(check, pair), width) + pad(fixed(pair.latency_us, 1), 14) +
-             pad(gbit(pair.gbit_a_to_b), 11) + pad(gbit(pair.gbit_b_to_a), 11);
-      out += mark.empty() ? "\n" : " <-" + mark + "\n";
+      const std::string row = pad(pair_name(check, pair), width) +
+                              pad(fixed(pair.latency_us, 1), 14) + pad(gbit(pair.gbit_a_to_b), 11) +
+                              pad(gbit(pair.gbit_b_to_a), 11);
+      out += mark.empty() ? trimmed(row) + "\n" : row + " <-" + mark + "\n";
     }
   }
   if (!check.allreduce.empty()) {

@@ -12,7 +12,7 @@ PARTS = ("step", "compute", "communication", "hidden", "exposed", "optimizer")
 # The verdict calls a step communication-bound when its exposed wait is at least this share.
 COMMUNICATION_BOUND = 0.3
 # ... and names a late rank when its lateness is at least this share of a step.
-LATE_RANK = 0.2
+LATE_RANK = 0.1
 
 
 def _percentile(values, q):
