@@ -33,7 +33,7 @@ std::string error_of(const Args& args) {
 
 }  // namespace
 
-TEST_CASE("--check-network alone needs no command and no -np") {
+TEST_CASE("check-network: alone needs no command and no -np") {
   const auto options = parse({"--check-network", "-H", "a:4,b:4", "--min-bandwidth", "2.5"});
   CHECK(options.network_check.enabled);
   REQUIRE(options.network_check.min_bandwidth_gbit);
@@ -41,14 +41,14 @@ TEST_CASE("--check-network alone needs no command and no -np") {
   CHECK(options.command.empty());
 }
 
-TEST_CASE("--check-network before a training command keeps the command") {
+TEST_CASE("check-network: before a training command keeps the command") {
   const auto options = parse({"--check-network", "-np", "4", "-H", "a:2,b:2", "python", "t.py"});
   CHECK(options.network_check.enabled);
   CHECK(options.command == Args{"python", "t.py"});
   CHECK(!options.network_check.min_bandwidth_gbit);
 }
 
-TEST_CASE("--check-network flags are validated") {
+TEST_CASE("check-network: its flags are validated") {
   CHECK_THAT(error_of({"--min-bandwidth", "1", "-H", "a,b"}),
              Catch::Contains("--min-bandwidth applies to --check-network"));
   CHECK_THAT(error_of({"--check-network", "--min-bandwidth", "fast"}),

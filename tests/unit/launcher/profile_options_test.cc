@@ -32,7 +32,7 @@ std::string error_of(const Args& args) {
 
 }  // namespace
 
-TEST_CASE("--profile sets RUNRUN_PROFILE and its interval and output") {
+TEST_CASE("profile: --profile sets RUNRUN_PROFILE and its interval and output") {
   const Args args{"--profile", "--profile-interval", "100", "--profile-output", "p.jsonl",
                   "-np", "2", "python", "t.py"};
   CHECK(variable(args, "RUNRUN_PROFILE") == "1");
@@ -41,7 +41,7 @@ TEST_CASE("--profile sets RUNRUN_PROFILE and its interval and output") {
   CHECK(variable({"-np", "2", "python", "t.py"}, "RUNRUN_PROFILE") == "<unset>");
 }
 
-TEST_CASE("--profile flags are validated") {
+TEST_CASE("profile: its flags are validated") {
   CHECK_THAT(error_of({"--profile-interval", "5", "-np", "1", "true"}),
              Catch::Contains("--profile-interval applies to --profile"));
   CHECK_THAT(error_of({"--profile", "--profile-interval", "0", "-np", "1", "true"}),

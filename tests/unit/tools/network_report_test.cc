@@ -66,7 +66,7 @@ TEST_CASE("no outlier: the range is given") {
   CHECK_THAT(verdict(one), Catch::StartsWith("one host"));
 }
 
-TEST_CASE("--min-bandwidth names every pair below it and marks them in the table") {
+TEST_CASE("min-bandwidth: names every pair below it and marks them in the table") {
   auto check = three_hosts(9.1, 9.2, 0.9);
   CHECK(pairs_below_minimum(check).empty());  // not given
   check.min_bandwidth_gbit = 5;
