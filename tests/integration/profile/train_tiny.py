@@ -19,6 +19,7 @@ def main():
     parser.add_argument("--late-ms", type=float, default=0)
     args = parser.parse_args()
     hvd.init()
+    torch.set_num_threads(1)  # two ranks share the cores: no thread pool fighting for them
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
                                 torch.nn.Linear(512, 512), torch.nn.ReLU(),
