@@ -63,13 +63,17 @@ class Summary:
         exposed = self.median["exposed"] / step
         link = (f" of {self.link_gbit:.1f} Gbit/s measured" if self.link_gbit
                 else " (link bandwidth not measured: one host)")
+        late = self.lateness_s is not None and self.lateness_s >= LATE_RANK * step
+        # A late rank explains the exposed wait when it is most of it: name the rank, not the
+        # network.
+        if late and self.lateness_s >= 0.5 * self.median["exposed"]:
+            return (f"waiting for a late rank: rank {self.slowest_rank} is "
+                    f"{self.lateness_s * 1e3:.1f} ms late per step, {exposed * 100:.0f} % of the "
+                    "step is the others waiting for it (load imbalance, a slower host or its "
+                    "data loading)")
         if exposed >= COMMUNICATION_BOUND:
             return (f"communication-bound: {exposed * 100:.0f} % of the step is exposed "
                     f"allreduce at {self.busbw_gbit:.1f} Gbit/s busbw{link}")
-        if self.lateness_s is not None and self.lateness_s >= LATE_RANK * step:
-            return (f"waiting for a late rank: rank {self.slowest_rank} is "
-                    f"{self.lateness_s * 1e3:.1f} ms late per step (the others wait for it: "
-                    "load imbalance, a slower host or its data loading)")
         communication = self.median["communication"]
         hidden = self.median["hidden"] / communication * 100 if communication > 0 else 100.0
         return (f"compute-bound: {self.efficiency * 100:.0f} % of the step is compute; "
