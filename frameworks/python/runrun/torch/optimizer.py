@@ -129,7 +129,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._handles[p] = (None, None)
             return
         if self._profiler is not None and p.grad is not None:
-            self._profiler.gradient_ready(p.grad.nbytes)
+            self._profiler.gradient_ready(self._reduced_bytes(p.grad))
         group = self._groups.get(p)
         if group is None:
             self._handles[p] = self._allreduce_grad_async(p)
@@ -140,6 +140,13 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if len(pending) == len(group):
             del self._group_pending[group]
             self._start_group(group)
+
+    def _reduced_bytes(self, grad):
+        """The bytes this gradient's allreduce moves (for runrun --profile): a sparse one's
+        indices and values are gathered, unless sparse_as_dense densifies it."""
+        if grad.is_sparse and not self.sparse_as_dense:
+            return grad._values().nbytes + grad._indices().nbytes
+        return grad.numel() * grad.element_size()
 
     def _scale_factors(self):
         if self.op == Average:
