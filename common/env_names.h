@@ -51,6 +51,14 @@ inline constexpr const char* kElasticTimeout = "RUNRUN_ELASTIC_TIMEOUT";
 inline constexpr const char* kCudartLibrary = "RUNRUN_CUDART_LIBRARY";
 inline constexpr const char* kNcclLibrary = "RUNRUN_NCCL_LIBRARY";
 
+// `runrun --profile` (docs/profiling.md; read by runrun.common.profile in every rank): on,
+// print the table every N steps, JSON lines file (rank 0), and the link bandwidth in Gbit/s the
+// launcher measured for the job (a quick --check-network; absent on one host).
+inline constexpr const char* kProfile = "RUNRUN_PROFILE";
+inline constexpr const char* kProfileInterval = "RUNRUN_PROFILE_INTERVAL";
+inline constexpr const char* kProfileOutput = "RUNRUN_PROFILE_OUTPUT";
+inline constexpr const char* kProfileLinkGbit = "RUNRUN_PROFILE_LINK_GBIT";
+
 // Prefix of every runtime knob; the launcher forwards every variable that starts with it.
 inline constexpr const char* kPrefix = "RUNRUN_";
 

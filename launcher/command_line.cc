@@ -10,6 +10,8 @@
 #include "common/errors.h"
 #include "common/knobs.h"
 #include "launcher/elastic_options.h"
+#include "launcher/network_check_options.h"
+#include "launcher/profile_options.h"
 #include "launcher/shell_words.h"
 #include "runrun/build_config.h"
 
@@ -19,6 +21,7 @@ namespace {
 constexpr const char* kExamples = R"(
 Examples:
   runrun -np 4 python train.py                     4 processes on this machine
+  runrun --check-network -H a:4,b:4               latency and bandwidth of every host pair
   runrun -np 8 -H server1:4,server2:4 python train.py
   runrun -np 8 --hostfile hosts.txt python train.py       (lines: 'server1 slots=4')
   runrun -np 2 -x NCCL_DEBUG=INFO --network-interface eth0 -H a:1,b:1 ./bench
@@ -52,6 +55,8 @@ struct RawOptions {
   std::string discovery_script;
   bool check_build = false;
   bool hierarchical_allreduce = false;
+  NetworkCheckFlags network_check;
+  ProfileFlags profile;
   bool dry_run = false;
   bool version = false;
 };
@@ -110,6 +115,8 @@ void add_options(CLI::App& app, RawOptions& raw) {
       ->expected(2)
       ->allow_extra_args(false);
   app.add_flag("--check-build", raw.check_build, "print what this build contains and exit");
+  add_network_check_flags(app, raw.network_check);
+  add_profile_flags(app, raw.profile);
   app.add_flag("--dry-run", raw.dry_run, "print the command that would run and exit");
   app.add_flag("--version", raw.version, "print the version and exit");
 }
@@ -254,6 +261,9 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   options.network_interface = raw.network_interface;
   options.mpi_args = split_shell_words(raw.mpi_args, "--mpi-args");
   options.knob_values = knob_values(raw);
+  for (auto& variable : profile_variables(raw.profile)) {
+    options.knob_values.push_back(std::move(variable));
+  }
   options.dry_run = raw.dry_run;
   if (!command.empty() && command.front() == "--") {
     command.erase(command.begin());
@@ -267,6 +277,7 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
     invalid("--blacklist-cooldown-range is for elastic jobs: give --min-np or "
             "--host-discovery-script too");
   }
+  options.network_check = validate_network_check(raw.network_check);
   if (!raw.discovery_script.empty() || raw.min_np != 0 || raw.max_np != 0) {
     if (raw.mpi) invalid("elastic training (--min-np, --max-np, --host-discovery-script) runs "
                          "over Gloo only, as Horovod's: drop --mpi");

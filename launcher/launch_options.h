@@ -3,6 +3,7 @@
 // later steps (preflight, command building, supervision) read. Filled by parse_command_line.
 // Thread-safety: a plain value.
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,13 @@ struct ElasticOptions {
   int cooldown_max_s = 600;      // cooldown, doubled per failure up to MAX
 };
 
+// `runrun --check-network` (launcher/network_check.h, docs/launcher.md).
+struct NetworkCheckOptions {
+  bool enabled = false;                      // --check-network
+  std::optional<double> min_bandwidth_gbit;  // --min-bandwidth: exit 3 when a pair is below
+  double budget_s = 0.15;                    // seconds per measurement (pair direction, size)
+};
+
 struct LaunchOptions {
   int num_proc = 0;                        // -np
   std::vector<HostSlots> hosts;            // -H or --hostfile; default localhost:<np>
@@ -49,6 +57,10 @@ struct LaunchOptions {
   std::vector<std::pair<std::string, std::string>> knob_values;
   bool dry_run = false;
   ElasticOptions elastic;
+  NetworkCheckOptions network_check;
+  // Internal (not a flag): the ranks' stdout lines go here instead of the launcher's stdout
+  // (--check-network reads its measuring job's report from it); nullptr: stdout.
+  std::FILE* capture_rank_stdout = nullptr;
   std::vector<std::string> command;        // the user's command, untouched
 };
 

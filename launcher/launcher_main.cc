@@ -22,6 +22,7 @@
 #include "launcher/elastic_driver.h"
 #include "launcher/gloo_rank_commands.h"
 #include "launcher/mpirun_command.h"
+#include "launcher/network_check.h"
 #include "launcher/preflight.h"
 #include "launcher/rank_shim.h"
 #include "launcher/shell_words.h"
@@ -114,6 +115,7 @@ SupervisorSettings supervisor_settings(const LaunchOptions& options, const JobPl
   settings.start_timeout_s = options.start_timeout_s;
   settings.output_dir = options.output_dir;
   settings.verbose = options.verbose;
+  settings.rank_stdout = options.capture_rank_stdout;
   return settings;
 }
 
@@ -304,10 +306,53 @@ LaunchOptions with_discovered_hosts(LaunchOptions options) {
   }
 }
 
-int run_job(const LaunchOptions& given, const Environment& env) {
-  const LaunchOptions options = with_discovered_hosts(with_controller(given, env));
+int run_one_job(const LaunchOptions& options, const Environment& env) {
   return options.controller == Controller::kGloo ? run_gloo_job(options, env)
                                                  : run_mpi_job(options, env);
+}
+
+// Runs a job whose ranks' stdout goes to a file (the measuring jobs of network_check.h).
+CapturedJobRunner captured_runner(const Environment& env) {
+  return [&env](const LaunchOptions& check, std::FILE* capture) {
+    LaunchOptions captured = check;
+    captured.capture_rank_stdout = capture;
+    return run_one_job(captured, env);
+  };
+}
+
+// --profile was given (it set RUNRUN_PROFILE for the ranks).
+bool profiling(const LaunchOptions& options) {
+  return std::any_of(options.knob_values.begin(), options.knob_values.end(),
+                     [](const auto& entry) { return entry.first == env::kProfile; });
+}
+
+// The measuring program of --check-network, installed next to this executable.
+std::string network_checker_path() {
+  const std::string self = own_executable();
+  return self.substr(0, self.rfind('/') + 1) + "runrun-check-network";
+}
+
+int run_job(const LaunchOptions& given, const Environment& env) {
+  const LaunchOptions options = with_discovered_hosts(with_controller(given, env));
+  if (options.network_check.enabled && options.dry_run) {  // the measuring job's command too
+    LaunchOptions check =
+        network_check_job(options, network_checker_path(), options.network_check.budget_s);
+    check.dry_run = true;
+    const int status = run_one_job(check, env);
+    if (status != 0 || options.command.empty()) return status;
+  } else if (options.network_check.enabled) {
+    const int status = run_network_check(
+        options, network_checker_path(), captured_runner(env));
+    if (status != 0 || options.command.empty()) return status;
+  }
+  if (profiling(options) && !options.dry_run) {
+    LaunchOptions profiled = options;
+    const double gbit = measure_link_gbit(
+        options, network_checker_path(), captured_runner(env));
+    if (gbit > 0) profiled.knob_values.emplace_back(env::kProfileLinkGbit, std::to_string(gbit));
+    return run_one_job(profiled, env);
+  }
+  return run_one_job(options, env);
 }
 
 }  // namespace

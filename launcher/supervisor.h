@@ -11,6 +11,7 @@
 // Thread-safety: runs on the main thread; blocks SIGINT/SIGTERM/SIGHUP/SIGCHLD while it runs
 // (it receives them through a signalfd).
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct SupervisorSettings {
   int stop_grace_s = 10;
   std::string output_dir;               // per-rank output files ("" for none)
   bool verbose = false;                 // also show mpirun's own job-end boxes
+  std::FILE* rank_stdout = nullptr;     // where the ranks' stdout lines go (nullptr: stdout)
 };
 
 // Exit statuses besides a rank's own code.

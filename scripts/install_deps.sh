@@ -7,7 +7,9 @@ set -euo pipefail
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
   libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
   openssh-client procps libssl-dev)
-PIP_PACKAGES=("torch==2.13.0" "tensorflow-cpu==2.21.0" "keras==3.15.1" "numpy" "pytest" "pybind11" "scikit-build-core")
+PIP_PACKAGES=("torch==2.13.0" "tensorflow-cpu==2.21.0" "keras==3.15.1" "jax==0.10.2" "jaxlib==0.10.2"
+  "optax==0.2.8" "matplotlib==3.11.2" "numpy" "pytest"
+  "pybind11" "scikit-build-core")
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -29,6 +31,7 @@ need_pip=()
 "$PYTHON" -c "import optax; assert optax.__version__ == '0.2.8'" 2>/dev/null || need_pip+=("optax==0.2.8")
 "$PYTHON" -c "import tensorflow as tf; assert tf.__version__ == '2.21.0'" 2>/dev/null || need_pip+=("tensorflow-cpu==2.21.0")
 "$PYTHON" -c "import keras; assert keras.__version__ == '3.15.1'" 2>/dev/null || need_pip+=("keras==3.15.1")
+"$PYTHON" -c "import matplotlib; assert matplotlib.__version__ == '3.11.2'" 2>/dev/null || need_pip+=("matplotlib==3.11.2")
 "$PYTHON" -c "import numpy" 2>/dev/null || need_pip+=(numpy)
 "$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 "$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)

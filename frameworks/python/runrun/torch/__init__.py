@@ -82,6 +82,7 @@ from runrun.torch.functions import (
 )
 from runrun.torch.handles import poll, synchronize
 from runrun.torch.optimizer import DistributedOptimizer
+from runrun.common.profile import profile_step  # ends a step of a custom loop (--profile)
 from runrun.torch.scatter import scatter_dataset
 from runrun.torch.sparse import sparse_allreduce_async
 from runrun.torch.sync_batch_norm import SyncBatchNorm

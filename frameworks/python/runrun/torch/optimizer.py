@@ -18,6 +18,7 @@ import warnings
 
 import torch
 
+from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
@@ -62,6 +63,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._hook_handles = []
         self._synchronized = False
         self._should_synchronize = True
+        self._profiler = profile.active()  # None unless runrun --profile (docs/profiling.md)
         if process_set.included():
             self._register_hooks()
 
@@ -126,6 +128,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if self._allreduce_delay[p] > 0:
             self._handles[p] = (None, None)
             return
+        if self._profiler is not None and p.grad is not None:
+            self._profiler.gradient_ready(self._reduced_bytes(p.grad))
         group = self._groups.get(p)
         if group is None:
             self._handles[p] = self._allreduce_grad_async(p)
@@ -136,6 +140,13 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if len(pending) == len(group):
             del self._group_pending[group]
             self._start_group(group)
+
+    def _reduced_bytes(self, grad):
+        """The bytes this gradient's allreduce moves (for runrun --profile): a sparse one's
+        indices and values are gathered, unless sparse_as_dense densifies it."""
+        if grad.is_sparse and not self.sparse_as_dense:
+            return grad._values().nbytes + grad._indices().nbytes
+        return grad.numel() * grad.element_size()
 
     def _scale_factors(self):
         if self.op == Average:
@@ -207,6 +218,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 elif self._handles.get(group[0], (None, None))[0] is None:
                     self._group_pending.pop(group, None)
                     self._start_group(group)
+        if self._profiler is not None:
+            self._profiler.wait_begin()
         results = {}
         for p, (handle, ctx) in self._handles.items():
             if id(handle) not in results:
@@ -221,6 +234,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             p.grad.set_(self._compression.decompress(output, ctx))
         self._handles.clear()
         self._synchronized = True
+        if self._profiler is not None:
+            self._profiler.wait_end()
 
     @contextlib.contextmanager
     def skip_synchronize(self):
@@ -248,7 +263,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                     "optimizer.synchronize() in your code.")
             self.synchronize()
         self._synchronized = False
-        return super().step(closure)
+        result = super().step(closure)
+        if self._profiler is not None:
+            self._profiler.step_end()
+        return result
 
     @property
     def has_pending_gradients(self):

@@ -1,0 +1,197 @@
+"""`runrun --profile` / RUNRUN_PROFILE=1: where each optimizer step's time goes, per rank, with
+no change to the training script (docs/profiling.md).
+
+Why: people scaling a job out time forward/backward, allreduce and the optimizer by hand and
+convert bytes into Gbit/s to learn whether the network or the model is the limit. The adapters
+see every step, so they report it: an adapter's optimizer calls the four hooks below (the torch
+DistributedOptimizer does; a custom loop calls profile_step() at the end of each step; the Keras
+and JAX adapters call the same hooks from their optimizer wrappers):
+
+    hooks = runrun.common.profile.active()   # None unless profiling: one check per step
+    hooks.gradient_ready(nbytes)   # a gradient's allreduce is enqueued (first one: compute ends)
+    hooks.wait_begin()             # the step starts waiting for its allreduces
+    hooks.wait_end()               # they are all done; the optimizer's own update starts
+    hooks.step_end()               # the update is done: the step ends (profile_step())
+
+Per step: compute = step start to the first gradient ready; communication = first gradient
+ready to the end of the wait (the span the allreduces were in flight, negotiation included);
+hidden = the part of it before the wait began (overlapped with backward); exposed = the wait;
+optimizer = wait end to step end; bytes = the gradients' bytes; algbw = bytes / communication;
+busbw = algbw * 2(p-1)/p. Every 10 steps (and at every printed table) the ranks exchange their
+medians over the last 10 steps (one small allgather, at the same step on every rank, inside
+step_end()) so rank 0 knows the slowest rank: the rank that waited least in its exposed wait is
+the one the others waited for, and its lateness is the median rank's exposed wait minus its own.
+Rank 0 prints the table every RUNRUN_PROFILE_INTERVAL steps when set and at exit, and writes
+JSON lines to RUNRUN_PROFILE_OUTPUT (one "step" record per step, one "summary" per table).
+Thread-safety: the hooks are called by the thread that runs the training step.
+"""
+
+import atexit
+import json
+import os
+import sys
+import time
+
+from runrun.common import basics
+from runrun.common.profile_report import Summary, format_table, summarize
+
+_ENV_ON = "RUNRUN_PROFILE"
+_ENV_INTERVAL = "RUNRUN_PROFILE_INTERVAL"
+_ENV_OUTPUT = "RUNRUN_PROFILE_OUTPUT"
+_ENV_LINK = "RUNRUN_PROFILE_LINK_GBIT"  # set by the launcher from a quick --check-network
+_EXCHANGE_EVERY = 10  # steps between the ranks' exchanges of their medians
+
+_profiler = None
+_checked = False
+
+
+def enabled():
+    """True when RUNRUN_PROFILE is set to something other than 0/empty."""
+    return os.environ.get(_ENV_ON, "") not in ("", "0")
+
+
+def active():
+    """The process's StepProfiler when profiling is on, else None (checked once)."""
+    global _profiler, _checked
+    if not _checked:
+        _checked = True
+        if enabled():
+            _profiler = StepProfiler.from_environment()
+            atexit.register(_profiler.close)
+    return _profiler
+
+
+def profile_step():
+    """Ends a step in a custom training loop (hvd.profile_step()); does nothing unless
+    profiling."""
+    profiler = active()
+    if profiler is not None:
+        profiler.step_end()
+
+
+class StepProfiler:
+    """The per-step time split of this rank (see the module comment)."""
+
+    def __init__(self, interval=0, output=None, link_gbit=None, clock=time.perf_counter):
+        self.interval = interval          # print every `interval` steps (0: only at exit)
+        self.output_path = output
+        self.link_gbit = link_gbit
+        self._clock = clock
+        self._exchange_every = _EXCHANGE_EVERY
+        self._steps = []                  # dicts, one per finished step
+        self._ranks = None                # the latest exchange: per-rank medians
+        self._output = None
+        self._rank = 0                    # cached while runrun is initialized (not at exit)
+        self._size = 1
+        self._topology_known = False
+        self._reset(clock())
+
+    @classmethod
+    def from_environment(cls):
+        def number(name, kind):
+            text = os.environ.get(name, "")
+            try:
+                return kind(text) if text else None
+            except ValueError:
+                raise ValueError(f"{name}={text!r} is not a number (docs/profiling.md)") from None
+        return cls(number(_ENV_INTERVAL, int) or 0, os.environ.get(_ENV_OUTPUT) or None,
+                   number(_ENV_LINK, float))
+
+    def _reset(self, now):
+        self._start = now
+        self._first_ready = None
+        self._wait_begin = None
+        self._wait_end = None
+        self._bytes = 0
+
+    # --- hooks ---
+    def gradient_ready(self, nbytes):
+        if self._first_ready is None:
+            self._first_ready = self._clock()
+        self._bytes += int(nbytes)
+
+    def wait_begin(self):
+        if self._wait_begin is None:  # the first wait of the step (an adapter may wait per op)
+            self._wait_begin = self._clock()
+
+    def wait_end(self):
+        self._wait_end = self._clock()
+
+    def step_end(self):
+        now = self._clock()
+        if not self._topology_known and basics.is_initialized():
+            self._rank, self._size, self._topology_known = basics.rank(), basics.size(), True
+        self._steps.append(self._record(now))
+        self._reset(now)
+        done = len(self._steps)
+        printing = self.interval and done % self.interval == 0
+        if done % self._exchange_every == 0 or printing:  # the same steps on every rank
+            self._exchange()
+        if printing and self._rank == 0:
+            self._report(final=False)
+
+    # --- records and reports ---
+    def _record(self, now):
+        step = now - self._start
+        first = self._first_ready if self._first_ready is not None else now
+        wait_begin = self._wait_begin if self._wait_begin is not None else first
+        wait_end = self._wait_end if self._wait_end is not None else wait_begin
+        wait_begin, wait_end = max(wait_begin, first), max(wait_end, first)
+        communication = wait_end - first if self._bytes else 0.0
+        exposed = wait_end - wait_begin
+        size = self._size
+        algbw = self._bytes * 8 / communication / 1e9 if communication > 0 else 0.0
+        record = {
+            "type": "step", "step": len(self._steps) + 1, "rank": self._rank, "step_s": step,
+            "compute_s": first - self._start, "communication_s": communication,
+            "hidden_s": max(0.0, communication - exposed), "exposed_s": exposed,
+            "optimizer_s": now - wait_end, "bytes": self._bytes, "algbw_gbit": algbw,
+            "busbw_gbit": algbw * 2 * (size - 1) / size if size > 1 else 0.0,
+        }
+        if self._rank == 0 and self.output_path:
+            self._write(record)
+        return record
+
+    def _exchange(self):
+        """Every rank's median step and exposed wait, on every rank (collective)."""
+        mine = summarize(self._steps[-self._exchange_every:], 1, None)
+        self._ranks = _allgather_pairs(mine.step_median, mine.exposed_median)
+
+    def _summary(self):
+        return summarize(self._steps, self._size, self.link_gbit, self._ranks)
+
+    def _report(self, final):
+        summary = self._summary()
+        text = format_table(summary, final)
+        print(text, file=sys.stderr, flush=True)
+        if self.output_path:
+            self._write(dict(summary.as_json(), type="summary", final=final))
+
+    def _write(self, record):
+        if self._output is None:
+            self._output = open(self.output_path, "w", encoding="utf-8")
+        self._output.write(json.dumps(record) + "\n")
+        self._output.flush()
+
+    def close(self):
+        """At exit: rank 0 prints the final table (from the last exchange for other ranks)."""
+        if self._steps and self._rank == 0:
+            self._report(final=True)
+        if self._output is not None:
+            self._output.close()
+            self._output = None
+
+
+def _allgather_pairs(step_median, exposed_median):
+    """[(step median, exposed median)] of every rank, in rank order."""
+    if not basics.is_initialized() or basics.size() == 1:
+        return [(step_median, exposed_median)]
+    import numpy as np
+    from runrun.common import collectives
+    from runrun.common.numpy_tensors import ADAPTER
+    mine = np.array([[step_median, exposed_median]], dtype=np.float64)
+    gathered = collectives.allgather(ADAPTER, mine, name="runrun.profile.exchange").wait()
+    return [(float(a), float(b)) for a, b in gathered]
+
+
+__all__ = ["StepProfiler", "Summary", "active", "enabled", "profile_step"]
