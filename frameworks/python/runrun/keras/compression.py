@@ -1,50 +1,23 @@
 """Gradient compression for runrun.keras, as horovod.tensorflow.keras.Compression, on any
-Keras backend (keras.ops casts): floating-point tensors go over the wire as float16 (fp16) or
-bfloat16 (bf16) and come back in their own dtype. Thread-safety: stateless."""
+Keras backend (keras.ops casts; runrun.common.compression): floating-point tensors go over the
+wire as float16 (fp16) or bfloat16 (bf16) and come back in their own dtype.
+Thread-safety: stateless."""
 
 import keras
 from keras import ops
 
+from runrun.common.compression import Compressor, NoneCompressor, cast_compressor
 
-class Compressor:
-    @staticmethod
-    def compress(tensor):
-        raise NotImplementedError
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        raise NotImplementedError
+__all__ = ["Compression", "Compressor", "NoneCompressor", "FP16Compressor", "BF16Compressor"]
 
 
-class NoneCompressor(Compressor):
-    @staticmethod
-    def compress(tensor):
-        return tensor, None
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        return tensor
+def _floating(tensor):
+    dtype = keras.backend.standardize_dtype(tensor.dtype)
+    return dtype if "float" in dtype else None
 
 
-def _cast_compressor(wire_dtype, class_name):
-    class _Cast(Compressor):
-        @staticmethod
-        def compress(tensor):
-            dtype = keras.backend.standardize_dtype(tensor.dtype)
-            if "float" in dtype and dtype != wire_dtype:
-                return ops.cast(tensor, wire_dtype), tensor.dtype
-            return tensor, None
-
-        @staticmethod
-        def decompress(tensor, ctx):
-            return tensor if ctx is None else ops.cast(tensor, ctx)
-
-    _Cast.__name__ = _Cast.__qualname__ = class_name
-    return _Cast
-
-
-FP16Compressor = _cast_compressor("float16", "FP16Compressor")
-BF16Compressor = _cast_compressor("bfloat16", "BF16Compressor")
+FP16Compressor = cast_compressor("FP16Compressor", "float16", _floating, ops.cast)
+BF16Compressor = cast_compressor("BF16Compressor", "bfloat16", _floating, ops.cast)
 
 
 class Compression:
