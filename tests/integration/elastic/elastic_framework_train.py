@@ -5,8 +5,8 @@ per epoch, TensorFlow backend by default) or for JAX (ELASTIC_FRAMEWORK=jax: a j
 through runrun.jax.DistributedOptimizer, with JaxState). Its output lines are elastic_train.py's,
 so elastic_lib.sh's oracle_check applies: "commit step=S size=N" per commit (rank 0), "final
 total=... size=... resets=[...]" and "final weights ..."; --oracle prints the weights of STEPS
-plain steps in one process (other arguments: the test's token, ignored). Environment: ELASTIC_STEPS (10), ELASTIC_KILL_WORKER /
-ELASTIC_KILL_STEP, ELASTIC_STEP_SLEEP (0.05).
+plain steps in one process (other arguments: the test's token, ignored). Environment:
+ELASTIC_STEPS (10), ELASTIC_KILL_WORKER / ELASTIC_KILL_STEP, ELASTIC_STEP_SLEEP (0.05).
 """
 import os
 import signal
