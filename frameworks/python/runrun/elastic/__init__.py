@@ -1,8 +1,9 @@
 """Elastic training, framework-neutral part (docs/elastic.md): the state a script commits and
 rolls back to, the `run` decorator that re-initializes runrun in a new generation of the job
 after a failure or a change of hosts, and the exception that says the hosts changed. The
-framework packages (runrun.torch.elastic) add their state classes; names and behaviour follow
-Horovod's elastic API so scripts written for it run unchanged."""
+framework packages (runrun.torch.elastic, runrun.keras.elastic, runrun.jax.elastic) add their
+state classes; names and behaviour follow Horovod's elastic API so scripts written for it run
+unchanged."""
 
 from runrun.common.exceptions import HorovodInternalError
 from runrun.elastic.exceptions import HostsUpdatedInterrupt

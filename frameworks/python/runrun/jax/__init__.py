@@ -55,5 +55,6 @@ from runrun.jax.collectives import (
     join,
     reducescatter,
 )
+from runrun.jax import elastic
 from runrun.jax.functions import broadcast_optimizer_state, broadcast_parameters
 from runrun.jax.optimizer import DistributedOptimizer, allreduce_gradients

@@ -39,7 +39,7 @@ from runrun.common.process_sets import (
     global_process_set,
     remove_process_set,
 )
-from runrun.keras import callbacks
+from runrun.keras import callbacks, elastic
 from runrun.keras.compression import Compression
 from runrun.keras.functions import (
     allgather,

@@ -7,3 +7,4 @@ import runrun.keras as _keras
 
 sys.modules[__name__] = _keras
 sys.modules[__name__ + ".callbacks"] = _keras.callbacks
+sys.modules[__name__ + ".elastic"] = _keras.elastic
