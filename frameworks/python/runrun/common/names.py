@@ -4,7 +4,10 @@ from a counter per op and per set, so the n-th unnamed op of a set matches acros
 and ops that only some ranks run in their own set (autograd's included) do not shift the
 counters of the global set.
 
-Shared by every adapter: the counters are per process, whichever framework enqueues.
+Shared by every adapter: the counters are per process, whichever framework enqueues. They start
+again from 0 on every rank at init() (an elastic job's new workers and its survivors name alike)
+and for a set id when a set is added or removed (a set id is reused: a rank that was a member of
+the set that had the id before must not carry its count into the new set).
 Thread-safety: the counters are taken under a lock; any thread may name an op."""
 
 import itertools
@@ -30,3 +33,11 @@ def group_names(op, name, count, process_set=None):
     """Names of the tensors of a grouped op: `<name>.<i>`."""
     base = op_name(op, name, process_set)
     return [f"{base}.{i}" for i in range(count)]
+
+
+def forget(set_id=None):
+    """Restarts the counters of process set `set_id` (of every set when None) at 0. Called by
+    init/shutdown and by add/remove_process_set, which every rank calls alike."""
+    with _lock:
+        for key in [k for k in _counters if set_id is None or k[1] == set_id]:
+            del _counters[key]

@@ -52,6 +52,9 @@ _registered = {}
 
 
 def on_init(world_size):
+    from runrun.common import names
+
+    names.forget()
     global_process_set.ranks = list(range(world_size))
     global_process_set.process_set_id = 0
     _registered.clear()
@@ -93,6 +96,7 @@ def add_process_set(process_set):
             f"[0, {world})")
     process_set.process_set_id = basics.runtime().add_process_set(process_set.ranks)
     _registered[process_set.process_set_id] = process_set
+    _forget_names(process_set.process_set_id)
     return process_set
 
 
@@ -105,5 +109,12 @@ def remove_process_set(process_set):
         return False
     basics.runtime().remove_process_set(process_set.process_set_id)
     _registered.pop(process_set.process_set_id, None)
+    _forget_names(process_set.process_set_id)
     process_set.process_set_id = None
     return True
+
+
+def _forget_names(set_id):
+    from runrun.common import names  # names imports this module
+
+    names.forget(set_id)
