@@ -6,37 +6,8 @@ Importing this module imports TensorFlow; nothing in runrun is compiled against 
 runrun._core only), so a new TensorFlow release needs no rebuild.
 """
 
-from runrun.common.basics import (
-    ccl_built,
-    cross_rank,
-    cross_size,
-    cuda_built,
-    ddl_built,
-    gloo_built,
-    gloo_enabled,
-    init,
-    is_initialized,
-    local_rank,
-    local_size,
-    mpi_built,
-    mpi_enabled,
-    mpi_threads_supported,
-    nccl_built,
-    rank,
-    rocm_built,
-    shutdown,
-    size,
-    start_timeline,
-    stop_timeline,
-)
+from runrun.common.api import *  # noqa: F401,F403  (the names every adapter shares)
 from runrun.common.exceptions import HorovodInternalError
-from runrun.common.ops import Adasum, Average, Max, Min, Product, ReduceOp, Sum
-from runrun.common.process_sets import (
-    ProcessSet,
-    add_process_set,
-    global_process_set,
-    remove_process_set,
-)
 from runrun.tensorflow.compression import Compression
 from runrun.tensorflow.errors import (
     CollectiveTimeoutError,

@@ -3,29 +3,7 @@
 Importing this module imports torch; `import runrun` alone does not.
 """
 
-from runrun.common.basics import (
-    ccl_built,
-    cross_rank,
-    cross_size,
-    cuda_built,
-    ddl_built,
-    gloo_built,
-    gloo_enabled,
-    init,
-    is_initialized,
-    local_rank,
-    local_size,
-    mpi_built,
-    mpi_enabled,
-    mpi_threads_supported,
-    nccl_built,
-    rank,
-    rocm_built,
-    shutdown,
-    size,
-    start_timeline,
-    stop_timeline,
-)
+from runrun.common.api import *  # noqa: F401,F403  (the names every adapter shares)
 from runrun.common.exceptions import (
     CollectiveTimeoutError,
     HorovodInternalError,
@@ -34,13 +12,6 @@ from runrun.common.exceptions import (
     PeerFailureError,
     ShutDownError,
     UnsupportedError,
-)
-from runrun.common.ops import Adasum, Average, Max, Min, Product, ReduceOp, Sum
-from runrun.common.process_sets import (
-    ProcessSet,
-    add_process_set,
-    global_process_set,
-    remove_process_set,
 )
 from runrun.torch import callbacks
 from runrun.torch.autograd import (
@@ -82,7 +53,6 @@ from runrun.torch.functions import (
 )
 from runrun.torch.handles import poll, synchronize
 from runrun.torch.optimizer import DistributedOptimizer
-from runrun.common.profile import profile_step  # ends a step of a custom loop (--profile)
 from runrun.torch.scatter import scatter_dataset
 from runrun.torch.sparse import sparse_allreduce_async
 from runrun.torch.sync_batch_norm import SyncBatchNorm
