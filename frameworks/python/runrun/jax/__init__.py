@@ -37,6 +37,7 @@ from runrun.common.exceptions import (
     UnsupportedError,
 )
 from runrun.common.ops import Adasum, Average, Max, Min, Product, ReduceOp, Sum
+from runrun.common.profile import profile_step  # ends a step of a custom loop (--profile)
 from runrun.common.process_sets import (
     ProcessSet,
     add_process_set,
