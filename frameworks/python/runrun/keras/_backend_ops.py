@@ -63,12 +63,13 @@ class _TFOps:
         if graph.eager():
             hooks.step_end()
             return
-        heads = [tf.cast(tf.reshape(v.value, [-1])[:1], tf.float32) for v in variables]
+        heads = tf.concat([tf.cast(tf.reshape(v.value, [-1])[:1], tf.float32)
+                           for v in variables], 0)
 
-        def end(*_heads):
+        def end(_heads):
             hooks.step_end()
 
-        tf.py_function(end, heads, [])  # stateful: tf.function keeps and orders it
+        tf.py_function(end, [heads], [])  # stateful: tf.function keeps and orders it
 
 
 def backend_ops():
