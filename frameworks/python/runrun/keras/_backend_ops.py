@@ -63,8 +63,8 @@ class _TFOps:
         if graph.eager():
             hooks.step_end()
             return
-        heads = tf.concat([tf.cast(tf.reshape(v.value, [-1])[:1], tf.float32)
-                           for v in variables], 0)
+        heads = tf.concat([tf.zeros([0])] + [tf.cast(tf.reshape(v.value, [-1])[:1], tf.float32)
+                                             for v in variables], 0)
 
         def end(_heads):
             hooks.step_end()
