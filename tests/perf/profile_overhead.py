@@ -7,6 +7,15 @@ Two measurements:
 2. A/B under the launcher (`runrun --gloo -np 2 python3 tests/perf/profile_overhead.py --job`):
    one DistributedOptimizer training loop, blocks of steps alternating with the profiler
    attached and detached (the same process, model and data), median step time of each.
+   --job --double-buffering: the same with DistributedOptimizer(double_buffering=True).
+3. The same A/B for the other adapters, whose hooks run inside the compiled step: --jax (an
+   optax DistributedOptimizer in a jitted step: two jitted copies, one traced with the profiler
+   on, so with its three io_callback markers) and --keras (model.train_on_batch on the backend
+   KERAS_BACKEND names: two identical models, one compiled and traced with the profiler on).
+4. --markers (no job): what the compiled-step markers themselves cost, in this process, a step
+   that does nearly nothing else: JAX's three ordered io_callbacks (profile_marks.py) and
+   TensorFlow's extra py_function after the update (runrun.keras on TensorFlow), as the
+   difference of the best block medians with and without them.
 
 Prints one JSON line per measurement (rank 0). A benchmark, not a test: nothing is asserted.
 """
@@ -32,7 +41,175 @@ def hooks_only(gradients, steps=20000):
     return {"case": "hooks_only", "gradients": gradients, "us_per_step": per_step * 1e6}
 
 
-def job(steps_per_block, rounds, width, layers):
+def _ab(step_off, step_on, steps_per_block, rounds):
+    """Median seconds per step of each, blocks alternating (the same blocks on every rank)."""
+    times = {False: [], True: []}
+    for _ in range(5):
+        step_off()
+        step_on()  # warm up (traces and compiles)
+    for _ in range(rounds):
+        for on, step in ((False, step_off), (True, step_on)):
+            for _ in range(steps_per_block):
+                start = time.perf_counter()
+                step()
+                times[on].append(time.perf_counter() - start)
+    return statistics.median(times[False]), statistics.median(times[True]), len(times[True])
+
+
+def _report(case, rank, size, off, on, steps, **extra):
+    if rank == 0:
+        print(json.dumps(dict({"case": case, "ranks": size, "steps": steps, "off_ms": off * 1e3,
+                               "on_ms": on * 1e3, "cost_percent": (on - off) / off * 100},
+                              **extra)), flush=True)
+
+
+def _install(profiler):
+    """Makes `profiler` the process's (None: profiling off) for what is traced next."""
+    from runrun.common import profile
+    profile._profiler, profile._checked = profiler, True
+
+
+def _best_difference(plain, marked, blocks=15, per_block=200):
+    """(µs per call of plain, µs more per call of marked): the lowest block medians."""
+    def block(function):
+        times = []
+        for _ in range(per_block):
+            start = time.perf_counter()
+            function()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+    best = {plain: float("inf"), marked: float("inf")}
+    for _ in range(blocks):
+        for function in (plain, marked):
+            best[function] = min(best[function], block(function))
+    return best[plain] * 1e6, (best[marked] - best[plain]) * 1e6
+
+
+def markers_only():
+    from runrun.common.profile import StepProfiler
+    profiler = StepProfiler(interval=0)
+    profiler._exchange_every = 10 ** 9  # no collective: this process only
+    import jax
+    import jax.numpy as jnp
+    from runrun.jax import profile_marks
+
+    grads = [jnp.ones((256, 256)) for _ in range(8)]
+
+    def make():
+        @jax.jit
+        def step(gs):
+            reduced = profile_marks.reduce([g * 2 for g in gs], lambda xs: xs)
+            updated = [g - 0.1 * r for g, r in zip(gs, reduced)]
+            profile_marks.step_end(updated)
+            return updated
+        return lambda: jax.block_until_ready(step(grads))
+
+    _install(None)
+    plain = make()
+    _install(profiler)
+    marked = make()
+    base, extra = _best_difference(plain, marked)
+    print(json.dumps({"case": "markers_jax", "arrays": len(grads), "step_us": base,
+                      "markers_us_per_step": extra}), flush=True)
+
+    import tensorflow as tf
+    import keras
+    from runrun.keras._backend_ops import _TFOps
+    variables = [keras.Variable(tf.ones((256, 256))) for _ in range(8)]
+
+    def make_tf(hooks):
+        @tf.function
+        def step():
+            for v in variables:
+                v.assign(v.value * 0.5 + 1.0)
+            if hooks is not None:
+                _TFOps.step_end(hooks, variables)
+        return step
+
+    base, extra = _best_difference(make_tf(None), make_tf(profiler))
+    print(json.dumps({"case": "marker_tensorflow", "variables": len(variables), "step_us": base,
+                      "markers_us_per_step": extra}), flush=True)
+
+
+def jax_job(steps_per_block, rounds, width, layers):
+    import jax
+    import jax.numpy as jnp
+    import optax
+    import runrun.jax as hvd
+    from runrun.common.profile import StepProfiler
+    hvd.init()
+    keys = jax.random.split(jax.random.PRNGKey(0), layers)
+    params = [jax.random.normal(k, (width, width)) / width ** 0.5 for k in keys]
+    tx = hvd.DistributedOptimizer(optax.sgd(1e-3))
+    data = jnp.ones((64, width))
+
+    def loss(ps):
+        x = data
+        for w in ps:
+            x = jax.nn.relu(x @ w)
+        return jnp.mean(x ** 2)
+
+    def make():
+        @jax.jit
+        def step(ps, state):
+            updates, state = tx.update(jax.grad(loss)(ps), state, ps)
+            return optax.apply_updates(ps, updates), state
+        return step
+
+    holder = {"params": params, "state": tx.init(params)}
+    _install(None)
+    off = make()
+    _install(StepProfiler(interval=0))
+    on = make()
+
+    def run(step):
+        def go():
+            holder["params"], holder["state"] = step(holder["params"], holder["state"])
+            jax.block_until_ready(holder["params"])
+        return go
+
+    result = _ab(run(off), run(on), steps_per_block, rounds)
+    _report("jax", hvd.rank(), hvd.size(), *result, gradients=layers)
+    hvd.shutdown()
+
+
+def keras_job(steps_per_block, rounds, width, layers):
+    import keras
+    import numpy as np
+    import runrun.keras as hvd
+    from runrun.common.profile import StepProfiler
+    hvd.init()
+
+    def model():
+        keras.utils.set_random_seed(0)
+        m = keras.Sequential([keras.Input(shape=(width,))] +
+                             [keras.layers.Dense(width, activation="relu") for _ in range(layers)])
+        m.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(1e-3)), loss="mse",
+                  jit_compile=False)
+        return m
+
+    x = np.ones((64, width), np.float32)
+    _install(None)
+    off = model()
+    off.train_on_batch(x, x)  # traced now, profiling off
+    _install(StepProfiler(interval=0))
+    on = model()
+    on.train_on_batch(x, x)
+    profiler = StepProfiler(interval=0)
+
+    def run(m, installed):
+        def go():
+            _install(installed)  # eager backends (torch) look it up every step
+            m.train_on_batch(x, x)
+        return go
+
+    result = _ab(run(off, None), run(on, profiler), steps_per_block, rounds)
+    _report(f"keras-{keras.backend.backend()}", hvd.rank(), hvd.size(), *result,
+            gradients=2 * layers)
+    hvd.shutdown()
+
+
+def job(steps_per_block, rounds, width, layers, double_buffering=False):
     import torch
     import runrun.torch as hvd
     from runrun.common.profile import StepProfiler
@@ -43,7 +220,8 @@ def job(steps_per_block, rounds, width, layers):
         blocks += [torch.nn.Linear(width, width), torch.nn.ReLU()]
     model = torch.nn.Sequential(*blocks)
     optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3),
-                                         named_parameters=model.named_parameters())
+                                         named_parameters=model.named_parameters(),
+                                         double_buffering=double_buffering)
     data = torch.randn(64, width)
     profiler = StepProfiler(interval=0)
     times = {True: [], False: []}
@@ -64,7 +242,8 @@ def job(steps_per_block, rounds, width, layers):
                 times[on].append(time.perf_counter() - start)
     if hvd.rank() == 0:
         off, on = statistics.median(times[False]), statistics.median(times[True])
-        print(json.dumps({"case": "job", "ranks": hvd.size(), "gradients": 2 * layers,
+        print(json.dumps({"case": "job-double-buffering" if double_buffering else "job",
+                          "ranks": hvd.size(), "gradients": 2 * layers,
                           "steps": len(times[True]), "off_ms": off * 1e3, "on_ms": on * 1e3,
                           "cost_percent": (on - off) / off * 100}), flush=True)
     hvd.shutdown()
@@ -73,13 +252,24 @@ def job(steps_per_block, rounds, width, layers):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--job", action="store_true", help="the A/B under the launcher")
+    parser.add_argument("--double-buffering", action="store_true")
+    parser.add_argument("--jax", action="store_true", help="the A/B of runrun.jax (optax)")
+    parser.add_argument("--keras", action="store_true", help="the A/B of runrun.keras")
+    parser.add_argument("--markers", action="store_true", help="the markers alone (no job)")
     parser.add_argument("--steps-per-block", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--layers", type=int, default=8)
     args = parser.parse_args()
-    if args.job:
-        job(args.steps_per_block, args.rounds, args.width, args.layers)
+    sizes = (args.steps_per_block, args.rounds, args.width, args.layers)
+    if args.markers:
+        markers_only()
+    elif args.jax:
+        jax_job(*sizes)
+    elif args.keras:
+        keras_job(*sizes)
+    elif args.job:
+        job(*sizes, args.double_buffering)
     else:
         for gradients in (16, 161):
             print(json.dumps(hooks_only(gradients)), flush=True)

@@ -2,9 +2,8 @@
 # Why: the TensorFlow and Keras 3 suites (issue 12) run in processes of their own: TensorFlow
 # costs seconds to import per rank (kept out of the torch suite's processes), and Keras fixes
 # its backend (KERAS_BACKEND) when it is imported, so each backend is one launcher run. To keep
-# CI short every suite runs on 2 ranks, and the TensorFlow ops and the Keras suite (TensorFlow
-# backend) also on 4, the controllers alternating (mpi, gloo); on an idle 2-core machine all of
-# it takes about 3 minutes. Each run goes through run_pytest.sh
+# CI short every suite runs once on 2 ranks and once on 4 (issue 12: each Keras adapter at 2
+# and 4), the controllers alternating (mpi, gloo). Each run goes through run_pytest.sh
 # (bounded by its timeout; per-rank logs in BUILD_DIR/pytest/<tag><mpi|gloo>-np<N>/).
 # Usage: tests/python/run_framework_tests.sh [BUILD_DIR [pytest args...]]
 # RUNRUN_FRAMEWORK_SUITES (default "tensorflow keras-tensorflow keras-torch keras-jax") chooses.
@@ -19,8 +18,8 @@ export TF_CPP_MIN_LOG_LEVEL=3
 declare -A RUNS=(
   [tensorflow]="mpi:2 gloo:4"
   [keras-tensorflow]="gloo:2 mpi:4"
-  [keras-torch]="gloo:2"
-  [keras-jax]="mpi:2"
+  [keras-torch]="gloo:2 mpi:4"
+  [keras-jax]="mpi:2 gloo:4"
 )
 status=0
 for suite in ${RUNRUN_FRAMEWORK_SUITES:-tensorflow keras-tensorflow keras-torch keras-jax}; do

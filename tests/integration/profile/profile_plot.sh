@@ -3,7 +3,9 @@
 # 1. a 2-rank torch job with DistributedOptimizer, no change to the script, rank 1 made late:
 #    rank 0 (only) prints the table every 10 steps and at the end, with rank 1 named slowest;
 #    the JSON lines hold one record per step (the gradients' bytes) and the summaries;
-# 2. a custom loop with hvd.profile_step(): one record per step;
+# 2. a custom loop with hvd.profile_step(): one record per step; a double-buffered
+#    DistributedOptimizer: one record per step, each step reporting the allreduce it waited for
+#    (check_steps.py);
 # 3. without --profile nothing is printed;
 # 4. runrun_bench --json and the profile JSON turned into PNGs (valid images); bad input fails
 #    with the file and line named.
@@ -56,6 +58,13 @@ PY
 rc=$?; [ $rc -eq 0 ] || fail "custom loop: exit $rc: $(cat "$WORK/custom.log")"
 [ "$(grep -c '"type": "step"' "$WORK/custom.jsonl")" = 7 ] || fail "custom loop: not 7 step records"
 grep -q '^\[0\]<stderr>:runrun profile (final): 7 steps' "$WORK/custom.log" || fail "custom: no table"
+
+"${run[@]}" --profile --profile-output "$WORK/double.jsonl" \
+  "$PYTHON" "$HERE/train_tiny.py" --steps 12 --double-buffering >"$WORK/double.log" 2>&1
+rc=$?; [ $rc -eq 0 ] || fail "double buffering: exit $rc: $(cat "$WORK/double.log")"
+"$PYTHON" "$HERE/check_steps.py" "$WORK/double.jsonl" 12 \
+  $((4 * (256 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10))) --double-buffering ||
+  fail "double buffering: the step records are not as expected"
 
 "${run[@]}" "$PYTHON" "$HERE/train_tiny.py" --steps 3 >"$WORK/off.log" 2>&1
 rc=$?; [ $rc -eq 0 ] || fail "job without --profile: exit $rc: $(cat "$WORK/off.log")"

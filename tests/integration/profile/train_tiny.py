@@ -1,6 +1,7 @@
 """A tiny data-parallel training loop for the --profile tests (profile_plot.sh), unchanged by
 profiling: DistributedOptimizer by default, or a custom loop (allreduce + hvd.profile_step())
-with --custom. --late-rank R makes rank R sleep --late-ms before its backward every step, so
+with --custom, or DistributedOptimizer(double_buffering=True) with --double-buffering (flushed
+after the last step). --late-rank R makes rank R sleep --late-ms before its backward every step, so
 the others wait for it in their exposed wait."""
 
 import argparse
@@ -15,6 +16,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--custom", action="store_true")
+    parser.add_argument("--double-buffering", action="store_true")
     parser.add_argument("--late-rank", type=int, default=-1)
     parser.add_argument("--late-ms", type=float, default=0)
     args = parser.parse_args()
@@ -26,7 +28,8 @@ def main():
                                 torch.nn.Linear(512, 10))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     if not args.custom:
-        optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+        optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(),
+                                             double_buffering=args.double_buffering)
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     data, target = torch.randn(64, 256), torch.randint(0, 10, (64,))
     for _ in range(args.steps):
@@ -44,6 +47,8 @@ def main():
             hvd.profile_step()
         else:
             optimizer.step()
+    if args.double_buffering:
+        optimizer.flush()
     print(f"TRAINED rank={hvd.rank()} loss={loss.item():.4f}", flush=True)
     hvd.shutdown()
 

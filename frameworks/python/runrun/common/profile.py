@@ -12,18 +12,24 @@ and JAX adapters call the same hooks from their optimizer wrappers):
     hooks.wait_begin()             # the step starts waiting for its allreduces
     hooks.wait_end()               # they are all done; the optimizer's own update starts
     hooks.step_end()               # the update is done: the step ends (profile_step())
+    hooks.carry(nbytes)            # double buffering: an allreduce enqueued now is waited
+                                   # for in the next step (it is that step's communication)
+    hooks.drop_carried()           # flush(): the carried allreduce was waited for outside
 
 Per step: compute = step start to the first gradient ready; communication = first gradient
 ready to the end of the wait (the span the allreduces were in flight, negotiation included);
 hidden = the part of it before the wait began (overlapped with backward); exposed = the wait;
 optimizer = wait end to step end; bytes = the gradients' bytes; algbw = bytes / communication;
-busbw = algbw * 2(p-1)/p. Every 10 steps (and at every printed table) the ranks exchange their
+busbw = algbw * 2(p-1)/p. With double buffering a step's communication is the allreduce it
+waits for, enqueued in the previous step (carry()): compute is then the step start to the
+wait. Every 10 steps (and at every printed table) the ranks exchange their
 medians over the last 10 steps (one small allgather, at the same step on every rank, inside
 step_end()) so rank 0 knows the slowest rank: the rank that waited least in its exposed wait is
 the one the others waited for, and its lateness is the median rank's exposed wait minus its own.
 Rank 0 prints the table every RUNRUN_PROFILE_INTERVAL steps when set and at exit, and writes
 JSON lines to RUNRUN_PROFILE_OUTPUT (one "step" record per step, one "summary" per table).
-Thread-safety: the hooks are called by the thread that runs the training step.
+Thread-safety: the hooks are called one at a time, in step order: by the thread that runs the
+training step, or (inside jax.jit, tf.function) by the framework's callback thread.
 """
 
 import atexit
@@ -84,6 +90,7 @@ class StepProfiler:
         self._rank = 0                    # cached while runrun is initialized (not at exit)
         self._size = 1
         self._topology_known = False
+        self._carried = None              # (time, bytes) of carry(), for the next step
         self._reset(clock())
 
     @classmethod
@@ -103,6 +110,10 @@ class StepProfiler:
         self._wait_begin = None
         self._wait_end = None
         self._bytes = 0
+        self._from_previous = self._carried is not None  # the communication started before
+        if self._from_previous:
+            self._first_ready, self._bytes = self._carried
+        self._carried = None
 
     # --- hooks ---
     def gradient_ready(self, nbytes):
@@ -116,6 +127,17 @@ class StepProfiler:
 
     def wait_end(self):
         self._wait_end = self._clock()
+
+    def carry(self, nbytes):
+        """Double buffering: `nbytes` enqueued now, waited for in the next step."""
+        when, total = self._carried or (self._clock(), 0)
+        self._carried = (when, total + int(nbytes))
+
+    def drop_carried(self):
+        """The carried allreduce was waited for outside a step (flush()): not reported."""
+        self._carried = None
+        if self._from_previous:
+            self._first_ready, self._bytes, self._from_previous = None, 0, False
 
     def step_end(self):
         now = self._clock()
@@ -135,6 +157,11 @@ class StepProfiler:
         step = now - self._start
         first = self._first_ready if self._first_ready is not None else now
         wait_begin = self._wait_begin if self._wait_begin is not None else first
+        # Compute ends at the first gradient of this step or, when the communication started
+        # in the previous step (double buffering), at the wait.
+        compute_end = first
+        if self._from_previous:
+            compute_end = self._wait_begin if self._wait_begin is not None else now
         wait_end = self._wait_end if self._wait_end is not None else wait_begin
         wait_begin, wait_end = max(wait_begin, first), max(wait_end, first)
         communication = wait_end - first if self._bytes else 0.0
@@ -143,7 +170,7 @@ class StepProfiler:
         algbw = self._bytes * 8 / communication / 1e9 if communication > 0 else 0.0
         record = {
             "type": "step", "step": len(self._steps) + 1, "rank": self._rank, "step_s": step,
-            "compute_s": first - self._start, "communication_s": communication,
+            "compute_s": compute_end - self._start, "communication_s": communication,
             "hidden_s": max(0.0, communication - exposed), "exposed_s": exposed,
             "optimizer_s": now - wait_end, "bytes": self._bytes, "algbw_gbit": algbw,
             "busbw_gbit": algbw * 2 * (size - 1) / size if size > 1 else 0.0,

@@ -4,7 +4,11 @@
 Why: Keras 3 calls the optimizer with the backend's own tensors inside its train step (a
 tf.function for TensorFlow, jax.jit for JAX, eager for PyTorch); the gradient allreduce has
 to run there, in that framework. Each backend module offers
-grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set).
+grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set, hooks)
+and step_end(hooks, variables): under runrun --profile (hooks, runrun.common.profile) the
+allreduce reports its gradients and wait and step_end ends the step, where they run per step:
+eager torch calls them directly, TensorFlow from the allreduce's own py_function and one more
+py_function after the update, JAX from ordered io_callback markers (runrun.jax.profile_marks).
 Importing this module imports only keras; the backend's adapter is imported on first use.
 Thread-safety: the cache is filled once; any thread after that.
 """
@@ -16,23 +20,56 @@ _ops = None
 
 class _TorchOps:
     @staticmethod
-    def grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set):
+    def grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set,
+                          hooks=None):
         from runrun.torch import collectives
 
         tensors = [t.contiguous() for t in tensors]
         if not tensors:
             return []
-        return collectives.grouped_allreduce_async(
-            tensors, None, name, op, prescale_factor, postscale_factor, process_set).wait()
+        if hooks is not None:
+            hooks.gradient_ready(sum(t.numel() * t.element_size() for t in tensors))
+        handle = collectives.grouped_allreduce_async(
+            tensors, None, name, op, prescale_factor, postscale_factor, process_set)
+        if hooks is None:
+            return handle.wait()
+        hooks.wait_begin()
+        reduced = handle.wait()
+        hooks.wait_end()
+        return reduced
+
+    @staticmethod
+    def step_end(hooks, variables):
+        del variables  # eager: the update is done
+        hooks.step_end()
 
 
 class _TFOps:
     @staticmethod
-    def grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set):
+    def grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set,
+                          hooks=None):
         from runrun.tensorflow.ops import _grouped_allreduce_raw
 
         return _grouped_allreduce_raw(list(tensors), op, prescale_factor, postscale_factor,
-                                      name, process_set)
+                                      name, process_set, hooks)
+
+    @staticmethod
+    def step_end(hooks, variables):
+        """A py_function reading one element of every updated variable (so that it runs after
+        the update) inside tf.function; a plain call eagerly."""
+        import tensorflow as tf
+        from runrun.tensorflow import graph
+
+        if graph.eager():
+            hooks.step_end()
+            return
+        heads = tf.concat([tf.zeros([0])] + [tf.cast(tf.reshape(v.value, [-1])[:1], tf.float32)
+                                             for v in variables], 0)
+
+        def end(_heads):
+            hooks.step_end()
+
+        tf.py_function(end, [heads], [])  # stateful: tf.function keeps and orders it
 
 
 def backend_ops():

@@ -9,11 +9,22 @@ Thread-safety: as runrun.jax's collectives (the callback runs on JAX's host-call
 """
 
 import runrun.jax as _rj
+from runrun.jax import profile_marks
 
 
-def grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set):
+def grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set,
+                      hooks=None):
     """The reduced arrays of `tensors` (jax.Arrays, traced or concrete), as one grouped
-    allreduce over `process_set`."""
-    return _rj.grouped_allreduce(list(tensors), op=op, name=name,
-                                 prescale_factor=prescale_factor,
-                                 postscale_factor=postscale_factor, process_set=process_set)
+    allreduce over `process_set` (between the profile's markers when `hooks` is set)."""
+    def reduce(xs):
+        return _rj.grouped_allreduce(list(xs), op=op, name=name,
+                                     prescale_factor=prescale_factor,
+                                     postscale_factor=postscale_factor, process_set=process_set)
+
+    return reduce(tensors) if hooks is None else profile_marks.reduce(list(tensors), reduce)
+
+
+def step_end(hooks, variables):
+    """Ends the profiled step once the variables' updated values are computed."""
+    del hooks  # profile_marks finds the same profiler
+    profile_marks.step_end([v.value for v in variables])

@@ -14,9 +14,13 @@ accumulated locally for N steps and reduced once; Keras averages the N local ste
 average_aggregated_gradients=True the reduction is scaled back to Horovod's sum over them.
 The class is a subclass of the wrapped optimizer's class made at wrap time (as Horovod does),
 so isinstance checks, get_config and saving keep working.
+Under runrun --profile each update step is profiled with no script change: the allreduce
+reports the gradients and its wait, the end of _backend_update_step ends the step, wherever
+they run per step on the backend (_backend_ops.py; docs/profiling.md).
 Thread-safety: as the Keras optimizer.
 """
 
+from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
@@ -33,8 +37,15 @@ class _DistributedMixin:
         grads = self._runrun_reduce(list(grads))
         return super()._clip_gradients(grads)
 
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        super()._backend_update_step(grads, trainable_variables, learning_rate)
+        hooks = profile.active()
+        if hooks is not None:  # runrun --profile: the update ends the step
+            backend_ops().step_end(hooks, trainable_variables)
+
     def _runrun_reduce(self, grads):
         options = self._runrun
+        hooks = profile.active()
         positions = [i for i, g in enumerate(grads) if g is not None]
         if not positions:
             return grads
@@ -46,7 +57,7 @@ class _DistributedMixin:
             name = None if options["name"] is None else f"{options['name']}.{k}"
             reduced = backend_ops().grouped_allreduce(
                 [p[0] for p in pairs], options["op"], options["prescale"], options["postscale"],
-                name, options["process_set"])
+                name, options["process_set"], hooks)
             for i, r, p in zip(group, reduced, pairs):
                 out[i] = compression.decompress(r, p[1])
         return out

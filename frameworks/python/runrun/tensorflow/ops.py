@@ -52,14 +52,22 @@ def _allreduce_raw(tensor, op, prescale, postscale, name, process_set):
     return graph.run(run, [tensor], [tensor.dtype], [tensor.shape])[0]
 
 
-def _grouped_allreduce_raw(tensors, op, prescale, postscale, name, process_set):
+def _grouped_allreduce_raw(tensors, op, prescale, postscale, name, process_set, hooks=None):
+    """`hooks`: runrun --profile's (runrun.common.profile), called when the op runs."""
     if not tensors:
         return []
     name = graph.trace_name("grouped_allreduce", name, process_set)
 
     def run(*xs):
-        return _c.grouped_allreduce(_T, xs, None, name, op, prescale, postscale,
-                                    process_set).wait()
+        if hooks is None:
+            return _c.grouped_allreduce(_T, xs, None, name, op, prescale, postscale,
+                                        process_set).wait()
+        hooks.gradient_ready(sum(x.shape.num_elements() * x.dtype.size for x in xs))
+        handle = _c.grouped_allreduce(_T, xs, None, name, op, prescale, postscale, process_set)
+        hooks.wait_begin()
+        reduced = handle.wait()
+        hooks.wait_end()
+        return reduced
 
     return graph.run(run, tensors, [t.dtype for t in tensors], [t.shape for t in tensors])
 

@@ -8,6 +8,9 @@ pending gradients (after the last step, before a checkpoint) so none is lost.
 The gradients travel in their own buffers: after step() a parameter's .grad is the applied
 (averaged, stale) gradient, never a tensor the runtime is still reducing, so zero_grad() and the
 next backward cannot race with the allreduce.
+Under runrun --profile (docs/profiling.md) the step at t reports the allreduce it waits for,
+step t-1's, enqueued in step t-1 (hooks.carry): its communication spans the step boundary,
+most of it hidden behind step t's forward and backward.
 Thread-safety: as the optimizer (one training thread).
 """
 
@@ -59,6 +62,8 @@ class DoubleBuffer:
             if grad.is_sparse:
                 grad = grad.to_dense()
             compressed, ctx = opt._compression.compress(grad.contiguous())
+            if opt._profiler is not None:
+                opt._profiler.carry(compressed.numel() * compressed.element_size())
             handle = c.allreduce_async_(compressed, name=opt._parameter_names[p], op=opt.op,
                                         prescale_factor=pre, postscale_factor=post,
                                         process_set=opt.process_set)
@@ -67,7 +72,12 @@ class DoubleBuffer:
     def step(self, apply):
         """Applies step t-1's averaged gradients with apply() (the wrapped optimizer's step)
         and starts step t's allreduce. Returns apply()'s result, None at the first step."""
+        profiler = self._opt._profiler
+        if profiler is not None:
+            profiler.wait_begin()
         averaged = self._collect()
+        if profiler is not None:
+            profiler.wait_end()
         self._start()
         for p in self._opt._requires_update:
             p.grad = None  # the reduced buffer now belongs to the runtime
@@ -79,8 +89,11 @@ class DoubleBuffer:
         return apply()
 
     def flush(self, apply):
-        """Applies the pending averaged gradients, if any. True when it applied some."""
+        """Applies the pending averaged gradients, if any. True when it applied some. Not a
+        step for runrun --profile: its wait and update count in the next step's compute."""
         averaged = self._collect()
+        if self._opt._profiler is not None:
+            self._opt._profiler.drop_carried()
         if not averaged:
             return False
         for p, grad in averaged:

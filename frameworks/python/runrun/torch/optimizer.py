@@ -248,12 +248,16 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def step(self, closure=None):
         if self._double_buffer is not None:
-            if not self.process_set.included():
-                return super().step(closure)  # nothing to average with
-            if closure is not None:
+            if closure is not None and self.process_set.included():
                 raise InvalidArgumentError("step(closure) is not supported with "
                                            "double_buffering=True")
-            return self._double_buffer.step(super().step)
+            if not self.process_set.included():
+                result = super().step(closure)  # nothing to average with
+            else:
+                result = self._double_buffer.step(super().step)
+            if self._profiler is not None:
+                self._profiler.step_end()  # every rank: step_end() exchanges every 10 steps
+            return result
         if self._should_synchronize:
             if self._synchronized:
                 warnings.warn(
