@@ -100,10 +100,10 @@ void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp o
     for (int p = 1; p < group.size(); ++p) cpu::reduce_into(buffer, group.slot(p), count, type, op);
     return;
   }
-  // Three steps in all against two per slot-sized piece: single copy where that saving counted
-  // in measurements (each step is a rendezvous of every rank, a wake-up each when ranks share
-  // cores; see kSingleCopyMinRanks).
-  if (group.single_copy() && group.size() >= kSingleCopyMinRanks && bytes > group.capacity()) {
+  // Three steps in all, each byte of a peer read once, against two steps per slot-sized piece
+  // that copy each byte into a slot and out again: single copy where that saving counted in
+  // measurements (see kSingleCopyMinRanks).
+  if (group.single_copy() && group.size() >= kSingleCopyMinRanks) {
     return allreduce_single_copy(group, buffer, count, type, op);
   }
   const auto me = static_cast<size_t>(group.rank());

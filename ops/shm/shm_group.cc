@@ -174,51 +174,90 @@ bool Group::peer_left_before(int peer, uint32_t target) const {
 
 void Group::step() {
   const uint32_t target = steps_.load(std::memory_order_relaxed) + 1;
-  RankBlock* mine = block_of(segment_.data(), static_cast<size_t>(rank_));
-  publish(mine->published, mine->waiters, target);
-  for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    RankBlock* peer = block_of(segment_.data(), static_cast<size_t>(p));
-    WaitLimits limits;
-    limits.aborted = &aborted_;
-    limits.deadline = deadline_;
-    bool died = false;
-    limits.peer_gone = [&] {
-      if (peer_left_before(p, target)) return true;
-      died = peer_process_gone(p);
-      return died;
-    };
-    // A peer that left may have published this step for an operation it then abandoned.
-    const auto outcome = peer_left_before(p, target)
-                             ? WaitOutcome::kPeerGone
-                             : wait_for(peer->published, peer->waiters, target, limits);
-    switch (outcome) {
-      case WaitOutcome::kReached:
-        break;
-      case WaitOutcome::kAborted:
-        begin(op_);  // throws ShutDownError
-        break;
-      case WaitOutcome::kTimedOut:
-        fail(ErrorCode::kTimeout,
-             "timed out after " + std::to_string(timeout_.count()) +
-                 " ms (RUNRUN_COLLECTIVE_TIMEOUT) waiting for rank " + std::to_string(p) +
-                 " over shared memory: it did not take part or is stuck; check its output");
-      case WaitOutcome::kPeerGone: {
-        // A peer that left because it lost another rank passes that rank on.
-        const int32_t root = died ? p + 1 : peer->lost.load(std::memory_order_acquire);
-        std::string how = died ? ": its process (pid " + std::to_string(peer->pid.load()) + ") died"
-                               : std::string(": it left the shared-memory group");
-        if (!died && root > 0) how += " after it lost rank " + std::to_string(root - 1);
-        block_of(segment_.data(), static_cast<size_t>(rank_))
-            ->lost.store(root > 0 ? root : p + 1, std::memory_order_release);
-        fail(ErrorCode::kPeerFailure,
-             "lost rank " + std::to_string(p) + how +
-                 "; the peer died, was aborted, or gave up after its own collective timeout: "
-                 "check its output");
-      }
+  const uint32_t all = target * static_cast<uint32_t>(size_);  // wraps as the counter does
+  char* base = segment_.data();
+  Header* header = header_of(base);
+  block_of(base, static_cast<size_t>(rank_))->published.store(target, std::memory_order_seq_cst);
+  arrive(header->arrived, header->sleepers, all);
+  WaitLimits limits;
+  limits.aborted = &aborted_;
+  limits.deadline = deadline_;
+  int lost = -1;
+  bool died = false;
+  limits.peer_gone = [&] { return find_lost_peer(target, &lost, &died); };
+  auto outcome = wait_for(header->arrived, header->sleepers, all, limits);
+  // A peer that left may have published this step for an operation it then abandoned.
+  if (outcome == WaitOutcome::kReached && find_lost_peer(target, &lost, &died)) {
+    outcome = WaitOutcome::kPeerGone;
+  }
+  switch (outcome) {
+    case WaitOutcome::kReached:
+      break;
+    case WaitOutcome::kAborted:
+      begin(op_);  // throws ShutDownError
+      break;
+    case WaitOutcome::kTimedOut:
+      fail(ErrorCode::kTimeout,
+           "timed out after " + std::to_string(timeout_.count()) +
+               " ms (RUNRUN_COLLECTIVE_TIMEOUT) waiting for rank " +
+               std::to_string(first_missing(target)) +
+               " over shared memory: it did not take part or is stuck; check its output");
+    case WaitOutcome::kPeerGone: {
+      const int p = lost;
+      const RankBlock* peer = block_of(base, static_cast<size_t>(p));
+      // A peer that left because it lost another rank passes that rank on.
+      const int32_t root = died ? p + 1 : peer->lost.load(std::memory_order_acquire);
+      std::string how = died ? ": its process (pid " + std::to_string(peer->pid.load()) + ") died"
+                             : std::string(": it left the shared-memory group");
+      if (!died && root > 0) how += " after it lost rank " + std::to_string(root - 1);
+      block_of(base, static_cast<size_t>(rank_))
+          ->lost.store(root > 0 ? root : p + 1, std::memory_order_release);
+      fail(ErrorCode::kPeerFailure,
+           "lost rank " + std::to_string(p) + how +
+               "; the peer died, was aborted, or gave up after its own collective timeout: "
+               "check its output");
     }
   }
   steps_.store(target, std::memory_order_relaxed);
+}
+
+bool Group::find_lost_peer(uint32_t target, int* lost, bool* died) const {
+  // A peer that left on its own comes before one that left because it lost another (that one
+  // would name the same root cause, second-hand).
+  *lost = -1;
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_ || !peer_left_before(p, target)) continue;
+    const bool messenger =
+        block_of(segment_.data(), static_cast<size_t>(p))->lost.load(std::memory_order_acquire) > 0;
+    if (*lost < 0 || !messenger) *lost = p;
+    if (!messenger) break;
+  }
+  if (*lost >= 0) {
+    *died = false;
+    return true;
+  }
+  // Only a peer still missing can have died in the middle of this step.
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    const RankBlock* block = block_of(segment_.data(), static_cast<size_t>(p));
+    if (!reached(block->published.load(std::memory_order_acquire), target) &&
+        peer_process_gone(p)) {
+      *lost = p;
+      *died = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+int Group::first_missing(uint32_t target) const {
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    const uint32_t published =
+        block_of(segment_.data(), static_cast<size_t>(p))->published.load(std::memory_order_acquire);
+    if (!reached(published, target)) return p;
+  }
+  return rank_ == 0 ? 1 : 0;  // every peer published meanwhile: name one rather than none
 }
 
 void Group::fail(ErrorCode code, const std::string& why) {
@@ -233,15 +272,12 @@ void Group::leave() {
   RankBlock* mine = block_of(segment_.data(), static_cast<size_t>(rank_));
   mine->completed.store(steps_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   mine->gone.store(1, std::memory_order_seq_cst);
-  futex_wake_all(mine->published);
+  futex_wake_all(header_of(segment_.data())->arrived);  // peers sleep on the arrival counter
 }
 
 void Group::abort() {
   aborted_.store(true, std::memory_order_seq_cst);
-  leave();
-  for (int p = 0; p < size_; ++p) {
-    futex_wake_all(block_of(segment_.data(), static_cast<size_t>(p))->published);
-  }
+  leave();  // also wakes this process's own sleeping step, which then sees aborted_
 }
 
 }  // namespace runrun::shm

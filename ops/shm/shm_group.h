@@ -7,7 +7,11 @@
 // it; then it may read every rank's slot of that step. Each rank has two slots and uses them in
 // alternate steps: a peer publishes step k+1 only after it finished reading step k, so when a
 // rank has seen every peer publish step k+1 its slot of step k is free again — one counter per
-// rank, no second "done reading" round.
+// rank, no second "done reading" round. Every publication also adds 1 to the group's arrival
+// counter (shm_layout.h), and a waiter sleeps on that one word until it reaches size * k: only
+// the arrival that completes the step wakes anyone, so a waiting rank is woken once per step,
+// not once per peer that arrives after it (with more ranks than cores each wake-up is a
+// context switch; see docs/benchmarks.md).
 //
 // Failure model: a rank leaving the group (abort(), a failure, its destructor) marks itself
 // gone in the segment and wakes its waiters, so peers fail at once with PeerFailureError
@@ -91,6 +95,11 @@ class Group {
   // Whether `peer` left before completing step `target` (what it published past its last
   // completed step belongs to an operation it abandoned).
   bool peer_left_before(int peer, uint32_t target) const;
+  // Whether some peer left before completing step `target`, or died before publishing it: sets
+  // *lost to it and *died to whether its process is gone.
+  bool find_lost_peer(uint32_t target, int* lost, bool* died) const;
+  // The lowest peer that has not published step `target` (named by a timeout).
+  int first_missing(uint32_t target) const;
 
   Segment segment_;
   int rank_;

@@ -1,8 +1,9 @@
 #pragma once
 // Why: every member of a shared-memory group maps the same bytes; this is what they mean. A
-// header (written by the creator before it publishes the name), one control block per rank
-// (its own cache lines: each is written by its rank only) and, per rank, two slots of
-// `capacity` bytes that the rank writes in alternate steps (shm_group.h explains why two).
+// header (written by the creator before it publishes the name, plus the group's arrival
+// counter on a cache line of its own), one control block per rank (its own cache lines: each is
+// written by its rank only) and, per rank, two slots of `capacity` bytes that the rank writes in
+// alternate steps (shm_group.h explains why two).
 // Everything a peer may write concurrently is a lock-free atomic, valid across processes.
 
 #include <atomic>
@@ -17,11 +18,15 @@ struct Header {
   std::atomic<uint64_t> magic;  // kMagic once the creator initialised the segment
   uint64_t size;                // ranks
   uint64_t capacity;            // bytes per slot
+  // Every rank adds 1 per step it publishes (wraps around): every rank has published step k
+  // once it reached size * k. Waiters sleep on this one word, and only the arrival that
+  // completes a step wakes them (shm_group.h).
+  alignas(128) std::atomic<uint32_t> arrived;
+  std::atomic<uint32_t> sleepers;  // threads sleeping on `arrived`
 };
 
 struct alignas(128) RankBlock {
   std::atomic<uint32_t> published;  // steps this rank has published (wraps around)
-  std::atomic<uint32_t> waiters;    // threads sleeping on `published` (publish wakes them)
   std::atomic<uint32_t> gone;       // nonzero: this rank left (aborted, failed or destroyed)
   std::atomic<uint32_t> completed;  // once gone: the steps it completed (published ones past
                                     // that belong to an operation it abandoned)
@@ -32,6 +37,9 @@ struct alignas(128) RankBlock {
 };
 
 inline constexpr size_t kHeaderBytes = 4096;
+static_assert(sizeof(Header) <= kHeaderBytes, "the header must fit before the rank blocks");
+
+inline Header* header_of(char* base) { return reinterpret_cast<Header*>(base); }
 inline constexpr size_t kSlotAlignment = 4096;
 
 inline size_t blocks_bytes(size_t size) {

@@ -64,4 +64,11 @@ void publish(std::atomic<uint32_t>& word, const std::atomic<uint32_t>& waiters, 
   if (waiters.load(std::memory_order_seq_cst) != 0) futex_wake_all(word);
 }
 
+bool arrive(std::atomic<uint32_t>& count, const std::atomic<uint32_t>& sleepers, uint32_t all) {
+  const uint32_t now = count.fetch_add(1, std::memory_order_seq_cst) + 1;
+  if (now != all || sleepers.load(std::memory_order_seq_cst) == 0) return false;
+  futex_wake_all(count);
+  return true;
+}
+
 }  // namespace runrun::shm

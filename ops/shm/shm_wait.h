@@ -36,4 +36,9 @@ WaitOutcome wait_for(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
 // Stores `value` into `word` and wakes its sleepers, if any.
 void publish(std::atomic<uint32_t>& word, const std::atomic<uint32_t>& waiters, uint32_t value);
 
+// Adds one arrival to `count`; only the arrival that makes it reach `all` wakes its sleepers
+// (and only when `sleepers` says there are any): a waiter for `all` sleeps once and is woken
+// once, however many arrivals came before the last. Returns whether it woke them.
+bool arrive(std::atomic<uint32_t>& count, const std::atomic<uint32_t>& sleepers, uint32_t all);
+
 }  // namespace runrun::shm

@@ -6,15 +6,16 @@ and the spread of those ratios over rounds.
 Why: issue 10 point 6's "within 1.3x of runrun over MPI" compares two runs that cannot share one
 process; on a shared machine a single pair says little, so the pair is repeated back to back and
 only ratios of neighbouring runs are compared. Extra configurations (e.g. the shared-memory
-path's slot algorithm) join each round as further columns. A program, not a test.
+path's slot algorithm, or another build's runrun_bench, e.g. the commit before a change) join
+each round as further columns. A program, not a test.
 
 Every rank runs on this host, so runrun_bench runs with --shared-clock (a block counts from the
 last rank's barrier exit: gloo's TCP barrier exits with more skew than MPI's) unless
 --per-rank-clock.
 
 Usage: gloo_vs_mpi.py --launcher build/launcher/runrun --bench build/tests/perf/runrun_bench
-           [--np 2] [--rounds 5] [--sizes 4,1M,64M] [--extra NAME=VAR=VALUE ...] [--json]
-           [--per-rank-clock]
+           [--np 2] [--rounds 5] [--sizes 4,1M,64M] [--extra NAME=VAR=VALUE ...]
+           [--compare NAME=BENCH ...] [--json] [--per-rank-clock]
 """
 import argparse
 import json
@@ -55,26 +56,32 @@ def main():
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--extra", action="append", default=[],
                         help="NAME=VAR=VALUE: also run gloo with VAR=VALUE, reported as NAME")
+    parser.add_argument("--compare", action="append", default=[],
+                        help="NAME=BENCH: also run gloo with another runrun_bench binary (another "
+                             "build, for A/B in the same rounds), reported as NAME")
     parser.add_argument("--json", action="store_true", help="one JSON object per round and size")
     parser.add_argument("--per-rank-clock", action="store_true",
                         help="time each rank from its own barrier exit (runrun_bench's default) "
                              "instead of --shared-clock")
     args = parser.parse_args()
-    configs = [("gloo", "gloo", {}), ("mpi", "mpi", {})]
+    configs = [("gloo", "gloo", {}, args.bench), ("mpi", "mpi", {}, args.bench)]
     for spec in args.extra:
         name, var, value = spec.split("=", 2)
-        configs.append((name, "gloo", {var: value}))
+        configs.append((name, "gloo", {var: value}, args.bench))
+    for spec in args.compare:
+        name, bench = spec.split("=", 1)
+        configs.append((name, "gloo", {}, bench))
     ratios = {}  # (name, bytes) -> [ratio to mpi per round]
     times = {}   # (name, bytes) -> [median us per round]
     for r in range(args.rounds):
         before = load()
         clock = [] if args.per_rank_clock else ["--shared-clock"]
-        results = {name: run(args.launcher, mode, args.np, args.bench, args.sizes, args.iters, env,
+        results = {name: run(args.launcher, mode, args.np, bench, args.sizes, args.iters, env,
                              clock)
-                   for name, mode, env in configs}
+                   for name, mode, env, bench in configs}
         after = load()
         for size, mpi_row in results["mpi"].items():
-            for name, _, _ in configs:
+            for name, _, _, _ in configs:
                 row = results[name][size]
                 ratio = row["runtime_us"] / mpi_row["runtime_us"]
                 ratios.setdefault((name, size), []).append(ratio)

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,15 +47,22 @@ std::vector<char> data_of(int rank, size_t bytes, size_t salt) {
   return data;
 }
 
-// Every dtype x op x count on this group; returns what went wrong ("" when nothing).
-std::string check_every_allreduce(shm::Group& group) {
+// Every dtype x op x count on this group (`counts_of(element size)`, by default one element
+// past a slot (the smallest large-buffer case), a prime, and many chunks); returns what went
+// wrong ("" when nothing).
+std::string check_every_allreduce(
+    shm::Group& group, std::function<std::vector<size_t>(size_t)> counts_of = nullptr) {
+  if (!counts_of) {
+    counts_of = [&group](size_t esize) {
+      return std::vector<size_t>{group.capacity() / esize + 1, 5003, 3 * group.capacity() + 7};
+    };
+  }
   const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct};
   size_t salt = 0;
   for (int t = 0; t < runrun::kNumDataTypes; ++t) {
     const auto type = static_cast<DataType>(t);
     const size_t esize = runrun::element_size(type);
-    // One element past a slot (the smallest large-buffer case), a prime, and many chunks.
-    const size_t counts[] = {group.capacity() / esize + 1, 5003, 3 * group.capacity() + 7};
+    const auto counts = counts_of(esize);
     for (const ReduceOp op : ops) {
       for (const size_t count : counts) {
         ++salt;
@@ -160,6 +169,38 @@ TEST_CASE("shm allreduce, ranks as processes: both algorithms give the rank-orde
         waitpid(child, &status, 0);
         CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
       }
+      if (!problem.empty()) FAIL(problem);
+    }
+  }
+}
+
+TEST_CASE("shm allreduce between the one-step size and a slot: rank-order bits at 2-4 ranks") {
+  // With 1 MiB slots, 3 and 4 ranks take single copy here (2 ranks the slots): just past the
+  // one-step size and an uneven count well below a slot.
+  for (int size = 2; size <= 4; ++size) {
+    INFO(size << " ranks");
+    FileBoard board(temporary_folder());
+    std::vector<std::string> problems(static_cast<size_t>(size));
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < size; ++rank) {
+      threads.emplace_back([&, rank] {
+        try {
+          auto options = options_with(true);
+          options.capacity = size_t{1} << 20;
+          std::string why;
+          auto group = shm::Group::connect(board, "g", rank, size, options, &why);
+          if (!group) throw std::runtime_error("no group: " + why);
+          problems[static_cast<size_t>(rank)] = check_every_allreduce(*group, [&](size_t esize) {
+            return std::vector<size_t>{shm::kOneStepBytes / esize + 1, 40009};
+          });
+        } catch (const std::exception& e) {
+          problems[static_cast<size_t>(rank)] = e.what();
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    for (const auto& problem : problems) CHECK(problem.empty());
+    for (const auto& problem : problems) {
       if (!problem.empty()) FAIL(problem);
     }
   }

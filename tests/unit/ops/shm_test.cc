@@ -186,6 +186,81 @@ TEST_CASE("shm wait: reaches a published value, times out, stops on abort") {
   }
 }
 
+TEST_CASE("shm arrival counter: only the arrival that completes a step wakes the sleepers") {
+  std::atomic<uint32_t> count{0};
+  std::atomic<uint32_t> sleepers{1};  // as if a waiter slept
+  SECTION("earlier arrivals wake nobody, the last one does; nobody asleep: no wake") {
+    CHECK_FALSE(shm::arrive(count, sleepers, 3));
+    CHECK_FALSE(shm::arrive(count, sleepers, 3));
+    CHECK(shm::arrive(count, sleepers, 3));
+    CHECK(count.load() == 3);
+    sleepers = 0;
+    CHECK_FALSE(shm::arrive(count, sleepers, 4));
+  }
+  SECTION("the step's total wraps around with the counter") {
+    count = 0xfffffffeu;
+    const uint32_t all = 0xfffffffeu + 3u;  // 1 after wrapping
+    CHECK_FALSE(shm::arrive(count, sleepers, all));
+    CHECK_FALSE(shm::reached(count.load(), all));
+    CHECK_FALSE(shm::arrive(count, sleepers, all));
+    CHECK(shm::arrive(count, sleepers, all));
+    CHECK(shm::reached(count.load(), all));
+  }
+  SECTION("a waiter that sleeps for good is released by the last of three arrivals") {
+    sleepers = 0;
+    std::atomic<bool> aborted{false};
+    shm::WaitLimits limits;
+    limits.aborted = &aborted;
+    limits.deadline = Clock::now() + kMustEndWithin;  // a missing wake ends as kTimedOut
+    limits.spin = std::chrono::microseconds(0);
+    limits.slice = std::chrono::hours(1);  // only a wake ends a sleep in time
+    std::thread arrivals([&] {
+      for (int i = 0; i < 3; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        shm::arrive(count, sleepers, 3);
+      }
+    });
+    CHECK(shm::wait_for(count, sleepers, 3, limits) == shm::WaitOutcome::kReached);
+    arrivals.join();
+  }
+}
+
+TEST_CASE("shm group: a peer leaving mid-step is named by every waiting rank, whichever it is") {
+  // 4 ranks: rank 2 leaves (aborts) while ranks 0, 1 and 3 wait in the same step; each names
+  // rank 2, whether or not the peers it would look at first had arrived.
+  std::atomic<int> waiting{0};
+  std::atomic<shm::Group*> rank2{nullptr};
+  std::atomic<bool> left{false};
+  std::thread aborter([&] {
+    while (waiting.load() < 3 || rank2.load() == nullptr) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let them sleep
+    rank2.load()->abort();
+    left = true;
+  });
+  const auto start = Clock::now();
+  const auto errors = run_group_threads(4, small_options(std::chrono::hours(1)),
+                                        [&](shm::Group& group) {
+    shm::barrier(group);
+    if (group.rank() == 2) {
+      rank2 = &group;  // never takes the second barrier: the aborter makes it leave
+      while (!left.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return;
+    }
+    ++waiting;
+    shm::barrier(group);
+  });
+  aborter.join();
+  CHECK(Clock::now() - start < kMustEndWithin);
+  for (int r : {0, 1, 3}) {
+    REQUIRE(errors[static_cast<size_t>(r)]);
+    CHECK(is<runrun::PeerFailureError>(errors[static_cast<size_t>(r)]));
+    CHECK_THAT(message_of(errors[static_cast<size_t>(r)]),
+               Catch::Contains("barrier on rank " + std::to_string(r)) &&
+                   Catch::Contains("lost rank 2: it left the shared-memory group"));
+  }
+  CHECK_FALSE(errors[2]);
+}
+
 TEST_CASE("shm group: abort ends a blocked step with ShutDownError; the peer sees it leave") {
   std::atomic<shm::Group*> rank0{nullptr};
   std::atomic<bool> rank0_done{false};
