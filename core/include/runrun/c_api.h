@@ -183,7 +183,8 @@ runrun_status runrun_process_set_ranks(const runrun_runtime* rt, int32_t id, int
 int32_t runrun_process_set_rank(const runrun_runtime* rt, int32_t id);
 
 /* How much negotiation one process set's background thread did, since init: for benchmarks
- * and tests that check how many rounds a workload takes (every rank counts its own). */
+ * and tests that check how many rounds a workload takes (every rank counts its own). Any
+ * thread; the values only grow while the runtime runs. */
 typedef struct runrun_counters {
   uint64_t negotiation_rounds; /* rounds (one control allreduce each) */
   uint64_t coordinator_rounds; /* rounds that also went through the coordinator */
