@@ -304,6 +304,16 @@ int32_t runrun_process_set_rank(const runrun_runtime* rt, int32_t id) {
   return rt->runtime->process_set_rank(id);
 }
 
+runrun_status runrun_get_counters(const runrun_runtime* rt, int32_t process_set,
+                                  runrun_counters* out) {
+  return guarded([&] {
+    require(rt && rt->runtime && out, "runrun_get_counters: null argument");
+    const runrun::ProcessSetWorker& w = rt->runtime->worker(process_set);
+    *out = runrun_counters{w.negotiation_rounds(), w.coordinator_rounds(), w.cache_hits(),
+                           w.fused_collectives()};
+  });
+}
+
 runrun_status runrun_start_timeline(runrun_runtime* rt, const char* path) {
   return guarded([&] {
     require(path && *path, "runrun_start_timeline: the path is empty");

@@ -124,6 +124,7 @@ void Controller::classify(std::vector<uint64_t>& bits, size_t words,
 }
 
 Controller::Round Controller::negotiate(bool shutting_down) {
+  ++negotiation_rounds_;
   const size_t slots = cache_.num_slots();
   const size_t words = (slots + 63) / 64;
   // [0, words): ready bits (AND). [words, 2 words): stale bits, inverted. [2 words]: flags,

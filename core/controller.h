@@ -56,6 +56,7 @@ class Controller {
   // Counters for tests and logs (any thread may read them).
   size_t cache_hits() const { return cache_hits_; }
   size_t coordinator_rounds() const { return coordinator_rounds_; }
+  size_t negotiation_rounds() const { return negotiation_rounds_; }  // every negotiate()
 
  private:
   bool joined() const;  // this rank's join is pending
@@ -85,6 +86,7 @@ class Controller {
   std::chrono::steady_clock::time_point last_stall_inspection_{};
   std::atomic<size_t> cache_hits_{0};
   std::atomic<size_t> coordinator_rounds_{0};
+  std::atomic<size_t> negotiation_rounds_{0};
 };
 
 }  // namespace runrun

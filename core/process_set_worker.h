@@ -70,6 +70,7 @@ class ProcessSetWorker {
   // Counters for tests and logs; any thread may read them.
   size_t cache_hits() const { return controller_.cache_hits(); }
   size_t coordinator_rounds() const { return controller_.coordinator_rounds(); }
+  size_t negotiation_rounds() const { return controller_.negotiation_rounds(); }
   size_t fused_collectives() const { return executor_.fused_collectives(); }
 
  private:

@@ -164,10 +164,11 @@ PyObject* handle_of(runrun_status status, runrun_handle* handle, const char* op,
   std::vector<py::object> keep_alive{py::reinterpret_borrow<py::object>(runtime),
                                      std::move(in.capsule)};
   if (out.capsule) keep_alive.push_back(std::move(out.capsule));
-  auto owned = std::make_unique<Handle>(handle, op, std::string(args.name, args.name_size),
-                                        std::move(keep_alive));
-  owned->set_result(std::move(result), py::reinterpret_borrow<py::object>(finish));
-  return py::cast(std::move(owned)).release().ptr();
+  return new_handle_object(handle, op, std::string(args.name, args.name_size),
+                           std::move(keep_alive), std::move(result),
+                           py::reinterpret_borrow<py::object>(finish))
+      .release()
+      .ptr();
 }
 
 template <typename Body>
@@ -276,11 +277,10 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
         runrun_grouped_allreduce(args.runtime->get(), c_names.data(), inputs.data(),
                                  outputs.data(), static_cast<size_t>(n), &options, &handle);
     check_status(status, "grouped_allreduce");
-    auto owned = std::make_unique<Handle>(handle, "grouped_allreduce",
-                                          std::string(args.name, args.name_size),
-                                          std::move(keep_alive));
-    owned->set_result(std::move(results), py::none());
-    return py::cast(std::move(owned)).release().ptr();
+    return new_handle_object(handle, "grouped_allreduce", std::string(args.name, args.name_size),
+                             std::move(keep_alive), std::move(results), py::none())
+        .release()
+        .ptr();
   });
 }
 

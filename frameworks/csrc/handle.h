@@ -66,6 +66,14 @@ class Handle {
   pybind11::object finish_;
 };
 
+// A new runrun._core.Handle owning `handle` (handle_type.cc: a plain CPython type embedding the
+// Handle, so that creating one per op is cheap). Throws pybind11::error_already_set when out of
+// memory (the op is then parked with `keep_alive`, as a dropped handle's).
+pybind11::object new_handle_object(runrun_handle* handle, std::string op, std::string name,
+                                   std::vector<pybind11::object> keep_alive,
+                                   pybind11::object result = {}, pybind11::object finish = {});
+
+// Adds the type runrun._core.Handle to `m`.
 void bind_handle(pybind11::module_& m);
 
 }  // namespace runrun::python

@@ -114,7 +114,21 @@ void bind_runtime(py::module_& m) {
       .def("process_set_ranks", &Runtime::process_set_ranks, py::arg("process_set_id"))
       .def("process_set_rank", &Runtime::process_set_rank, py::arg("process_set_id"))
       .def("start_timeline", &Runtime::start_timeline, py::arg("path"))
-      .def("stop_timeline", &Runtime::stop_timeline);
+      .def("stop_timeline", &Runtime::stop_timeline)
+      .def(
+          "counters",
+          [](const Runtime& self, int32_t process_set) {
+            runrun_counters c{};
+            check_status(runrun_get_counters(self.get(), process_set, &c), "runrun_get_counters");
+            py::dict d;
+            d["negotiation_rounds"] = c.negotiation_rounds;
+            d["coordinator_rounds"] = c.coordinator_rounds;
+            d["cache_hits"] = c.cache_hits;
+            d["fused_collectives"] = c.fused_collectives;
+            return d;
+          },
+          py::arg("process_set_id") = 0,
+          "This rank's negotiation counters of a process set since init (benchmarks, tests).");
   bind_collectives(cls);
 }
 

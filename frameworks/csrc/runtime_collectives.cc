@@ -20,7 +20,7 @@ namespace py = pybind11;
 namespace runrun::python {
 namespace {
 
-using HandlePtr = std::unique_ptr<Handle>;
+using HandlePtr = py::object;  // a runrun._core.Handle
 
 runrun_allreduce_options make_options(int op, double prescale, double postscale,
                                       int32_t process_set) {
@@ -55,7 +55,7 @@ std::vector<const char*> c_names(const std::vector<std::string>& names) {
 HandlePtr finish(runrun_status status, runrun_handle* handle, const char* op, std::string name,
                  std::vector<py::object> keep_alive) {
   check_status(status, op);
-  return std::make_unique<Handle>(handle, op, std::move(name), std::move(keep_alive));
+  return new_handle_object(handle, op, std::move(name), std::move(keep_alive));
 }
 
 HandlePtr allreduce(py::object self, const std::string& name, const py::object& input,

@@ -16,8 +16,9 @@ call per tensor under a fixed name per tensor (as a backward pass does), then wa
 Results are checked against the exact sum before timing. Blocks alternate between the sides
 (rotating which goes first), each after a torch barrier. Reported per side, median and minimum
 over blocks: `enqueue_us_per_tensor` (this rank's time to enqueue all, / count; the largest
-over ranks) and `total_ms` (enqueue of the first to the last one synchronized, the slowest
-rank's). --json prints one object per line. Thread-safety: a script; one thread.
+over ranks), `total_ms` (enqueue of the first to the last one synchronized, the slowest
+rank's) and, for runrun's sides, `rounds` (negotiation rounds rank 0 ran for the block,
+Runtime.counters(); absent on a runrun without it). --json prints one object per line. Thread-safety: a script; one thread.
 """
 
 import argparse
@@ -105,6 +106,13 @@ def make_sides(count, elements):
     return sides, outputs, reset
 
 
+def negotiation_rounds():
+    """Rank 0's negotiation rounds of the global set so far (None: this runrun has no counters)."""
+    from runrun.common import basics
+    counters = getattr(basics.runtime(), "counters", None)
+    return counters(0)["negotiation_rounds"] if counters else None
+
+
 def largest(value):
     t = torch.tensor([value], dtype=torch.float64)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
@@ -126,13 +134,17 @@ def main():
             sys.exit(1)
     enqueue = {k: [] for k in sides}
     total = {k: [] for k in sides}
+    rounds = {k: [] for k in sides}
     order = list(sides)
     for block in range(args.warmup + args.iters):
         for k in order[block % len(order):] + order[:block % len(order)]:
             reset()
             dist.barrier()
+            rounds_before = negotiation_rounds()
             start, enqueued = sides[k]()
             done = time.perf_counter()
+            if rounds_before is not None and k != "torch.distributed":
+                rounds[k].append(negotiation_rounds() - rounds_before)
             if block >= args.warmup:
                 enqueue[k].append(largest((enqueued - start) / args.count * 1e6))
                 total[k].append(largest((done - start) * 1e3))
@@ -147,10 +159,16 @@ def main():
                    "enqueue_us_per_tensor": statistics.median(enqueue[k]),
                    "enqueue_us_per_tensor_min": min(enqueue[k]),
                    "total_ms": statistics.median(total[k]), "total_ms_min": min(total[k])}
+            if rounds[k]:
+                timed = rounds[k][args.warmup:] or rounds[k]
+                row.update(rounds=statistics.median(timed), rounds_max=max(timed))
+            text_rounds = (f"   rounds {row['rounds']:g} (max {row['rounds_max']})"
+                           if "rounds" in row else "")
             print(json.dumps(row) if args.json else
                   f"{k:22s} enqueue {row['enqueue_us_per_tensor']:7.2f} us/tensor "
                   f"({row['enqueue_us_per_tensor_min']:.2f})   enqueue to all synchronized "
-                  f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f})", flush=True)
+                  f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f}){text_rounds}",
+                  flush=True)
     dist.destroy_process_group()
     hvd.shutdown()
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # perf.per_tensor_cost_smoke: runs per_tensor_cost.py under `runrun --gloo -np 2` with a few
 # small tensors and checks that it exits 0 and that rank 0 printed a run line and one valid JSON
-# row per side with positive times. Asserts nothing about time. The package is this checkout's
-# Python sources plus this build's extension, copied into WORK (no install needed); `timeout`
-# bounds the job.
+# row per side with positive times (and rounds >= 1 for runrun's sides). Asserts nothing about
+# time. The package is this checkout's Python sources plus this build's extension, copied into
+# WORK (no install needed); `timeout` bounds the job.
 # Usage: per_tensor_smoke.sh RUNRUN PYTHON CORE_MODULE WORK
 set -uo pipefail
 RUNRUN="$1"; PYTHON="$2"; CORE="$3"; WORK="$4"
@@ -32,5 +32,7 @@ for r in sides:
     for field in ("enqueue_us_per_tensor", "enqueue_us_per_tensor_min", "total_ms",
                   "total_ms_min"):
         assert r[field] > 0, f"{field} not positive in {r}"
+    if r["side"].startswith("runrun"):  # Runtime.counters(): at least one round per block
+        assert r["rounds"] >= 1 and r["rounds_max"] >= r["rounds"], f"rounds in {r}"
 print(f"per_tensor_cost printed {len(sides)} valid rows")
 PY

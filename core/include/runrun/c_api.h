@@ -182,6 +182,18 @@ runrun_status runrun_process_set_ranks(const runrun_runtime* rt, int32_t id, int
 /* This process's rank within set `id`, or -1 when it is not a member (or no such set). */
 int32_t runrun_process_set_rank(const runrun_runtime* rt, int32_t id);
 
+/* How much negotiation one process set's background thread did, since init: for benchmarks
+ * and tests that check how many rounds a workload takes (every rank counts its own). Any
+ * thread; the values only grow while the runtime runs. */
+typedef struct runrun_counters {
+  uint64_t negotiation_rounds; /* rounds (one control allreduce each) */
+  uint64_t coordinator_rounds; /* rounds that also went through the coordinator */
+  uint64_t cache_hits;         /* tensors agreed on the response cache's fast path */
+  uint64_t fused_collectives;  /* allreduces of more than one tensor through the fusion buffer */
+} runrun_counters;
+runrun_status runrun_get_counters(const runrun_runtime* rt, int32_t process_set,
+                                  runrun_counters* out);
+
 /* --- timeline ------------------------------------------------------------------------------ */
 
 /* Starts writing a Chrome-trace JSON to `path` (replaces RUNRUN_TIMELINE's file if running). */
