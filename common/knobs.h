@@ -63,6 +63,28 @@ inline constexpr Knob kHierarchicalAllreduce{
     "RUNRUN_HIERARCHICAL_ALLREDUCE", "0",
     "1: allreduce of CPU tensors in the global set as reduce-scatter inside each host, allreduce "
     "across hosts, allgather inside each host (docs/backends.md); 0: flat"};
+inline constexpr Knob kAutotune{
+    "RUNRUN_AUTOTUNE", "0",
+    "1: during the first steps, search the global set's fusion threshold, cycle time and (with "
+    ">1 host of equal size) hierarchical allreduce from measured throughput, then freeze them "
+    "(docs/profiling.md)"};
+inline constexpr Knob kAutotuneLog{
+    "RUNRUN_AUTOTUNE_LOG", "",
+    "path of a CSV file where rank 0 logs every autotune sample and the frozen values; empty: "
+    "none"};
+inline constexpr Knob kAutotuneWarmupSamples{
+    "RUNRUN_AUTOTUNE_WARMUP_SAMPLES", "3",
+    "autotune samples discarded at the start (start-up, first-step allocations)"};
+inline constexpr Knob kAutotuneStepsPerSample{
+    "RUNRUN_AUTOTUNE_STEPS_PER_SAMPLE", "10",
+    "negotiated rounds that agreed work per autotune sample (its score: agreed bytes / time)"};
+inline constexpr Knob kAutotuneSamplesPerCandidate{
+    "RUNRUN_AUTOTUNE_SAMPLES_PER_CANDIDATE", "3",
+    "autotune samples per candidate setting; its score is their median"};
+inline constexpr Knob kAutotuneMargin{
+    "RUNRUN_AUTOTUNE_MARGIN", "0.05",
+    "noise guard: a candidate replaces the incumbent (first the defaults) only when its median "
+    "score is higher by more than this fraction"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
@@ -72,6 +94,8 @@ inline constexpr std::array kAllKnobs = {
     knobs::kCollectiveTimeout, knobs::kPeerTimeout,    knobs::kJoinAverage,
     knobs::kRendezvousTimeout,
     knobs::kHierarchicalAllreduce,
+    knobs::kAutotune, knobs::kAutotuneLog, knobs::kAutotuneWarmupSamples,
+    knobs::kAutotuneStepsPerSample, knobs::kAutotuneSamplesPerCandidate, knobs::kAutotuneMargin,
 };
 
 }  // namespace runrun

@@ -130,6 +130,7 @@ runrun_status runrun_init(const char* backend, runrun_runtime** out) {
     options.name = backend && *backend ? backend : config.backend;
     options.collective_timeout = config.collective_timeout;
     options.hierarchical_allreduce = config.hierarchical_allreduce;
+    options.hierarchical_tunable = config.autotune.enabled;
     auto runtime = std::make_unique<runrun::Runtime>(runrun::make_backend(options), config);
     *out = new runrun_runtime{std::move(runtime)};
   });

@@ -29,6 +29,15 @@ struct Config {
   // RUNRUN_HIERARCHICAL_ALLREDUCE=1: the global set's CPU allreduce goes host by host
   // (ops/hierarchical/hierarchical_backend.h).
   bool hierarchical_allreduce = false;
+  // RUNRUN_AUTOTUNE*: the online search of the global set's tunables (core/autotuner.h).
+  struct Autotune {
+    bool enabled = false;
+    std::string log_path;
+    int warmup_samples = 3;
+    int steps_per_sample = 10;
+    int samples_per_candidate = 3;
+    double margin = 0.05;
+  } autotune;
 
   // Defaults, overridden by the environment, overridden by `overrides` (knob env name -> value).
   // Throws InvalidArgumentError for an unknown override name or a malformed value.

@@ -36,6 +36,8 @@ class OpExecutor {
                std::vector<std::unique_ptr<TensorEntry>>& entries);
 
   size_t fused_collectives() const { return fused_collectives_; }
+  // The autotuner's switch; every rank changes it before the same round (core/autotuner.h).
+  void set_fusion_threshold(size_t bytes) { fusion_threshold_ = bytes; }
 
  private:
   void run_allreduce_bucket(const std::vector<Response>& responses, const FusionBucket& bucket,

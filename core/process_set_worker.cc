@@ -15,7 +15,16 @@ ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& co
       timeline_(timeline),
       controller_(*transport_.control, transport_.data->rank(), transport_.data->size(), config,
                   logger_, timeline),
-      executor_(transport_, config, logger_, timeline) {
+      executor_(transport_, config, logger_, timeline),
+      cycle_time_(config.cycle_time),
+      hierarchical_(dynamic_cast<HierarchicalSwitch*>(transport_.data.get())) {
+  if (config.autotune.enabled && id_ == 0) {
+    TunedParameters defaults{config.fusion_threshold, config.cycle_time,
+                             hierarchical_ != nullptr && hierarchical_->hierarchical()};
+    tuner_ = std::make_unique<Autotuner>(*transport_.control, transport_.data->rank(),
+                                         config.autotune, defaults, hierarchical_ != nullptr,
+                                         logger_);
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -115,7 +124,7 @@ void ProcessSetWorker::loop() {
         break;
       }
       if (round.ready.empty() && round.stall_shutdown.empty()) {
-        queue_.wait(std::chrono::steady_clock::now() + config_.cycle_time);
+        queue_.wait(std::chrono::steady_clock::now() + cycle_time_);
         continue;
       }
       waiting_since_ = 0;  // progress
@@ -127,6 +136,9 @@ void ProcessSetWorker::loop() {
       }
       executor_.execute(round.ready, executing_);
       executing_.clear();
+      if (tuner_) {
+        if (auto tuned = tuner_->after_round(round.ready)) apply(*tuned);
+      }
       if (!round.stall_shutdown.empty()) throw TimeoutError(RUNRUN_WHERE, round.stall_shutdown);
     }
   } catch (const Error& e) {
@@ -145,6 +157,12 @@ void ProcessSetWorker::loop() {
   }
   fail_everything(code, reason);
   stopped_ = true;
+}
+
+void ProcessSetWorker::apply(const TunedParameters& parameters) {
+  executor_.set_fusion_threshold(parameters.fusion_threshold);
+  cycle_time_ = parameters.cycle_time;
+  if (hierarchical_) hierarchical_->set_hierarchical(parameters.hierarchical);
 }
 
 void ProcessSetWorker::fail_everything(ErrorCode code, const std::string& message) {

@@ -20,11 +20,13 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "core/autotuner.h"
 #include "core/config.h"
 #include "core/controller.h"
 #include "core/op_executor.h"
 #include "core/tensor_queue.h"
 #include "ops/backend.h"
+#include "ops/hierarchical_switch.h"
 
 namespace runrun {
 
@@ -72,12 +74,17 @@ class ProcessSetWorker {
   size_t coordinator_rounds() const { return controller_.coordinator_rounds(); }
   size_t negotiation_rounds() const { return controller_.negotiation_rounds(); }
   size_t fused_collectives() const { return executor_.fused_collectives(); }
+  // The global set's autotuner (RUNRUN_AUTOTUNE=1), null otherwise: other sets keep the
+  // configured values. Read its changes()/frozen() from any thread.
+  const Autotuner* autotuner() const { return tuner_.get(); }
 
  private:
   void loop();
   void note_waiting();
   void run_round();
   void fail_everything(ErrorCode code, const std::string& message);
+  // Makes the autotuner's setting take effect (before the next round, on every rank alike).
+  void apply(const TunedParameters& parameters);
 
   // Aborts the backend and the control channel (whichever the thread is blocked in).
   void abort_transport();
@@ -90,6 +97,9 @@ class ProcessSetWorker {
   TensorQueue queue_;
   Controller controller_;
   OpExecutor executor_;
+  std::chrono::microseconds cycle_time_;  // the configured or the autotuner's (worker thread)
+  HierarchicalSwitch* hierarchical_ = nullptr;  // transport_.data when it can switch
+  std::unique_ptr<Autotuner> tuner_;
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};

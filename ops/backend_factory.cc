@@ -51,9 +51,15 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
     RUNRUN_ENFORCE(why_not.empty(), InvalidArgumentError,
                    "the " + name + " backend cannot run in this process: " + why_not);
     auto backend = provider->make(options);
-    if (!options.hierarchical_allreduce) return backend;
+    if (!options.hierarchical_allreduce && !options.hierarchical_tunable) return backend;
     std::string flat_why;
     backend = make_hierarchical(std::move(backend), &flat_why);
+    if (!options.hierarchical_allreduce) {
+      if (auto* hierarchical = dynamic_cast<HierarchicalBackend*>(backend.get())) {
+        hierarchical->set_hierarchical(false);
+      }
+      return backend;
+    }
     if (!flat_why.empty()) {
       const std::string text =
           "RUNRUN_HIERARCHICAL_ALLREDUCE=1 but the allreduce stays flat: " + flat_why;

@@ -16,7 +16,8 @@ namespace runrun {
 
 // Throws UnsupportedError naming the backends this build has when `name` is not one of them.
 // With options.hierarchical_allreduce, wraps the backend in ops/hierarchical's decorator where
-// the job's topology allows it (collective: every rank must pass the same value).
+// the job's topology allows it (collective: every rank must pass the same value); with
+// options.hierarchical_tunable, does so too but leaves it switched off unless requested.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 
 // Names of the backends compiled into this build, e.g. {"local", "mpi", "gloo"} (the

@@ -31,6 +31,9 @@ struct BackendOptions {
   // Wrap the backend in ops/hierarchical's decorator (RUNRUN_HIERARCHICAL_ALLREDUCE) where the
   // job's topology allows it; make_backend logs (warn) why not where it does not.
   bool hierarchical_allreduce = false;
+  // RUNRUN_AUTOTUNE: build that decorator where the topology allows even without
+  // hierarchical_allreduce (switched off then, silently otherwise), so the autotuner can try it.
+  bool hierarchical_tunable = false;
 };
 
 struct BackendProvider {

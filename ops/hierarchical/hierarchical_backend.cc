@@ -87,7 +87,7 @@ HierarchicalBackend::HierarchicalBackend(std::unique_ptr<Backend> flat,
 Backend::CompletionPtr HierarchicalBackend::start_allreduce(ConstDeviceBuffer in, DeviceBuffer out,
                                                             size_t count, DataType type,
                                                             ReduceOp op) {
-  if (!is_cpu(in.device) || !is_cpu(out.device)) {
+  if (!enabled_ || !is_cpu(in.device) || !is_cpu(out.device)) {
     return flat_->start_allreduce(in, out, count, type, op);
   }
   backend_checks::check_reduce_op(*this, "allreduce", op);

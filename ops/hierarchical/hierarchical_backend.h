@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ops/backend.h"
+#include "ops/hierarchical_switch.h"
 
 namespace runrun {
 
@@ -30,7 +31,7 @@ namespace runrun {
 // sets *why_not (every rank decides alike).
 std::unique_ptr<Backend> make_hierarchical(std::unique_ptr<Backend> flat, std::string* why_not);
 
-class HierarchicalBackend final : public Backend {
+class HierarchicalBackend final : public Backend, public HierarchicalSwitch {
  public:
   HierarchicalBackend(std::unique_ptr<Backend> flat, std::unique_ptr<Backend> local,
                       std::unique_ptr<Backend> cross);
@@ -53,6 +54,11 @@ class HierarchicalBackend final : public Backend {
   // Process sets other than the global one run flat (the flat backend's subgroup).
   std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
 
+  // Off: allreduce goes flat too (the autotuner's switch, RUNRUN_AUTOTUNE). Driving thread
+  // only; every rank switches before the same collective.
+  void set_hierarchical(bool enabled) override { enabled_ = enabled; }
+  bool hierarchical() const override { return enabled_; }
+
   const Backend& local() const { return *local_; }
   const Backend& cross() const { return *cross_; }
 
@@ -64,6 +70,7 @@ class HierarchicalBackend final : public Backend {
   std::unique_ptr<Backend> local_;  // the ranks of this host, in rank order
   std::unique_ptr<Backend> cross_;  // one rank per host: those at this rank's place in theirs
   std::vector<char> slice_;         // this rank's slice between the three steps (driving thread)
+  bool enabled_ = true;             // driving thread
 };
 
 }  // namespace runrun

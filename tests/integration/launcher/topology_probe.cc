@@ -8,6 +8,8 @@
 //   --exit-rank R CODE   rank R exits with CODE right after init; the others wait in an
 //                        allreduce that can never complete (the launcher must stop them)
 //   --ready-and-wait     print "PROBE ready rank=R" and wait in such an allreduce forever
+// --steps N: then N training-like steps of three allreduces of different sizes (one above the
+// smallest fusion thresholds), each checked exactly (the autotune test's workload).
 // Any other argument (e.g. --token XYZ, used by tests to find stray processes) is ignored.
 #include <runrun/c_api.h>
 #include <unistd.h>
@@ -90,16 +92,63 @@ void allreduce_and_check(runrun_runtime* rt, const runrun_topology& t) {
   die("wait_forever", std::string("the allreduce ended: ") + runrun_handle_error(handle));
 }
 
+// `steps` steps of three allreduces enqueued together, waited for, and checked exactly.
+void steps_and_check(runrun_runtime* rt, const runrun_topology& t, int steps) {
+  const int64_t sizes[3] = {300000, 1000, 70000};
+  const long long ranks_sum = static_cast<long long>(t.size) * (t.size + 1) / 2;
+  runrun_allreduce_options options = runrun_allreduce_default_options();
+  options.op = RUNRUN_OP_SUM;
+  for (int step = 0; step < steps; ++step) {
+    std::vector<float> data[3];
+    int64_t shapes[3][1];
+    runrun_handle* handles[3] = {};
+    for (int k = 0; k < 3; ++k) {
+      data[k].resize(static_cast<size_t>(sizes[k]));
+      for (size_t i = 0; i < data[k].size(); ++i) {
+        data[k][i] = static_cast<float>((t.rank + 1) * static_cast<int>(i % 1000 + step));
+      }
+      shapes[k][0] = sizes[k];
+      DLTensor tensor{};
+      tensor.data = data[k].data();
+      tensor.device = {kDLCPU, 0};
+      tensor.ndim = 1;
+      tensor.dtype = {kDLFloat, 32, 1};
+      tensor.shape = shapes[k];
+      const std::string name = "probe.step" + std::to_string(step) + "." + std::to_string(k);
+      check(runrun_allreduce(rt, name.c_str(), &tensor, &tensor, &options, &handles[k]),
+            "allreduce");
+    }
+    for (int k = 0; k < 3; ++k) {
+      if (runrun_handle_wait(handles[k], -1) != RUNRUN_OK) {
+        die("allreduce", runrun_handle_error(handles[k]));
+      }
+      runrun_handle_release(handles[k]);
+      for (size_t i = 0; i < data[k].size(); ++i) {
+        const auto expected = static_cast<float>(ranks_sum * static_cast<long long>(i % 1000 + step));
+        if (data[k][i] != expected) {
+          die("allreduce", "step " + std::to_string(step) + " tensor " + std::to_string(k) +
+                               " element " + std::to_string(i) + " is " +
+                               std::to_string(data[k][i]) + ", expected " +
+                               std::to_string(expected));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int exit_rank = -1, exit_code = 0;
   bool ready_and_wait = false;
+  int steps = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--exit-rank") == 0 && i + 2 < argc) {
       exit_rank = std::atoi(argv[i + 1]);
       exit_code = std::atoi(argv[i + 2]);
       i += 2;
+    } else if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
+      steps = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--ready-and-wait") == 0) {
       ready_and_wait = true;
     }
@@ -129,6 +178,7 @@ int main(int argc, char** argv) {
     }
   }
   allreduce_and_check(rt, t);
+  steps_and_check(rt, t, steps);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::printf("PROBE rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d "

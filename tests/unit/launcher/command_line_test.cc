@@ -120,6 +120,27 @@ TEST_CASE("tunables map to their RUNRUN_* knobs") {
   CHECK(parse({"-np", "1", "x"}).knob_values.empty());
 }
 
+TEST_CASE("autotune flags map to their RUNRUN_AUTOTUNE* knobs") {
+  namespace k = runrun::knobs;
+  const auto options =
+      parse({"-np", "2", "--autotune", "--autotune-log-file", "/tmp/at.csv",
+             "--autotune-warmup-samples", "0", "--autotune-steps-per-sample", "5", "x"});
+  CHECK(knob(options, k::kAutotune) == "1");
+  CHECK(knob(options, k::kAutotuneLog) == "/tmp/at.csv");
+  CHECK(knob(options, k::kAutotuneWarmupSamples) == "0");
+  CHECK(knob(options, k::kAutotuneStepsPerSample) == "5");
+  CHECK(options.knob_values.size() == 4);
+  CHECK(knob(parse({"-np", "2", "--autotune", "x"}), k::kAutotune) == "1");
+  const auto implied = parse({"-np", "2", "--autotune-log-file", "f.csv", "x"});
+  CHECK(knob(implied, k::kAutotune) == "1");
+  CHECK(knob(implied, k::kAutotuneLog) == "f.csv");
+  CHECK(parse({"-np", "2", "x"}).knob_values.empty());
+  CHECK_THAT(error_of({"-np", "2", "--autotune", "--autotune-steps-per-sample", "0", "x"}),
+             Catch::Contains("--autotune-steps-per-sample") && Catch::Contains("'0'"));
+  CHECK_THAT(error_of({"-np", "2", "--autotune", "--autotune-warmup-samples", "-1", "x"}),
+             Catch::Contains("--autotune-warmup-samples"));
+}
+
 TEST_CASE("option --help, --version and --check-build end without running") {
   std::ostringstream out;
   auto parsed = parse_command_line({"--help"}, {}, out);
