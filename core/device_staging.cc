@@ -43,6 +43,7 @@ DeviceStaging::DeviceStaging(const std::vector<Response>& responses, const Fusio
                              std::vector<std::unique_ptr<TensorEntry>>& entries)
     : responses_(responses) {
   if (responses[bucket.members[0]].device.device_type != kDLCUDA) return;
+  gpu::release_due();  // earlier ops' staging buffers whose copies back are done
   staged_ = responses;
   for (size_t m : bucket.members) (*staged_)[m].device = kCpuDevice;
   try {
@@ -131,9 +132,10 @@ void DeviceStaging::finish() {
     }
   }
   restore();
-  // The pinned buffers and host outputs are released when this object goes, so wait for the
-  // copies that read them (this op's own work on runrun's streams, not the devices).
-  for (const auto& event : done) event->synchronize();
+  // The copies back still read the pinned buffers and host outputs: they are released once
+  // the completion events were reached, and the background thread goes on at once.
+  std::shared_ptr<void> kept = std::make_shared<std::vector<Member>>(std::move(members_));
+  for (auto& event : done) gpu::release_after(std::move(event), kept);
   finished_ = true;
 }
 

@@ -8,8 +8,8 @@
 // memory allocated for ops whose output the runtime allocates (allgather, alltoall,
 // reducescatter) — a completion event is recorded, and every framework stream of the op is made
 // to wait on it (cudaStreamWaitEvent) before the handle completes. The background thread waits
-// only for its own events (the copies in, before the host collective reads them; the copies
-// back, before the pinned buffers are reused), never for a whole device.
+// only for its own copies in (the host collective reads them next), never for a whole device;
+// the pinned buffers go back to their pool once the completion event was reached.
 // Threading contract: record_producer() on the enqueuing thread; DeviceStaging on the process
 // set's background thread, around one bucket of OpExecutor::execute.
 
@@ -55,7 +55,8 @@ class DeviceStaging {
   const std::vector<Response>& responses() const { return staged_ ? *staged_ : responses_; }
 
   // After the op ran on the host buffers, before the handles complete: copies the results back
-  // to the device, records the completion event, makes the framework streams wait on it.
+  // to the device, records the completion event, makes the framework streams wait on it, and
+  // hands the staging buffers to gpu::release_after (they outlive this object).
   void finish();
 
  private:

@@ -43,9 +43,9 @@ void check_tensor(OpType op, const std::string& name, int rank, const TensorView
     throw UnsupportedError(
         RUNRUN_WHERE,
         where(op, name, rank) + ": the " + role + " is on " + device_string(t.device) +
-            (cuda ? ", but this rank found no usable CUDA runtime, which CUDA tensors need "
-                    "(NCCL is optional: without it they are staged through host memory); "
-                    "install one as below or move the tensor to the CPU."
+            (cuda ? ", but this rank has no usable CUDA runtime with a GPU, which CUDA "
+                    "tensors need (NCCL is optional: without it they are staged through host "
+                    "memory); see below, or move the tensor to the CPU."
                   : ", but runrun moves host (cpu) and CUDA memory only; move the tensor to "
                     "the CPU.") +
             gpu_libraries_note(t.device));

@@ -19,7 +19,8 @@
 
 namespace runrun::gpu {
 
-// Whether this process found a usable CUDA runtime (the search runs once, on first call).
+// Whether this process found a CUDA runtime that reports at least one GPU (searched once, on
+// first call): what CUDA tensors need.
 bool cuda_runtime_available();
 
 // Throws InternalError "CUDA call `call` failed on cuda:<device>: <error text>" unless ok.
@@ -66,6 +67,12 @@ class CudaEvent {
   int device_;
   cuda_abi::Event event_ = nullptr;
 };
+
+// Keeps `keep` (staging buffers, host copies of outputs) alive until `event` was reached,
+// without blocking the caller: what is due is released by later calls of release_after() and
+// release_due(), which never block.
+void release_after(std::unique_ptr<CudaEvent> event, std::shared_ptr<void> keep);
+void release_due();
 
 // runrun's own stream on `device` (non-blocking: it does not wait for the legacy default
 // stream), created on first use and kept for the process.

@@ -6,7 +6,7 @@
 #include "common/errors.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/cuda/cuda_device_ops.h"
-#include "ops/cuda/cuda_runtime_library.h"
+#include "ops/cuda_streams.h"
 #include "ops/device.h"
 
 namespace runrun {
@@ -39,7 +39,7 @@ const CpuDeviceOps& cpu_device_ops() {
 
 const DeviceOps& device_ops_for(DLDevice device) {
   if (is_cpu(device)) return cpu::cpu_device_ops();
-  if (device.device_type == kDLCUDA && gpu::probe_cuda_runtime().library != nullptr) {
+  if (device.device_type == kDLCUDA && gpu::cuda_runtime_available()) {
     return gpu::cuda_device_ops(device.device_id);
   }
   throw UnsupportedError(RUNRUN_WHERE, "no device operations for memory on " +

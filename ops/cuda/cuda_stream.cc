@@ -10,7 +10,15 @@
 
 namespace runrun::gpu {
 
-bool cuda_runtime_available() { return probe_cuda_runtime().library != nullptr; }
+bool cuda_runtime_available() {
+  static const bool usable = [] {
+    const CudaRuntimeProbe& probe = probe_cuda_runtime();
+    if (probe.library == nullptr) return false;
+    int devices = 0;
+    return probe.library->get_device_count(&devices) == cuda_abi::kSuccess && devices > 0;
+  }();
+  return usable;
+}
 
 void copy_async(void* dst, const void* src, size_t bytes, cuda_abi::Stream stream, int device) {
   if (bytes == 0) return;
@@ -75,6 +83,38 @@ bool CudaEvent::query() const {
 
 void CudaEvent::synchronize() const {
   check_cuda(cuda_runtime().event_synchronize(event_), "cudaEventSynchronize", device_);
+}
+
+namespace {
+struct PendingRelease {
+  std::unique_ptr<CudaEvent> event;
+  std::shared_ptr<void> keep;
+};
+struct ReleaseList {
+  std::mutex mutex;
+  std::vector<PendingRelease> pending;
+};
+ReleaseList& release_list() {
+  static ReleaseList* list = new ReleaseList;  // never destroyed: released at exit by the OS
+  return *list;
+}
+// Drops the entries whose event was reached; the caller holds the list's mutex.
+void sweep(std::vector<PendingRelease>& pending) {
+  std::erase_if(pending, [](const PendingRelease& p) { return p.event->query(); });
+}
+}  // namespace
+
+void release_after(std::unique_ptr<CudaEvent> event, std::shared_ptr<void> keep) {
+  ReleaseList& list = release_list();
+  std::lock_guard<std::mutex> lock(list.mutex);
+  sweep(list.pending);
+  list.pending.push_back({std::move(event), std::move(keep)});
+}
+
+void release_due() {
+  ReleaseList& list = release_list();
+  std::lock_guard<std::mutex> lock(list.mutex);
+  sweep(list.pending);
 }
 
 cuda_abi::Stream runrun_stream(int device) {

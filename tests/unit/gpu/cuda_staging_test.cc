@@ -20,7 +20,9 @@
 
 #include "../core/rank_threads.h"
 #include "fake_cuda.h"
+#include "common/errors.h"
 #include "ops/cuda_streams.h"
+#include "ops/device_ops.h"
 #include "runrun/c_api.h"
 #include "tests/support/backend_conformance_values.h"
 
@@ -288,8 +290,8 @@ TEST_CASE("the op waits for the producer's stream before it reads the tensor", "
 TEST_CASE("the framework's stream sees the output once the handle completed", "[cuda]") {
   REQUIRE(fake_selected);
   // runrun's stream runs late: its copies back to the device finish long after the host
-  // collective. A handle completed without the completion event would let the framework's
-  // stream read the staged input instead of the sum.
+  // collective and the handle's completion. A framework stream that was not made to wait on the
+  // completion event would read the input instead of the sum.
   testing::run_ranks(2, [](int rank, Runtime& runtime) {
     fake_cuda_set_stream_delay_us(gpu::runrun_stream(rank), 100000);
     const auto got = allreduce_once(
@@ -297,6 +299,25 @@ TEST_CASE("the framework's stream sees the output once the handle completed", "[
     fake_cuda_set_stream_delay_us(gpu::runrun_stream(rank), -1);
     RANK_CHECK(got == std::vector<float>(4, 3.0f));
   });
+}
+
+TEST_CASE("DeviceOps of a CUDA device copy and zero on runrun's stream, and do no arithmetic",
+          "[cuda]") {
+  REQUIRE(fake_selected);
+  const DeviceOps& ops = device_ops_for({kDLCUDA, 1});
+  CHECK(same_device(ops.device(), DLDevice{kDLCUDA, 1}));
+  CUstream_st* stream = gpu::runrun_stream(1);
+  fake_cuda_set_stream_delay_us(stream, 2000);  // a copy that did not use the stream reads zeros
+  testing::DeviceBytes a(16), b(16);
+  const Bytes sevens(16, std::byte{7});
+  a.write_async(sevens, stream);
+  ops.copy(b.data(), a.data(), 16);
+  CHECK(testing::DeviceBytes::read(b.data(), 16, stream) == sevens);
+  ops.zero(b.data(), 16);
+  CHECK(testing::DeviceBytes::read(b.data(), 16, stream) == Bytes(16));
+  fake_cuda_set_stream_delay_us(stream, -1);
+  CHECK_THROWS_AS(ops.scale(b.data(), 4, DataType::kFloat32, 2.0), UnsupportedError);
+  CHECK_THROWS_AS(ops.divide(b.data(), 4, DataType::kFloat32, 2), UnsupportedError);
 }
 
 TEST_CASE("runrun_set_cuda_stream sets the calling thread's framework stream", "[cuda]") {
