@@ -73,11 +73,11 @@ class BucketSpans {
 
 }  // namespace
 
-void OpExecutor::execute(const std::vector<Response>& agreed,
+void OpExecutor::execute(const std::vector<Response>& responses,
                          std::vector<std::unique_ptr<TensorEntry>>& entries) {
-  for (const FusionBucket& bucket : plan_fusion(agreed, fusion_threshold_)) {
-    const Response& first = agreed[bucket.members[0]];
-    BucketSpans spans(timeline_, agreed, bucket);
+  for (const FusionBucket& bucket : plan_fusion(responses, fusion_threshold_)) {
+    const Response& first = responses[bucket.members[0]];
+    BucketSpans spans(timeline_, responses, bucket);
     spans.end("QUEUE");
     std::string collective = upper(op_type_name(first.op));
     spans.begin(collective);
@@ -93,12 +93,12 @@ void OpExecutor::execute(const std::vector<Response>& agreed,
       continue;
     }
     // CUDA tensors run on pinned host copies (core/device_staging.h); host ones as they are.
-    DeviceStaging staging(agreed, bucket, entries);
-    const std::vector<Response>& responses = staging.responses();
-    const Response& op = responses[bucket.members[0]];
+    DeviceStaging staging(responses, bucket, entries);
+    const std::vector<Response>& staged = staging.responses();
+    const Response& op = staged[bucket.members[0]];
     TensorEntry* entry = entries[bucket.members[0]].get();
     if (first.op == OpType::kAllreduce) {  // joined ranks take part without entries
-      run_allreduce_bucket(responses, bucket, entries);
+      run_allreduce_bucket(staged, bucket, entries);
       staging.finish();
       for (size_t member : bucket.members) {
         if (entries[member]) entries[member]->handle->complete_part();
