@@ -79,7 +79,7 @@ DLManagedTensor* to_dlpack(OwnedTensor tensor) {
   ctx->shape = ctx->tensor.shape;
   auto* managed = new DLManagedTensor{};
   managed->dl_tensor.data = ctx->tensor.storage.get();
-  managed->dl_tensor.device = {kDLCPU, 0};
+  managed->dl_tensor.device = ctx->tensor.device;
   managed->dl_tensor.ndim = static_cast<int>(ctx->shape.size());
   managed->dl_tensor.dtype = dtype_to_dlpack(ctx->tensor.dtype);
   managed->dl_tensor.shape = ctx->shape.data();

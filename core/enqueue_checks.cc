@@ -1,5 +1,7 @@
 #include "core/enqueue_checks.h"
 
+#include "core/device_staging.h"
+#include "ops/cuda_streams.h"
 #include "ops/gpu_libraries.h"
 
 namespace runrun {
@@ -35,13 +37,18 @@ void check_tensor(OpType op, const std::string& name, int rank, const TensorView
                    where(op, name, rank) + ": the " + role + " has a negative dimension " +
                        shape_string(t.shape));
   }
-  if (!is_cpu(t.device)) {
-    throw UnsupportedError(RUNRUN_WHERE, where(op, name, rank) + ": the " + role + " is on " +
-                                             device_string(t.device) +
-                                             ", but runrun moves host (cpu) memory only so far: "
-                                             "GPU tensors need the NCCL data backend, which does "
-                                             "not exist yet; move the tensor to the CPU." +
-                                             gpu_libraries_note(t.device));
+  if (!is_cpu(t.device) &&
+      (t.device.device_type != kDLCUDA || !gpu::cuda_runtime_available())) {
+    const bool cuda = t.device.device_type == kDLCUDA;
+    throw UnsupportedError(
+        RUNRUN_WHERE,
+        where(op, name, rank) + ": the " + role + " is on " + device_string(t.device) +
+            (cuda ? ", but this rank has no usable CUDA runtime with a GPU, which CUDA "
+                    "tensors need (NCCL is optional: without it they are staged through host "
+                    "memory); see below, or move the tensor to the CPU."
+                  : ", but runrun moves host (cpu) and CUDA memory only; move the tensor to "
+                    "the CPU.") +
+            gpu_libraries_note(t.device));
   }
   RUNRUN_ENFORCE(t.data != nullptr || t.num_bytes() == 0, InvalidArgumentError,
                  where(op, name, rank) + ": the " + role + " is a null pointer with " +
@@ -96,6 +103,7 @@ std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
   entry->handle = std::move(handle);
   entry->handle_index = index;
   entry->enqueued_at = std::chrono::steady_clock::now();
+  entry->device_sync = record_producer(in.device);
   return entry;
 }
 

@@ -34,7 +34,11 @@ std::string number(double v) {
 
 std::string op_name_of(const Request& r) { return op_type_name(r.op); }
 std::string dtype_of(const Request& r) { return std::string(data_type_name(r.dtype)); }
-std::string device_of(const Request& r) { return device_string(r.device); }
+// The kind of device: each rank drives its own GPU (cuda:<local_rank>, as in Horovod), so ranks
+// agree on "cuda", not on the index.
+std::string device_of(const Request& r) {
+  return r.device.device_type == kDLCUDA ? "cuda" : device_string(r.device);
+}
 std::string shape_of(const Request& r) { return shape_string(r.shape); }
 std::string trailing_shape_of(const Request& r) {
   std::vector<int64_t> rest(r.shape.begin() + (r.shape.empty() ? 0 : 1), r.shape.end());

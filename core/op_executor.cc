@@ -3,6 +3,7 @@
 #include <cctype>
 #include <numeric>
 
+#include "core/device_staging.h"
 #include "ops/cpu/cpu_device_ops.h"
 #include "ops/device_ops.h"
 
@@ -91,9 +92,14 @@ void OpExecutor::execute(const std::vector<Response>& responses,
       }
       continue;
     }
+    // CUDA tensors run on pinned host copies (core/device_staging.h); host ones as they are.
+    DeviceStaging staging(responses, bucket, entries);
+    const std::vector<Response>& staged = staging.responses();
+    const Response& op = staged[bucket.members[0]];
     TensorEntry* entry = entries[bucket.members[0]].get();
     if (first.op == OpType::kAllreduce) {  // joined ranks take part without entries
-      run_allreduce_bucket(responses, bucket, entries);
+      run_allreduce_bucket(staged, bucket, entries);
+      staging.finish();
       for (size_t member : bucket.members) {
         if (entries[member]) entries[member]->handle->complete_part();
       }
@@ -106,10 +112,10 @@ void OpExecutor::execute(const std::vector<Response>& responses,
     }
     switch (first.op) {
       case OpType::kAllreduce: break;  // handled above
-      case OpType::kAllgather: run_allgather(first, *entry); break;
-      case OpType::kBroadcast: run_broadcast(first, *entry); break;
-      case OpType::kAlltoall: run_alltoall(first, *entry); break;
-      case OpType::kReducescatter: run_reducescatter(first, *entry); break;
+      case OpType::kAllgather: run_allgather(op, *entry); break;
+      case OpType::kBroadcast: run_broadcast(op, *entry); break;
+      case OpType::kAlltoall: run_alltoall(op, *entry); break;
+      case OpType::kReducescatter: run_reducescatter(op, *entry); break;
       case OpType::kBarrier: backend_.start_barrier()->wait(); break;
       case OpType::kJoin: entry->handle->set_result(first.root); break;
       case OpType::kNotice:
@@ -119,6 +125,7 @@ void OpExecutor::execute(const std::vector<Response>& responses,
         if (!run_action(*entry)) continue;
         break;
     }
+    staging.finish();
     for (size_t member : bucket.members) entries[member]->handle->complete_part();
   }
 }

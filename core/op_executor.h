@@ -4,7 +4,8 @@
 // postscale, copy out), a large allreduce directly on the tensor, allgather/broadcast/alltoall/
 // reducescatter/barrier as themselves — and completes each entry's handle. Buffers go to the
 // backend with their device; copies, scaling and the average's division go through the
-// DeviceOps of the tensors' device (ops/device_ops.h). Each collective is started and waited
+// DeviceOps of the tensors' device (ops/device_ops.h); buckets of CUDA tensors run on pinned host
+// copies (core/device_staging.h). Each collective is started and waited
 // for at once (Completion::wait), as the round's order must be kept. An error response
 // fails its entries' handles; the runtime goes on. A transport error propagates to the caller.
 // Thread-safety: owned by the process set's background thread.

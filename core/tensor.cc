@@ -17,7 +17,9 @@ constexpr size_t kMapThreshold = size_t{4} << 20;
 }  // namespace
 
 void AlignedDelete::operator()(std::byte* p) const {
-  if (mapped_bytes > 0) {
+  if (release != nullptr) {
+    release(p, release_context);
+  } else if (mapped_bytes > 0) {
     ::munmap(p, mapped_bytes);
   } else {
     ::operator delete[](p, std::align_val_t(64));

@@ -30,9 +30,13 @@ struct TensorView {
   size_t num_bytes() const { return num_elements() * element_size(dtype); }
 };
 
-// Frees what allocate_aligned returned: heap blocks, or mapped ones (mapped_bytes > 0).
+// Frees what allocate_aligned returned: heap blocks, or mapped ones (mapped_bytes > 0); or, with
+// `release` set, memory of another allocator (a CUDA output: core/device_staging.h), handed to
+// release(p, release_context).
 struct AlignedDelete {
   size_t mapped_bytes = 0;
+  void (*release)(std::byte*, void*) = nullptr;
+  void* release_context = nullptr;
   void operator()(std::byte* p) const;
 };
 using AlignedBytes = std::unique_ptr<std::byte[], AlignedDelete>;
@@ -45,10 +49,11 @@ struct OwnedTensor {
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;
   AlignedBytes storage;
+  DLDevice device = kCpuDevice;  // where `storage` is (a CUDA output of a CUDA input)
 
   // Allocates (uninitialised, 64-byte aligned) storage for the shape.
   static OwnedTensor allocate(DataType dtype, std::vector<int64_t> shape);
-  TensorView view() { return TensorView{storage.get(), dtype, shape, kCpuDevice}; }
+  TensorView view() { return TensorView{storage.get(), dtype, shape, device}; }
   size_t num_bytes() const { return num_elements(shape) * element_size(dtype); }
 };
 

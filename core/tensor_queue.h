@@ -24,6 +24,8 @@
 namespace runrun {
 
 // One enqueued tensor op (a member of a grouped op counts as one entry).
+struct DeviceSync;  // core/device_staging.h
+
 struct TensorEntry {
   Request request;
   std::string signature;  // request.signature(), computed once: negotiation compares it often
@@ -35,6 +37,8 @@ struct TensorEntry {
   // Process-set changes: runs on the background thread, with the set's backend, once every
   // rank agreed; an InvalidArgumentError it throws fails only this op.
   std::function<void(Transport&, Handle&)> action;
+  // CUDA tensors: the framework stream and the producer event recorded on it at enqueue.
+  std::shared_ptr<DeviceSync> device_sync;
 };
 
 class TensorQueue {

@@ -28,6 +28,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("orphaned_op_count", &runrun::python::orphaned_op_count,
         "Ops whose handle was dropped before they completed and that still run (for tests).");
   m.def("mpi_threads_supported", [] { return runrun_mpi_threads_supported() != 0; });
+  m.def("set_cuda_stream",
+        [](uintptr_t stream) { runrun_set_cuda_stream(reinterpret_cast<void*>(stream)); },
+        "The CUDA stream (cudaStream_t as an int) of this thread's next CUDA tensors.");
   m.attr("STATUS_IN_PROGRESS") = static_cast<int>(RUNRUN_IN_PROGRESS);
   runrun::python::bind_handle(m);
   runrun::python::bind_runtime(m);

@@ -5,6 +5,8 @@
 
 #include "common/errors.h"
 #include "ops/cpu/reduce_kernels.h"
+#include "ops/cuda/cuda_device_ops.h"
+#include "ops/cuda_streams.h"
 #include "ops/device.h"
 
 namespace runrun {
@@ -37,11 +39,14 @@ const CpuDeviceOps& cpu_device_ops() {
 
 const DeviceOps& device_ops_for(DLDevice device) {
   if (is_cpu(device)) return cpu::cpu_device_ops();
+  if (device.device_type == kDLCUDA && gpu::cuda_runtime_available()) {
+    return gpu::cuda_device_ops(device.device_id);
+  }
   throw UnsupportedError(RUNRUN_WHERE, "no device operations for memory on " +
                                            device_string(device) +
-                                           " in this build (copy, scale and average run on the "
-                                           "cpu only until a GPU backend exists); move the "
-                                           "tensor to the CPU");
+                                           " in this process (host memory, and CUDA memory "
+                                           "once a CUDA runtime is found, docs/gpu.md); move "
+                                           "the tensor to the CPU");
 }
 
 }  // namespace runrun

@@ -45,5 +45,9 @@ using Malloc = Error (*)(void**, size_t);
 using Free = Error (*)(void*);
 using MallocHost = Error (*)(void**, size_t);
 using FreeHost = Error (*)(void*);
+// Stream-ordered allocation (CUDA 11.2+): outputs runrun allocates on a GPU are freed on the
+// stream that consumes them, without the device-wide synchronization of cudaFree.
+using MallocAsync = Error (*)(void**, size_t, Stream);
+using FreeAsync = Error (*)(void*, Stream);
 
 }  // namespace runrun::gpu::cuda_abi

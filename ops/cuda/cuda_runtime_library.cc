@@ -38,10 +38,12 @@ CudaRuntimeProbe open_cuda_runtime(const LibrarySpec& spec) {
   symbols.resolve(library->free_device, "cudaFree");
   symbols.resolve(library->malloc_host, "cudaMallocHost");
   symbols.resolve(library->free_host, "cudaFreeHost");
+  symbols.resolve(library->malloc_async, "cudaMallocAsync");
+  symbols.resolve(library->free_async, "cudaFreeAsync");
   if (!symbols.missing().empty()) {
     probe.problem = "the CUDA runtime at " + found.path + " (" + found.found_by +
                     ") lacks " + symbols.missing_list() +
-                    "; point RUNRUN_CUDART_LIBRARY at a libcudart.so of CUDA 11 or later";
+                    "; point RUNRUN_CUDART_LIBRARY at a libcudart.so of CUDA 11.2 or later";
     return probe;
   }
   if (library->runtime_get_version(&library->version) != cuda_abi::kSuccess) {

@@ -38,6 +38,8 @@ struct CudaRuntimeLibrary {
   cuda_abi::Free free_device = nullptr;
   cuda_abi::MallocHost malloc_host = nullptr;
   cuda_abi::FreeHost free_host = nullptr;
+  cuda_abi::MallocAsync malloc_async = nullptr;
+  cuda_abi::FreeAsync free_async = nullptr;
 
   // "cudaErrorNoDevice (100): no CUDA-capable device is detected", for messages.
   std::string error_text(cuda_abi::Error error) const;

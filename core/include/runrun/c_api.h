@@ -8,8 +8,9 @@
  * handle at once; the runtime's background thread runs the op. Tensors passed in are borrowed:
  * the caller keeps their memory alive and untouched until the handle completes.
  *
- * Tensors: DLPack DLTensor in host memory (kDLCPU, or pinned kDLCUDAHost; another device is
- * refused at enqueue with RUNRUN_UNSUPPORTED naming the device), contiguous
+ * Tensors: DLPack DLTensor in host memory (kDLCPU, or pinned kDLCUDAHost) or, where a CUDA
+ * runtime is found at run time, CUDA memory (kDLCUDA; see "CUDA tensors" below); another device
+ * is refused at enqueue with RUNRUN_UNSUPPORTED naming the device and what was found), contiguous
  * (strides NULL or row-major), byte_offset honoured. dtypes: kDLUInt 8 (uint8), kDLInt 8/16/32/64,
  * kDLFloat 16/32/64, kDLBfloat 16, and bool as DLPack >= 0.8 writes it (code 6, 8 bits).
  *
@@ -200,6 +201,20 @@ runrun_status runrun_get_counters(const runrun_runtime* rt, int32_t process_set,
 runrun_status runrun_start_timeline(runrun_runtime* rt, const char* path);
 /* Closes the timeline file as valid JSON. No-op when none is running. */
 runrun_status runrun_stop_timeline(runrun_runtime* rt);
+
+/* --- CUDA tensors (docs/gpu.md "Streams") -------------------------------------------------
+ * Why: runrun never synchronizes a device. When a kDLCUDA tensor is enqueued, runrun records an
+ * event on the calling thread's CUDA stream (the framework's current stream, e.g. torch's
+ * torch.cuda.current_stream().cuda_stream) and its own stream waits on that event before it
+ * reads the tensor; before the handle completes, that same stream is made to wait
+ * (cudaStreamWaitEvent) for the op's completion event, so work the framework enqueues on it
+ * after runrun_handle_wait sees the output. Outputs the runtime allocates for a CUDA input are
+ * on the input's device (stream-ordered cudaMallocAsync; the DLPack deleter frees them on that
+ * stream). Thread-local: applies to this thread's later enqueues; NULL (the default) is the
+ * legacy default stream. The stream must live until the ops enqueued with it completed. */
+void runrun_set_cuda_stream(void* stream);
+/* This thread's stream as set above (NULL by default). */
+void* runrun_cuda_stream(void);
 
 /* --- handles ------------------------------------------------------------------------------ */
 

@@ -77,6 +77,10 @@ static_assert(same_abi(static_cast<runrun::gpu::cuda_abi::MallocHost>(nullptr),
                        static_cast<cudaError_t (*)(void**, size_t)>(&::cudaMallocHost)));
 RUNRUN_CHECK_ENTRY(cuda_abi, Free, cudaFree);
 RUNRUN_CHECK_ENTRY(cuda_abi, FreeHost, cudaFreeHost);
+RUNRUN_CHECK_ENTRY(cuda_abi, FreeAsync, cudaFreeAsync);
+static_assert(same_abi(
+    static_cast<runrun::gpu::cuda_abi::MallocAsync>(nullptr),
+    static_cast<cudaError_t (*)(void**, size_t, cudaStream_t)>(&::cudaMallocAsync)));
 
 static_assert(std::is_same_v<runrun::gpu::cuda_abi::Stream, cudaStream_t>);
 static_assert(std::is_same_v<runrun::gpu::cuda_abi::Event, cudaEvent_t>);

@@ -62,6 +62,8 @@ int cudaMalloc() { return 0; }
 int cudaFree() { return 0; }
 int cudaMallocHost() { return 0; }
 int cudaFreeHost() { return 0; }
+int cudaMallocAsync() { return 0; }
+int cudaFreeAsync() { return 0; }
 #endif
 #endif
 

@@ -10,7 +10,7 @@ is enqueued. Thread-safety: stateless; any thread.
 import torch
 import torch.utils.dlpack
 
-from runrun.common import basics
+from runrun.common import loader
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.tensor_protocol import TensorAdapter
 
@@ -35,10 +35,11 @@ def check_tensor(tensor, op, name, in_place=False):
             f"{op} '{name}': {tensor.layout} tensors are not supported; pass a dense tensor "
             "(tensor.to_dense())")
     if tensor.device.type != "cpu":
-        if tensor.device.type != "cuda" or not basics.cuda_built():
+        if tensor.device.type != "cuda":
             raise InvalidArgumentError(
-                f"{op} '{name}': tensor is on {tensor.device} but this runrun build only "
-                "handles CPU tensors (cuda_built() is False); move it with .cpu()")
+                f"{op} '{name}': tensor is on {tensor.device} but runrun handles CPU and CUDA "
+                "tensors only; move it with .cpu()")
+        hand_over_stream(tensor)
     if not tensor.is_contiguous():
         if in_place:
             raise InvalidArgumentError(
@@ -47,6 +48,14 @@ def check_tensor(tensor, op, name, in_place=False):
                 "use the out-of-place op or copy the result back")
         tensor = tensor.contiguous()
     return tensor
+
+
+def hand_over_stream(tensor):
+    """The stream contract for a CUDA tensor (docs/gpu.md "Streams"): the op enqueued next on
+    this thread waits for torch's current stream of the tensor's device, and that stream waits
+    for the op's outputs once its handle completed."""
+    stream = torch.cuda.current_stream(tensor.device).cuda_stream
+    loader.core().set_cuda_stream(stream)
 
 
 def to_capsule(tensor):
