@@ -22,6 +22,7 @@ io_callback path (jit_ops.py), with one warning when the native path was expecte
 Thread-safety: enabled() takes a lock once; the rest runs while tracing or lowering.
 """
 
+import functools
 import os
 import threading
 import warnings
@@ -47,6 +48,7 @@ def _setup():
                       "installed when CMake configured); rebuild to get the native path")
     try:
         from jax._src import core as jcore
+        from jax._src import dispatch
         from jax._src.callback import _OrderedIOEffect
         from jax._src.interpreters import mlir
     except (ImportError, AttributeError) as err:
@@ -76,6 +78,9 @@ def _setup():
         return results
 
     primitive.def_effectful_abstract_eval(abstract_eval)
+    # Bound on concrete arrays (jax.grad outside jit runs the forward rule eagerly): compiled
+    # alone and run, as jax does for io_callback.
+    primitive.def_impl(functools.partial(dispatch.apply_primitive, primitive))
     mlir.register_lowering(primitive, lowering, platform="cpu")
     return primitive, None
 

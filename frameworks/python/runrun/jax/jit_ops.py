@@ -29,6 +29,7 @@ import numpy as np
 from jax.experimental import io_callback
 
 from runrun.common import collectives as _c
+from runrun.common import names
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.ops import Average, Sum, resolve_op
 from runrun.common.process_sets import process_set_id
@@ -41,6 +42,13 @@ def _struct(x):
     return jax.ShapeDtypeStruct(x.shape, x.dtype)
 
 
+def _jit_name(op, name, process_set):
+    """An unnamed op's name on the callback path, taken when it runs: `<op>.jit.noname.<n>`,
+    counted apart from eager ops, which the Python thread may run while XLA's callback thread
+    runs jit ones (one shared counter would be drawn in a different order per rank)."""
+    return name if name is not None else names.op_name(f"{op}.jit", None, process_set)
+
+
 def _call(host, results, *args):
     return io_callback(host, results, *args, ordered=True)
 
@@ -51,7 +59,8 @@ def _allreduce(x, op, name, prescale_factor, postscale_factor, process_set):
                             postscale_factor, process_set_id(process_set))[0]
 
     def host(array):
-        return _c.allreduce(_H, array, None, name, op, prescale_factor, postscale_factor,
+        run_name = _jit_name("allreduce", name, process_set)
+        return _c.allreduce(_H, array, None, run_name, op, prescale_factor, postscale_factor,
                             process_set, False).wait()
 
     return _call(host, _struct(x), x)
@@ -105,7 +114,8 @@ def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_s
         return fusion.unpack(list(reduced), groups, shapes)
 
     def host(*arrays):
-        return _c.grouped_allreduce(_H, list(arrays), None, name, op, prescale_factor,
+        run_name = _jit_name("grouped_allreduce", name, process_set)
+        return _c.grouped_allreduce(_H, list(arrays), None, run_name, op, prescale_factor,
                                     postscale_factor, process_set, False).wait()
 
     return fusion.unpack(_call(host, [_struct(f) for f in flats], *flats), groups, shapes)
@@ -119,7 +129,8 @@ def broadcast(x, root_rank, name, process_set):
                             process_set=process_set_id(process_set), root_rank=root_rank)[0]
 
     def host(array):
-        return _c.broadcast(_H, array, root_rank, name, process_set, False).wait()
+        run_name = _jit_name("broadcast", name, process_set)
+        return _c.broadcast(_H, array, root_rank, run_name, process_set, False).wait()
 
     return _call(host, _struct(x), x)
 
@@ -149,7 +160,8 @@ def allgather(x, name, process_set):
                             name, process_set=process_set_id(process_set))[0]
 
     def host(array):
-        out = _c.allgather(_H, array, name, process_set).wait()
+        run_name = _jit_name("allgather", name, process_set)
+        out = _c.allgather(_H, array, run_name, process_set).wait()
         return _same_shape("allgather", name, out, shape)
 
     return _call(host, jax.ShapeDtypeStruct(shape, x.dtype), x)
@@ -172,7 +184,8 @@ def alltoall(x, splits, name, process_set):
                             process_set=process_set_id(process_set))[0]
 
     def host(array):
-        out, _received = _c.alltoall(_H, array, None, name, process_set).wait()
+        run_name = _jit_name("alltoall", name, process_set)
+        out, _received = _c.alltoall(_H, array, None, run_name, process_set).wait()
         return _same_shape("alltoall", name, out, x.shape)
 
     return _call(host, _struct(x), x)
@@ -190,7 +203,8 @@ def reducescatter(x, op, name, prescale_factor, postscale_factor, process_set):
                             process_set_id(process_set))[0]
 
     def host(array):
-        out = _c.reducescatter(_H, array, name, op, process_set, prescale_factor,
+        run_name = _jit_name("reducescatter", name, process_set)
+        out = _c.reducescatter(_H, array, run_name, op, process_set, prescale_factor,
                                postscale_factor).wait()
         return np.asarray(out)
 
