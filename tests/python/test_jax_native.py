@@ -65,6 +65,16 @@ def test_callback_fallback_is_selectable_and_exact(jhvd, monkeypatch):
         ffi_ops._state.update(saved)
 
 
+def test_aot_compiled_function_runs_repeatedly(jhvd):
+    """jax.jit(f).lower(x).compile(): the Compiled object called several times (JAX's AOT fast
+    path must still pass the ordered effect's runtime token)."""
+    n, r = jhvd.size(), jhvd.rank()
+    compiled = jax.jit(lambda a: jhvd.allreduce(a, op=jhvd.Sum)).lower(jnp.ones(2)).compile()
+    for step in range(3):
+        exact(compiled(jnp.full((2,), float(r + step))),
+              np.full((2,), float(sum(range(n)) + n * step), np.float32))
+
+
 def test_two_independent_allreduces_called_many_times(jhvd):
     """No data dependence between the two ops, 50 calls with new values each, some inputs
     late on one rank: each call's results are its own (no op paired with another call's)."""

@@ -40,6 +40,15 @@ _lock = threading.Lock()
 _state = {}  # "enabled": bool once decided, "primitive": the bound primitive
 
 
+def _runtime_token_marker(*_args):
+    """Never called: registered as the program's host callback so that JAX passes the runtime
+    token to every execution of it. jax 0.10.2's C++ fast path for AOT-compiled functions
+    (`jax.jit(f).lower(x).compile()(x)`) omits that token for a program with ordered effects
+    but no host callback, and XLA then refuses the call ("supplied 1 arguments but compiled
+    program expected 2"); io_callback programs have one."""
+    return ()
+
+
 def _setup():
     """The primitive, or the reason the native path cannot be used."""
     info = getattr(loader.core(), "xla_ffi", None)
@@ -69,6 +78,8 @@ def _setup():
 
     def lowering(ctx, *args, result_avals, attrs):
         del result_avals
+        if _runtime_token_marker not in ctx.module_context.host_callbacks:
+            ctx.module_context.add_host_callback(_runtime_token_marker)
         token = ctx.tokens_in.get(_OrderedIOEffect)
         framed = ctx.replace(avals_in=(jcore.abstract_token, *ctx.avals_in),
                              avals_out=(jcore.abstract_token, *ctx.avals_out))
