@@ -7,6 +7,7 @@ and dtype inside jit: test_jax_collectives.py, which runs on whichever path is t
 dead peer: ctest jax.dead_peer_in_jit.*.)"""
 
 import os
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -60,6 +61,30 @@ def test_callback_fallback_is_selectable_and_exact(jhvd, monkeypatch):
         total, gathered = fn(jnp.full((2,), float(r)))
         exact(total, np.full((2,), float(sum(range(n))), np.float32))
         exact(gathered, np.repeat(np.arange(n, dtype=np.float32), 2))
+    finally:
+        ffi_ops._state.clear()
+        ffi_ops._state.update(saved)
+
+
+def test_without_the_native_handler_warns_once_and_uses_the_callback(jhvd, monkeypatch):
+    """A _core built without the XLA FFI header (no jax at configure time): one warning that
+    says so, then the callback path."""
+    import types
+
+    from runrun.jax import ffi_ops
+
+    saved = dict(ffi_ops._state)
+    monkeypatch.delenv("RUNRUN_JAX_JIT_PATH", raising=False)
+    monkeypatch.setattr(ffi_ops.loader, "core", lambda: types.SimpleNamespace())
+    ffi_ops._state.clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="built without the XLA FFI header"):
+            assert not ffi_ops.enabled()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert not ffi_ops.enabled()  # decided once: no second warning
+        text = jax.jit(lambda a: jhvd.allreduce(a)).lower(jnp.ones(2)).as_text()
+        assert "custom_call @runrun_collective" not in text and "callback" in text
     finally:
         ffi_ops._state.clear()
         ffi_ops._state.update(saved)
