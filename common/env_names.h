@@ -59,6 +59,10 @@ inline constexpr const char* kProfileInterval = "RUNRUN_PROFILE_INTERVAL";
 inline constexpr const char* kProfileOutput = "RUNRUN_PROFILE_OUTPUT";
 inline constexpr const char* kProfileLinkGbit = "RUNRUN_PROFILE_LINK_GBIT";
 
+// runrun.jax inside jax.jit (docs/jax.md; read by runrun.jax.ffi_ops, not by the runtime):
+// `ffi` (default) the native XLA FFI custom call, `callback` one ordered io_callback per op.
+inline constexpr const char* kJaxJitPath = "RUNRUN_JAX_JIT_PATH";
+
 // Prefix of every runtime knob; the launcher forwards every variable that starts with it.
 inline constexpr const char* kPrefix = "RUNRUN_";
 

@@ -9,6 +9,7 @@
 #include "csrc/handle.h"
 #include "csrc/orphaned_ops.h"
 #include "csrc/runtime.h"
+#include "csrc/xla_ffi.h"
 
 namespace py = pybind11;
 
@@ -36,4 +37,5 @@ PYBIND11_MODULE(_core, m) {
   runrun::python::bind_runtime(m);
   runrun::python::bind_elastic(m);
   runrun::python::bind_fast_enqueue(m);
+  runrun::python::bind_xla_ffi(m);
 }

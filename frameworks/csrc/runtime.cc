@@ -6,6 +6,7 @@
 
 #include "csrc/errors.h"
 #include "csrc/orphaned_ops.h"
+#include "csrc/xla_ffi.h"
 
 namespace py = pybind11;
 
@@ -18,11 +19,14 @@ Runtime::Runtime(std::optional<std::string> backend) {
     status = runrun_init(backend ? backend->c_str() : nullptr, &rt_);
   }
   check_status(status, "runrun_init");
+  xla_ffi_attach(rt_);
 }
 
 Runtime::~Runtime() {
   if (rt_ == nullptr) return;
   py::gil_scoped_release release;
+  runrun_shutdown(rt_);  // fails the ops in flight, so detach cannot wait for ever
+  xla_ffi_detach(rt_);
   runrun_destroy(rt_);
 }
 

@@ -9,8 +9,10 @@ Cases: one float32 array of 4 B, one of 1 MiB, and 100 of 1 KiB; sum allreduce. 
   and one grouped_allreduce);
 - jax eager: runrun.jax.allreduce on a concrete jax.Array (100 x 1 KiB: grouped_allreduce, and
   100 allreduce calls one after the other: the eager API waits for each);
-- jax jit: a jitted function calling runrun.jax.allreduce, i.e. one ordered io_callback per op
-  (100 x 1 KiB: one grouped_allreduce, one callback; and 100 allreduces, 100 callbacks);
+- jax jit native / jax jit callback: a jitted function calling runrun.jax.allreduce, compiled
+  on each of the two jit paths (docs/jax.md): one custom call to runrun's XLA FFI handler per
+  op (the default), or one ordered io_callback per op (RUNRUN_JAX_JIT_PATH=callback)
+  (100 x 1 KiB: one grouped_allreduce, one op; and 100 allreduces, 100 ops);
 - and, to separate runrun's cost from JAX's: "jit, no collective" (the same jitted function
   with x * 1 instead of the allreduce) and "jit, empty io_callback" (an ordered io_callback that
   returns its input: the round trip into Python and back that every op inside jit pays).
@@ -34,6 +36,21 @@ from jax.experimental import io_callback
 
 import runrun.jax as jhvd
 import runrun.torch as hvd
+from runrun.jax import ffi_ops
+
+PATHS = ("native", "callback")
+
+
+def jit_on(path, fn, *example):
+    """`fn` jitted and compiled on jit path `path` (the path is chosen when ops are traced)."""
+    saved = dict(ffi_ops._state)
+    if path == "callback":
+        ffi_ops._state["enabled"] = False
+    try:
+        return jax.jit(fn).lower(*example).compile()
+    finally:
+        ffi_ops._state.clear()
+        ffi_ops._state.update(saved)
 
 
 def parse_args():
@@ -48,14 +65,17 @@ def single_sides(elements, tag):
     t = torch.ones(elements)
     x = jnp.ones(elements, jnp.float32)
     name = f"jsbs.{tag}"
-    jit_allreduce = jax.jit(lambda a: jhvd.allreduce(a, op=jhvd.Sum, name=name + ".jit"))
+    jit_allreduce = {
+        p: jit_on(p, lambda a: jhvd.allreduce(a, op=jhvd.Sum, name=name + ".jit"), x)
+        for p in PATHS}
     jit_plain = jax.jit(lambda a: a * 1.0)
     jit_empty = jax.jit(lambda a: io_callback(lambda v: v, jax.ShapeDtypeStruct(a.shape, a.dtype),
                                               a, ordered=True))
     return {
         "torch": lambda: [hvd.allreduce(t, op=hvd.Sum, name=name + ".torch")],
         "jax eager": lambda: [jhvd.allreduce(x, op=jhvd.Sum, name=name + ".eager")],
-        "jax jit": lambda: [jit_allreduce(x)],
+        "jax jit native": lambda: [jit_allreduce["native"](x)],
+        "jax jit callback": lambda: [jit_allreduce["callback"](x)],
         "jit, no collective": lambda: [jit_plain(x)],
         "jit, empty io_callback": lambda: [jit_empty(x)],
     }
@@ -71,9 +91,12 @@ def many_sides(count, elements):
                    for t, n in zip(ts, names)]
         return [hvd.synchronize(h) for h in handles]
 
-    jit_grouped = jax.jit(lambda a: jhvd.grouped_allreduce(a, op=jhvd.Sum, name="jsbs.g.jit"))
-    jit_each = jax.jit(lambda a: [jhvd.allreduce(v, op=jhvd.Sum, name=n + ".jit")
-                                  for v, n in zip(a, names)])
+    jit_grouped = {p: jit_on(p, lambda a: jhvd.grouped_allreduce(a, op=jhvd.Sum,
+                                                                 name="jsbs.g.jit"), xs)
+                   for p in PATHS}
+    jit_each = {p: jit_on(p, lambda a: [jhvd.allreduce(v, op=jhvd.Sum, name=n + ".jit")
+                                        for v, n in zip(a, names)], xs)
+                for p in PATHS}
     jit_plain = jax.jit(lambda a: [v * 1.0 for v in a])
     return {
         "torch 100 async": torch_async,
@@ -81,8 +104,10 @@ def many_sides(count, elements):
         "jax eager grouped": lambda: jhvd.grouped_allreduce(xs, op=jhvd.Sum, name="jsbs.g.e"),
         "jax eager 100 calls": lambda: [jhvd.allreduce(x, op=jhvd.Sum, name=n + ".e")
                                         for x, n in zip(xs, names)],
-        "jax jit grouped": lambda: jit_grouped(xs),
-        "jax jit 100 ops": lambda: jit_each(xs),
+        "jax jit grouped native": lambda: jit_grouped["native"](xs),
+        "jax jit grouped callback": lambda: jit_grouped["callback"](xs),
+        "jax jit 100 ops native": lambda: jit_each["native"](xs),
+        "jax jit 100 ops callback": lambda: jit_each["callback"](xs),
         "jit, no collective": lambda: jit_plain(xs),
     }
 
@@ -126,6 +151,10 @@ def main():
     hvd.init()
     jhvd.init()
     size = jhvd.size()
+    if not ffi_ops.enabled():
+        print("jax_side_by_side: the native jit path is not available (see the warning above); "
+              "its sides would measure the callback", file=sys.stderr)
+        sys.exit(1)
     rows = []
     rows += run_case("4 B", single_sides(1, "4B"), args, size)
     rows += run_case("1 MiB", single_sides(262144, "1M"), args, size)
@@ -137,7 +166,7 @@ def main():
               f"us per iteration over {args.iters}, the largest over ranks")
         for row in rows:
             print(json.dumps(row) if args.json else
-                  f"{row['case']:12s} {row['side']:24s} {row['us']:10.1f} ({row['us_min']:.1f})",
+                  f"{row['case']:12s} {row['side']:26s} {row['us']:10.1f} ({row['us_min']:.1f})",
                   flush=True)
     jhvd.shutdown()
 

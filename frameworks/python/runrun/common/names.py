@@ -41,3 +41,17 @@ def forget(set_id=None):
     with _lock:
         for key in [k for k in _counters if set_id is None or k[1] == set_id]:
             del _counters[key]
+    _forget_native(set_id)
+
+
+def _forget_native(set_id):
+    """runrun.jax's native jit path names its unnamed ops in _core (frameworks/csrc/xla_ffi.h):
+    its counters restart with these."""
+    from runrun.common import loader
+
+    try:
+        forget_native = getattr(loader.core(), "xla_ffi_forget", None)
+    except ImportError:  # no extension: nothing native to forget
+        return
+    if forget_native is not None:
+        forget_native(-1 if set_id is None else int(set_id))

@@ -1,7 +1,8 @@
 """runrun.jax's public collectives: one function per op that works on concrete jax.Arrays
-(eager.py: enqueue and wait) and on traced values inside jax.jit (jit_ops.py: an ordered
-io_callback per op). Names, arguments and defaults follow Horovod (horovod.torch's
-out-of-place ops); every op returns new arrays (jax.Arrays are immutable).
+(eager.py: enqueue and wait) and on traced values inside jax.jit (jit_ops.py: a custom call
+to runrun's XLA FFI handler per op, or an ordered io_callback as the fallback). Names,
+arguments and defaults follow Horovod (horovod.torch's out-of-place ops); every op returns new
+arrays (jax.Arrays are immutable).
 Thread-safety: any thread; each op name may have one op in flight.
 """
 

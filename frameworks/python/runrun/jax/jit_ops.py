@@ -1,15 +1,18 @@
 """The collectives inside jax.jit (and any other trace: jax.lax.scan bodies, jax.checkpoint):
-each op is one jax.experimental.io_callback(ordered=True) whose host function runs the eager
-op (eager.py semantics) on XLA's callback thread and returns numpy buffers that XLA copies
-into the op's outputs.
+each op is one custom call to runrun's native XLA FFI handler (ffi_ops.py, the default), or,
+as a fallback (RUNRUN_JAX_JIT_PATH=callback, or no native handler), one
+jax.experimental.io_callback(ordered=True) whose host function runs the eager op (eager.py
+semantics) on XLA's callback thread and returns numpy buffers that XLA copies into the op's
+outputs. Both carry the same ordered effect, so what follows holds for both.
 
 Why ordered: XLA may reorder or run concurrently operations without a data dependence between
 them. A blocking collective must be started in the same order on every rank, or two ranks each
 wait in a different op and the job hangs (until RUNRUN_COLLECTIVE_TIMEOUT). Ordered callbacks
 thread one token through the program, so the ops of a jitted function, and of successive calls
 of it, run in program order, the same on every rank.
-Naming: the name is chosen when the op runs, not when it is traced (runrun.common.names: an
-unnamed op is "<op>.noname.<n>" in call order), so a retrace on one rank cannot shift names.
+Naming: the name is chosen when the op runs, not when it is traced (an unnamed op is
+"<op>.jit.<n>" natively, "<op>.noname.<n>" from runrun.common.names through the callback, in
+call order), so a retrace on one rank cannot shift names.
 Shapes must be static inside jit: allgather and alltoall there need the same first dimension
 on every rank (checked when the op runs); reducescatter's output rows follow from the rank.
 Checks that need no other rank (dtype, argument types) run at trace time and raise
@@ -26,9 +29,11 @@ import numpy as np
 from jax.experimental import io_callback
 
 from runrun.common import collectives as _c
+from runrun.common import names
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.ops import Average, Sum, resolve_op
-from runrun.jax import fusion
+from runrun.common.process_sets import process_set_id
+from runrun.jax import ffi_ops, fusion
 from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
 from runrun.jax.tensor_bridge import check_dtype
 
@@ -37,13 +42,25 @@ def _struct(x):
     return jax.ShapeDtypeStruct(x.shape, x.dtype)
 
 
+def _jit_name(op, name, process_set):
+    """An unnamed op's name on the callback path, taken when it runs: `<op>.jit.noname.<n>`,
+    counted apart from eager ops, which the Python thread may run while XLA's callback thread
+    runs jit ones (one shared counter would be drawn in a different order per rank)."""
+    return name if name is not None else names.op_name(f"{op}.jit", None, process_set)
+
+
 def _call(host, results, *args):
     return io_callback(host, results, *args, ordered=True)
 
 
 def _allreduce(x, op, name, prescale_factor, postscale_factor, process_set):
+    if ffi_ops.enabled():
+        return ffi_ops.call(ffi_ops.ALLREDUCE, [_struct(x)], [x], name, op, prescale_factor,
+                            postscale_factor, process_set_id(process_set))[0]
+
     def host(array):
-        return _c.allreduce(_H, array, None, name, op, prescale_factor, postscale_factor,
+        run_name = _jit_name("allreduce", name, process_set)
+        return _c.allreduce(_H, array, None, run_name, op, prescale_factor, postscale_factor,
                             process_set, False).wait()
 
     return _call(host, _struct(x), x)
@@ -90,9 +107,15 @@ def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_s
         check_dtype(x.dtype, "grouped_allreduce", name)
     groups, shapes = fusion.layout(xs)
     flats = fusion.pack(xs, groups)
+    if flats and ffi_ops.enabled():
+        reduced = ffi_ops.call(ffi_ops.GROUPED_ALLREDUCE, [_struct(f) for f in flats], flats,
+                               name, op, prescale_factor, postscale_factor,
+                               process_set_id(process_set))
+        return fusion.unpack(list(reduced), groups, shapes)
 
     def host(*arrays):
-        return _c.grouped_allreduce(_H, list(arrays), None, name, op, prescale_factor,
+        run_name = _jit_name("grouped_allreduce", name, process_set)
+        return _c.grouped_allreduce(_H, list(arrays), None, run_name, op, prescale_factor,
                                     postscale_factor, process_set, False).wait()
 
     return fusion.unpack(_call(host, [_struct(f) for f in flats], *flats), groups, shapes)
@@ -101,9 +124,13 @@ def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_s
 def broadcast(x, root_rank, name, process_set):
     check_dtype(x.dtype, "broadcast", name)
     root_rank = int(root_rank)
+    if ffi_ops.enabled():
+        return ffi_ops.call(ffi_ops.BROADCAST, [_struct(x)], [x], name,
+                            process_set=process_set_id(process_set), root_rank=root_rank)[0]
 
     def host(array):
-        return _c.broadcast(_H, array, root_rank, name, process_set, False).wait()
+        run_name = _jit_name("broadcast", name, process_set)
+        return _c.broadcast(_H, array, root_rank, run_name, process_set, False).wait()
 
     return _call(host, _struct(x), x)
 
@@ -128,9 +155,13 @@ def allgather(x, name, process_set):
     check_dtype(x.dtype, "allgather", name)
     rows = _first_dim(x, "allgather", name)
     shape = (rows * process_set.size(),) + tuple(x.shape[1:])
+    if ffi_ops.enabled():
+        return ffi_ops.call(ffi_ops.ALLGATHER, [jax.ShapeDtypeStruct(shape, x.dtype)], [x],
+                            name, process_set=process_set_id(process_set))[0]
 
     def host(array):
-        out = _c.allgather(_H, array, name, process_set).wait()
+        run_name = _jit_name("allgather", name, process_set)
+        out = _c.allgather(_H, array, run_name, process_set).wait()
         return _same_shape("allgather", name, out, shape)
 
     return _call(host, jax.ShapeDtypeStruct(shape, x.dtype), x)
@@ -148,9 +179,13 @@ def alltoall(x, splits, name, process_set):
         raise InvalidArgumentError(
             f"alltoall '{name}': splits=None needs a first dimension divisible by the set "
             f"size {process_set.size()}, got {rows}")
+    if ffi_ops.enabled():
+        return ffi_ops.call(ffi_ops.ALLTOALL, [_struct(x)], [x], name,
+                            process_set=process_set_id(process_set))[0]
 
     def host(array):
-        out, _received = _c.alltoall(_H, array, None, name, process_set).wait()
+        run_name = _jit_name("alltoall", name, process_set)
+        out, _received = _c.alltoall(_H, array, None, run_name, process_set).wait()
         return _same_shape("alltoall", name, out, x.shape)
 
     return _call(host, _struct(x), x)
@@ -162,9 +197,14 @@ def reducescatter(x, op, name, prescale_factor, postscale_factor, process_set):
     rows = _first_dim(x, "reducescatter", name)
     n, r = process_set.size(), process_set.rank()
     shape = (rows // n + (1 if r < rows % n else 0),) + tuple(x.shape[1:])
+    if ffi_ops.enabled():
+        return ffi_ops.call(ffi_ops.REDUCESCATTER, [jax.ShapeDtypeStruct(shape, x.dtype)], [x],
+                            name, op, prescale_factor, postscale_factor,
+                            process_set_id(process_set))[0]
 
     def host(array):
-        out = _c.reducescatter(_H, array, name, op, process_set, prescale_factor,
+        run_name = _jit_name("reducescatter", name, process_set)
+        out = _c.reducescatter(_H, array, run_name, op, process_set, prescale_factor,
                                postscale_factor).wait()
         return np.asarray(out)
 
