@@ -2,10 +2,11 @@
 trainer compiles the train step, so the DistributedOptimizer's gradient allreduce runs there).
 
 Why one small file: the JAX side of every collective is runrun.jax's (docs/jax.md): inside jit
-one ordered io_callback for the whole list, packed into one buffer per dtype, named when it
-runs so that every rank matches it; eagerly the same grouped op without the callback. This file
-only maps runrun.keras's argument order onto runrun.jax.grouped_allreduce.
-Thread-safety: as runrun.jax's collectives (the callback runs on JAX's host-callback thread).
+one native XLA custom call for the whole list (or, with RUNRUN_JAX_JIT_PATH=callback, one
+ordered io_callback), packed into one buffer per dtype, ordered by JAX's IO token and named when
+it runs so that every rank matches it; eagerly the same grouped op. This file only maps
+runrun.keras's argument order onto runrun.jax.grouped_allreduce.
+Thread-safety: as runrun.jax's collectives (inside jit they run on an XLA thread).
 """
 
 import runrun.jax as _rj
