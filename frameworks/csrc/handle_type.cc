@@ -51,7 +51,9 @@ PyObject* guarded(Body&& body) {
   return nullptr;
 }
 
-PyObject* new_ref(const py::object& o) { return o ? o.inc_ref().ptr() : (Py_INCREF(Py_None), Py_None); }
+PyObject* new_ref(const py::object& o) {
+  return o ? o.inc_ref().ptr() : (Py_INCREF(Py_None), Py_None);
+}
 
 void dealloc(PyObject* self) {
   auto* obj = reinterpret_cast<HandleObject*>(self);

@@ -254,7 +254,8 @@ int Group::first_missing(uint32_t target) const {
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     const uint32_t published =
-        block_of(segment_.data(), static_cast<size_t>(p))->published.load(std::memory_order_acquire);
+        block_of(segment_.data(), static_cast<size_t>(p))
+            ->published.load(std::memory_order_acquire);
     if (!reached(published, target)) return p;
   }
   return rank_ == 0 ? 1 : 0;  // every peer published meanwhile: name one rather than none
@@ -264,7 +265,8 @@ void Group::fail(ErrorCode code, const std::string& why) {
   broken_code_ = code;
   broken_ = why;
   leave();  // peers learn at once, as from a closed connection
-  throw_error(code, RUNRUN_WHERE, std::string(op_) + " on rank " + std::to_string(rank_) + ": " + why);
+  throw_error(code, RUNRUN_WHERE,
+              std::string(op_) + " on rank " + std::to_string(rank_) + ": " + why);
 }
 
 void Group::leave() {

@@ -18,7 +18,8 @@ Results are checked against the exact sum before timing. Blocks alternate betwee
 over blocks: `enqueue_us_per_tensor` (this rank's time to enqueue all, / count; the largest
 over ranks), `total_ms` (enqueue of the first to the last one synchronized, the slowest
 rank's) and, for runrun's sides, `rounds` (negotiation rounds rank 0 ran for the block,
-Runtime.counters(); absent on a runrun without it). --json prints one object per line. Thread-safety: a script; one thread.
+Runtime.counters(); absent on a runrun without it). --json prints one object per line.
+Thread-safety: a script; one thread.
 """
 
 import argparse

@@ -86,7 +86,8 @@ void allreduce_and_check(runrun_runtime* rt, const runrun_topology& t) {
   runrun_handle* handle = nullptr;
   check(runrun_allreduce(rt, "probe.never", &tensor, &tensor, &options, &handle), "allreduce");
   if (runrun_handle_wait(handle, -1) == RUNRUN_PEER_FAILURE) {
-    std::fprintf(stderr, "PROBE lost a peer, waits for the launcher: %s\n", runrun_handle_error(handle));
+    std::fprintf(stderr, "PROBE lost a peer, waits for the launcher: %s\n",
+                 runrun_handle_error(handle));
     for (;;) pause();
   }
   die("wait_forever", std::string("the allreduce ended: ") + runrun_handle_error(handle));
@@ -124,7 +125,8 @@ void steps_and_check(runrun_runtime* rt, const runrun_topology& t, int steps) {
       }
       runrun_handle_release(handles[k]);
       for (size_t i = 0; i < data[k].size(); ++i) {
-        const auto expected = static_cast<float>(ranks_sum * static_cast<long long>(i % 1000 + step));
+        const auto expected =
+            static_cast<float>(ranks_sum * static_cast<long long>(i % 1000 + step));
         if (data[k][i] != expected) {
           die("allreduce", "step " + std::to_string(step) + " tensor " + std::to_string(k) +
                                " element " + std::to_string(i) + " is " +
