@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "csrc/errors.h"
+#include "csrc/guarded_call.h"
 #include "csrc/handle.h"
 #include "csrc/runtime.h"
 
@@ -169,18 +170,6 @@ PyObject* handle_of(runrun_status status, runrun_handle* handle, const char* op,
                            py::reinterpret_borrow<py::object>(finish))
       .release()
       .ptr();
-}
-
-template <typename Body>
-PyObject* guarded(Body&& body) {
-  try {
-    return body();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
 }
 
 // fast_allreduce(runtime, tensor, allocate, name, op, prescale, postscale, process_set,

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "csrc/guarded_call.h"
 #include "csrc/handle.h"
 #include "csrc/orphaned_ops.h"
 
@@ -32,23 +33,6 @@ PyTypeObject* handle_type = nullptr;
 
 Handle& of(PyObject* self) {
   return *std::launder(reinterpret_cast<Handle*>(reinterpret_cast<HandleObject*>(self)->storage));
-}
-
-// Runs `body`, turning a C++ exception into the Python error it stands for (nullptr returned).
-template <typename Body>
-PyObject* guarded(Body&& body) {
-  try {
-    return body();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const std::bad_alloc&) {
-    PyErr_NoMemory();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
 }
 
 PyObject* new_ref(const py::object& o) {
