@@ -5,8 +5,11 @@ BUILD_DIR ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
-# ccache, when installed, makes rebuilds in other checkouts of the tree (worktrees) cheap.
-LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# ccache (installed by `make deps`) makes rebuilds in other checkouts of the tree and the
+# packaging test's second build of the project (tests/integration/packaging) cheap. Paths are
+# hashed relative to the checkout, so build directories side by side share the cache.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
@@ -19,7 +22,9 @@ deps:
 
 configure: deps
 	@if [ ! -f $(BUILD_DIR)/CMakeCache.txt ]; then \
-	  cmake -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(LAUNCHER) \
+	  launcher=$$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+	    -DCMAKE_C_COMPILER_LAUNCHER=ccache); \
+	  cmake -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_INSTALL_PREFIX=$(PREFIX) $$launcher \
 	    -DPython3_EXECUTABLE="$$(command -v $(PYTHON))" -DRUNRUN_WERROR=ON; fi
 
 build: configure

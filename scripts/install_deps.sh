@@ -6,7 +6,7 @@ set -euo pipefail
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
   libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
-  openssh-client procps libssl-dev)
+  openssh-client procps libssl-dev ccache)
 PIP_PACKAGES=("torch==2.13.0" "tensorflow-cpu==2.21.0" "keras==3.15.1" "jax==0.10.2" "jaxlib==0.10.2"
   "optax==0.2.8" "matplotlib==3.11.2" "numpy" "pytest"
   "pybind11" "scikit-build-core")
