@@ -85,6 +85,10 @@ inline constexpr Knob kAutotuneMargin{
     "RUNRUN_AUTOTUNE_MARGIN", "0.05",
     "noise guard: a candidate replaces the incumbent (first the defaults) only when its median "
     "score is higher by more than this fraction"};
+inline constexpr Knob kProfile{
+    "RUNRUN_PROFILE", "",
+    "anything but empty or 0 (runrun --profile): per-step profile tables (runrun.common.profile) "
+    "and each rank's lateness in the global set's negotiation (docs/profiling.md)"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
@@ -96,6 +100,7 @@ inline constexpr std::array kAllKnobs = {
     knobs::kHierarchicalAllreduce,
     knobs::kAutotune, knobs::kAutotuneLog, knobs::kAutotuneWarmupSamples,
     knobs::kAutotuneStepsPerSample, knobs::kAutotuneSamplesPerCandidate, knobs::kAutotuneMargin,
+    knobs::kProfile,
 };
 
 }  // namespace runrun

@@ -315,6 +315,22 @@ runrun_status runrun_get_counters(const runrun_runtime* rt, int32_t process_set,
   });
 }
 
+runrun_status runrun_get_rank_lateness(const runrun_runtime* rt, runrun_rank_lateness* out,
+                                       size_t capacity, size_t* n) {
+  return guarded([&] {
+    require(rt && rt->runtime && n && (out || capacity == 0),
+            "runrun_get_rank_lateness: null argument");
+    *n = 0;
+    const runrun::RankLatenessRecorder* lateness = rt->runtime->worker(0).lateness();
+    if (!lateness) return;
+    std::vector<runrun::RankLatenessStats::PerRank> ranks = lateness->snapshot();
+    *n = ranks.size();
+    for (size_t r = 0; r < capacity && r < ranks.size(); ++r) {
+      out[r] = runrun_rank_lateness{ranks[r].median_s, ranks[r].mean_s, ranks[r].samples};
+    }
+  });
+}
+
 runrun_status runrun_start_timeline(runrun_runtime* rt, const char* path) {
   return guarded([&] {
     require(path && *path, "runrun_start_timeline: the path is empty");

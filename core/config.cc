@@ -90,6 +90,8 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   c.autotune.samples_per_candidate =
       static_cast<int>(reader.number(knobs::kAutotuneSamplesPerCandidate, 1));
   c.autotune.margin = reader.number(knobs::kAutotuneMargin, 0);
+  const std::string profile = reader.text(knobs::kProfile);
+  c.profile = !profile.empty() && profile != "0";
   return c;
 }
 

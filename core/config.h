@@ -38,6 +38,9 @@ struct Config {
     int samples_per_candidate = 3;
     double margin = 0.05;
   } autotune;
+  // RUNRUN_PROFILE (anything but empty or 0, as runrun.common.profile reads it): the global set
+  // records each rank's lateness in negotiation (core/rank_lateness.h).
+  bool profile = false;
 
   // Defaults, overridden by the environment, overridden by `overrides` (knob env name -> value).
   // Throws InvalidArgumentError for an unknown override name or a malformed value.

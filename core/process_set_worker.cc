@@ -25,6 +25,10 @@ ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& co
                                          config.autotune, defaults, hierarchical_ != nullptr,
                                          logger_);
   }
+  if (config.profile && id_ == 0) {
+    lateness_ = std::make_unique<RankLatenessRecorder>(
+        *transport_.control, transport_.data->rank(), transport_.data->size());
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -128,14 +132,24 @@ void ProcessSetWorker::loop() {
         continue;
       }
       waiting_since_ = 0;  // progress
+      const auto agreed_at = std::chrono::steady_clock::now();
       executing_.clear();
+      ages_.clear();
       for (const Response& response : round.ready) {
         executing_.push_back(controller_.take(response.name));
         if (executing_.back()) queue_.finished(response.name);
         if (timeline_ && timeline_->active()) timeline_->begin(response.name, "QUEUE");
+        // Same tensors on every rank (round.ready is agreed): failed ops and joins are left out.
+        if (lateness_ && response.ok() && response.op != OpType::kJoin) {
+          const auto& entry = executing_.back();
+          ages_.push_back(entry ? std::chrono::duration<float>(agreed_at - entry->enqueued_at)
+                                      .count()
+                                : -1.0F);
+        }
       }
       executor_.execute(round.ready, executing_);
       executing_.clear();
+      if (lateness_) lateness_->after_round(ages_);
       if (tuner_) {
         if (auto tuned = tuner_->after_round(round.ready)) apply(*tuned);
       }

@@ -24,6 +24,7 @@
 #include "core/config.h"
 #include "core/controller.h"
 #include "core/op_executor.h"
+#include "core/rank_lateness.h"
 #include "core/tensor_queue.h"
 #include "ops/backend.h"
 #include "ops/hierarchical_switch.h"
@@ -77,6 +78,10 @@ class ProcessSetWorker {
   // The global set's autotuner (RUNRUN_AUTOTUNE=1), null otherwise: other sets keep the
   // configured values. Read its changes()/frozen() from any thread.
   const Autotuner* autotuner() const { return tuner_.get(); }
+  // runrun --profile (RUNRUN_PROFILE): the global set's per-rank lateness from the negotiation
+  // (core/rank_lateness.h), filled on rank 0; null when not profiling or for other sets. Any
+  // thread may call its snapshot().
+  const RankLatenessRecorder* lateness() const { return lateness_.get(); }
 
  private:
   void loop();
@@ -100,6 +105,8 @@ class ProcessSetWorker {
   std::chrono::microseconds cycle_time_;  // the configured or the autotuner's (worker thread)
   HierarchicalSwitch* hierarchical_ = nullptr;  // transport_.data when it can switch
   std::unique_ptr<Autotuner> tuner_;
+  std::unique_ptr<RankLatenessRecorder> lateness_;
+  std::vector<float> ages_;  // this round's ages for lateness_ (worker thread)
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};

@@ -9,6 +9,7 @@
 
 #include "common/errors.h"
 #include "common/knobs.h"
+#include "launcher/autotune_options.h"
 #include "launcher/elastic_options.h"
 #include "launcher/network_check_options.h"
 #include "launcher/profile_options.h"
@@ -55,8 +56,7 @@ struct RawOptions {
   std::string discovery_script;
   bool check_build = false;
   bool hierarchical_allreduce = false;
-  bool autotune = false;
-  std::string autotune_log_file, autotune_warmup_samples, autotune_steps_per_sample;
+  AutotuneFlags autotune;
   NetworkCheckFlags network_check;
   ProfileFlags profile;
   bool dry_run = false;
@@ -96,16 +96,7 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("--timeline-filename", raw.timeline_filename, "write a Chrome-trace timeline");
   app.add_flag("--hierarchical-allreduce", raw.hierarchical_allreduce,
                "allreduce CPU tensors host by host (RUNRUN_HIERARCHICAL_ALLREDUCE=1)");
-  app.add_flag("--autotune", raw.autotune,
-               "search fusion threshold, cycle time and hierarchical allreduce during the first "
-               "steps, then freeze them (RUNRUN_AUTOTUNE=1)");
-  app.add_option("--autotune-log-file", raw.autotune_log_file,
-                 "rank 0 writes every autotune sample and the frozen values to this CSV file "
-                 "(implies --autotune)");
-  app.add_option("--autotune-warmup-samples", raw.autotune_warmup_samples,
-                 "autotune samples discarded at the start (default 3)");
-  app.add_option("--autotune-steps-per-sample", raw.autotune_steps_per_sample,
-                 "rounds with work per autotune sample (default 10)");
+  add_autotune_flags(app, raw.autotune);
   app.add_option("--log-level", raw.log_level,
                  "trace, debug, info, warn, error, critical or off");
   app.add_option("--stall-check-warning-time-seconds", raw.stall_warning_s,
@@ -201,20 +192,7 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
   }
   if (!raw.timeline_filename.empty()) set(knobs::kTimeline, raw.timeline_filename);
   if (raw.hierarchical_allreduce) set(knobs::kHierarchicalAllreduce, "1");
-  // Any autotune option implies --autotune (it would do nothing otherwise).
-  if (raw.autotune || !raw.autotune_log_file.empty() || !raw.autotune_warmup_samples.empty() ||
-      !raw.autotune_steps_per_sample.empty()) {
-    set(knobs::kAutotune, "1");
-  }
-  if (!raw.autotune_log_file.empty()) set(knobs::kAutotuneLog, raw.autotune_log_file);
-  if (!raw.autotune_warmup_samples.empty()) {
-    set(knobs::kAutotuneWarmupSamples, number_at_least(raw.autotune_warmup_samples,
-                                                       "--autotune-warmup-samples", 0, true));
-  }
-  if (!raw.autotune_steps_per_sample.empty()) {
-    set(knobs::kAutotuneStepsPerSample, number_at_least(raw.autotune_steps_per_sample,
-                                                        "--autotune-steps-per-sample", 1, true));
-  }
+  for (auto& variable : autotune_variables(raw.autotune)) values.push_back(std::move(variable));
   if (!raw.stall_warning_s.empty()) {
     set(knobs::kStallCheckTime, number_at_least(raw.stall_warning_s,
                                                 "--stall-check-warning-time-seconds", 0, true));

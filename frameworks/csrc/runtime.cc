@@ -132,7 +132,28 @@ void bind_runtime(py::module_& m) {
             return d;
           },
           py::arg("process_set_id") = 0,
-          "This rank's negotiation counters of a process set since init (benchmarks, tests).");
+          "This rank's negotiation counters of a process set since init (benchmarks, tests).")
+      .def(
+          "rank_lateness",
+          [](const Runtime& self) {
+            size_t n = 0;
+            check_status(runrun_get_rank_lateness(self.get(), nullptr, 0, &n),
+                         "runrun_get_rank_lateness");
+            std::vector<runrun_rank_lateness> ranks(n);
+            check_status(runrun_get_rank_lateness(self.get(), ranks.data(), n, &n),
+                         "runrun_get_rank_lateness");
+            py::list out;
+            for (size_t r = 0; r < std::min(n, ranks.size()); ++r) {
+              py::dict d;
+              d["median_s"] = ranks[r].median_s;
+              d["mean_s"] = ranks[r].mean_s;
+              d["samples"] = ranks[r].samples;
+              out.append(d);
+            }
+            return out;
+          },
+          "runrun --profile: each rank's lateness in the global set's negotiation (rank 0; "
+          "empty elsewhere or when not profiling), docs/profiling.md.");
   bind_collectives(cls);
 }
 

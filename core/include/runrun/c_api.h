@@ -195,6 +195,21 @@ typedef struct runrun_counters {
 runrun_status runrun_get_counters(const runrun_runtime* rt, int32_t process_set,
                                   runrun_counters* out);
 
+/* runrun --profile (RUNRUN_PROFILE set when init ran): how late each rank's readiness reached
+ * the global set's negotiation, the "slowest rank" of the profile table (docs/profiling.md,
+ * core/rank_lateness.h). Per tensor agreed, a rank's lateness is its readiness minus the
+ * earliest rank's, on one time line built from the round that agreed it (no clock sync); per
+ * rank the median and mean of its last 1024 such samples. Rank 0 only, gathered from the other
+ * ranks after 1, 2, 4, ... then every 16 rounds that agreed work: *n is the set's size on rank
+ * 0 (entries past `capacity` not written), 0 elsewhere or when not profiling. Any thread. */
+typedef struct runrun_rank_lateness {
+  double median_s;  /* seconds */
+  double mean_s;    /* seconds */
+  uint64_t samples; /* tensors measured for this rank so far */
+} runrun_rank_lateness;
+runrun_status runrun_get_rank_lateness(const runrun_runtime* rt, runrun_rank_lateness* out,
+                                       size_t capacity, size_t* n);
+
 /* --- timeline ------------------------------------------------------------------------------ */
 
 /* Starts writing a Chrome-trace JSON to `path` (replaces RUNRUN_TIMELINE's file if running). */

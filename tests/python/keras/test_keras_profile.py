@@ -1,7 +1,7 @@
 """runrun --profile inside model.fit on the Keras backend this process runs (issue 14): the
 DistributedOptimizer reports every update step with no script change, from inside the compiled
 train step (TensorFlow's py_function, JAX's io_callback markers) or eagerly (torch); 10 steps,
-so the ranks' exchange (an allgather inside step_end) runs inside the train step too; two steps
+so rank 0's read of the runtime's per-rank lateness runs inside the train step too; two steps
 per execution of the compiled function (steps_per_execution=2; torch allows only 1): still one
 record per step.
 The Keras suite runs it on every backend at 2 and 4 ranks (run_framework_tests.sh)."""
@@ -41,4 +41,6 @@ def test_fit_reports_every_update_step(hvd, profiler):
         assert r["step_s"] > 0 and r["compute_s"] > 0 and r["communication_s"] > 0, r
         assert r["optimizer_s"] >= 0 and r["exposed_s"] >= 0 and r["busbw_gbit"] > 0, r
         assert r["compute_s"] + r["exposed_s"] + r["optimizer_s"] <= r["step_s"] + 1e-9, r
-    assert profiler._ranks is not None and len(profiler._ranks) == hvd.size()  # exchanged
+    # This runtime was started without RUNRUN_PROFILE: it records no lateness, so rank 0's read
+    # at step 10 (inside the train step) finds none.
+    assert profiler._lateness is None

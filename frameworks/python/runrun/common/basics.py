@@ -57,6 +57,9 @@ def shutdown():
     global _runtime, _topology, _backend
     from runrun.common import process_sets as ps
 
+    if _runtime is not None:
+        from runrun.common import profile
+        profile.before_shutdown()  # reads the runtime's profile data while it still runs
     with _lock:
         runtime, _runtime = _runtime, None
         _topology = None

@@ -22,10 +22,10 @@ hidden = the part of it before the wait began (overlapped with backward); expose
 optimizer = wait end to step end; bytes = the gradients' bytes; algbw = bytes / communication;
 busbw = algbw * 2(p-1)/p. With double buffering a step's communication is the allreduce it
 waits for, enqueued in the previous step (carry()): compute is then the step start to the
-wait. Every 10 steps (and at every printed table) the ranks exchange their
-medians over the last 10 steps (one small allgather, at the same step on every rank, inside
-step_end()) so rank 0 knows the slowest rank: the rank that waited least in its exposed wait is
-the one the others waited for, and its lateness is the median rank's exposed wait minus its own.
+wait. The slowest rank and its lateness come from the runtime (core/rank_lateness.h): the
+global set's negotiation places every rank's readiness of each agreed tensor on rank 0's clock
+(no clock sync); rank 0 reads each rank's median lateness every 10 steps, at every printed table
+and before shutdown (no collective: the hooks do not need to run in step on every rank).
 Rank 0 prints the table every RUNRUN_PROFILE_INTERVAL steps when set and at exit, and writes
 JSON lines to RUNRUN_PROFILE_OUTPUT (one "step" record per step, one "summary" per table).
 Thread-safety: the hooks are called one at a time, in step order: by the thread that runs the
@@ -45,7 +45,7 @@ _ENV_ON = "RUNRUN_PROFILE"
 _ENV_INTERVAL = "RUNRUN_PROFILE_INTERVAL"
 _ENV_OUTPUT = "RUNRUN_PROFILE_OUTPUT"
 _ENV_LINK = "RUNRUN_PROFILE_LINK_GBIT"  # set by the launcher from a quick --check-network
-_EXCHANGE_EVERY = 10  # steps between the ranks' exchanges of their medians
+_LATENESS_EVERY = 10  # steps between rank 0's reads of the runtime's per-rank lateness
 
 _profiler = None
 _checked = False
@@ -83,9 +83,9 @@ class StepProfiler:
         self.output_path = output
         self.link_gbit = link_gbit
         self._clock = clock
-        self._exchange_every = _EXCHANGE_EVERY
+        self._lateness_every = _LATENESS_EVERY
         self._steps = []                  # dicts, one per finished step
-        self._ranks = None                # the latest exchange: per-rank medians
+        self._lateness = None             # rank 0: the runtime's per-rank lateness, last read
         self._output = None
         self._rank = 0                    # cached while runrun is initialized (not at exit)
         self._size = 1
@@ -147,8 +147,8 @@ class StepProfiler:
         self._reset(now)
         done = len(self._steps)
         printing = self.interval and done % self.interval == 0
-        if done % self._exchange_every == 0 or printing:  # the same steps on every rank
-            self._exchange()
+        if self._rank == 0 and (done % self._lateness_every == 0 or printing):
+            self.read_lateness()
         if printing and self._rank == 0:
             self._report(final=False)
 
@@ -179,13 +179,16 @@ class StepProfiler:
             self._write(record)
         return record
 
-    def _exchange(self):
-        """Every rank's median step and exposed wait, on every rank (collective)."""
-        mine = summarize(self._steps[-self._exchange_every:], 1, None)
-        self._ranks = _allgather_pairs(mine.step_median, mine.exposed_median)
+    def read_lateness(self):
+        """Rank 0: the runtime's per-rank lateness in negotiation (kept for later tables)."""
+        if not basics.is_initialized():
+            return
+        lateness = basics.runtime().rank_lateness()
+        if lateness:
+            self._lateness = lateness
 
     def _summary(self):
-        return summarize(self._steps, self._size, self.link_gbit, self._ranks)
+        return summarize(self._steps, self._size, self.link_gbit, self._lateness)
 
     def _report(self, final):
         summary = self._summary()
@@ -201,7 +204,7 @@ class StepProfiler:
         self._output.flush()
 
     def close(self):
-        """At exit: rank 0 prints the final table (from the last exchange for other ranks)."""
+        """At exit: rank 0 prints the final table (the lateness as last read)."""
         if self._steps and self._rank == 0:
             self._report(final=True)
         if self._output is not None:
@@ -209,16 +212,11 @@ class StepProfiler:
             self._output = None
 
 
-def _allgather_pairs(step_median, exposed_median):
-    """[(step median, exposed median)] of every rank, in rank order."""
-    if not basics.is_initialized() or basics.size() == 1:
-        return [(step_median, exposed_median)]
-    import numpy as np
-    from runrun.common import collectives
-    from runrun.common.numpy_tensors import ADAPTER
-    mine = np.array([[step_median, exposed_median]], dtype=np.float64)
-    gathered = collectives.allgather(ADAPTER, mine, name="runrun.profile.exchange").wait()
-    return [(float(a), float(b)) for a, b in gathered]
+def before_shutdown():
+    """Called by runrun.common.basics.shutdown() while the runtime still runs: rank 0 keeps the
+    last per-rank lateness for the final table printed at exit."""
+    if _profiler is not None and _profiler._rank == 0 and _profiler._steps:
+        _profiler.read_lateness()
 
 
 __all__ = ["StepProfiler", "Summary", "active", "enabled", "profile_step"]

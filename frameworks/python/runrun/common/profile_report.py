@@ -43,6 +43,7 @@ class Summary:
     link_gbit: float = None  # measured for this job (launcher), None when not measured
     slowest_rank: int = None
     lateness_s: float = None
+    rank_lateness_s: list = None  # every rank's median lateness in negotiation, or None
     step_median: float = 0.0
     exposed_median: float = 0.0
 
@@ -67,8 +68,9 @@ class Summary:
         # A late rank explains the exposed wait when it is most of it: name the rank, not the
         # network.
         if late and self.lateness_s >= 0.5 * self.median["exposed"]:
+            share = min(1.0, self.lateness_s / step)
             return (f"waiting for a late rank: rank {self.slowest_rank} is "
-                    f"{self.lateness_s * 1e3:.1f} ms late per step, {exposed * 100:.0f} % of the "
+                    f"{self.lateness_s * 1e3:.1f} ms late per step, {share * 100:.0f} % of the "
                     "step is the others waiting for it (load imbalance, a slower host or its "
                     "data loading)")
         if exposed >= COMMUNICATION_BOUND:
@@ -86,13 +88,15 @@ class Summary:
             "algbw_gbit": self.algbw_gbit, "busbw_gbit": self.busbw_gbit,
             "link_gbit": self.link_gbit, "busbw_share": self.busbw_share,
             "efficiency": self.efficiency, "slowest_rank": self.slowest_rank,
-            "lateness_s": self.lateness_s, "verdict": self.verdict(),
+            "lateness_s": self.lateness_s, "rank_lateness_s": self.rank_lateness_s,
+            "verdict": self.verdict(),
         }
 
 
-def summarize(steps, size, link_gbit, ranks=None):
-    """A Summary of step records; `ranks`: [(step median, exposed median)] per rank, from the
-    last exchange, or None."""
+def summarize(steps, size, link_gbit, lateness=None):
+    """A Summary of step records; `lateness`: the runtime's per-rank lateness in negotiation
+    ([{"median_s", "mean_s", "samples"}] in rank order, runrun._core.Runtime.rank_lateness()),
+    or None."""
     median = {part: _median([s[part + "_s"] for s in steps]) for part in PARTS}
     p90 = {part: _percentile([s[part + "_s"] for s in steps], 0.9) for part in PARTS}
     summary = Summary(
@@ -101,12 +105,13 @@ def summarize(steps, size, link_gbit, ranks=None):
         algbw_gbit=_median([s["algbw_gbit"] for s in steps]),
         busbw_gbit=_median([s["busbw_gbit"] for s in steps]), link_gbit=link_gbit,
         step_median=median["step"], exposed_median=median["exposed"])
-    if ranks and len(ranks) > 1:
-        waits = [exposed for _, exposed in ranks]
-        slowest = min(range(len(waits)), key=lambda r: waits[r])
-        others = [w for r, w in enumerate(waits) if r != slowest]
+    if lateness and len(lateness) > 1 and any(r["samples"] for r in lateness):
+        # The slowest rank is the one whose readiness arrives latest: the others wait for it.
+        slowest = max(range(len(lateness)),
+                      key=lambda r: (lateness[r]["median_s"], lateness[r]["mean_s"]))
         summary.slowest_rank = slowest
-        summary.lateness_s = max(0.0, _median(others) - waits[slowest])
+        summary.lateness_s = lateness[slowest]["median_s"]
+        summary.rank_lateness_s = [r["median_s"] for r in lateness]
     return summary
 
 
@@ -140,8 +145,9 @@ def format_table(summary, final):
                  f"{summary.efficiency * 100:.0f} %")
     if summary.slowest_rank is not None:
         lines.append(f"  slowest rank: {summary.slowest_rank}, late by "
-                     f"{summary.lateness_s * 1e3:.2f} ms per step (median)")
-    else:
-        lines.append("  slowest rank: not known yet (the ranks exchange every 10 steps)")
+                     f"{summary.lateness_s * 1e3:.2f} ms (median over its tensors)")
+    elif summary.size > 1:
+        lines.append("  slowest rank: not known yet (measured in negotiation; rank 0 reads it "
+                     "every 10 steps)")
     lines.append(f"  verdict: {summary.verdict()}")
     return "\n".join(lines)
