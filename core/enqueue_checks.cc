@@ -97,7 +97,6 @@ std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
   request.shape = in.shape;
   request.device = in.device;
   entry->request = std::move(request);
-  entry->signature = entry->request.signature();
   entry->input = in;
   entry->output = out;
   entry->handle = std::move(handle);

@@ -129,11 +129,13 @@ void ProcessSetWorker::loop() {
       }
       waiting_since_ = 0;  // progress
       executing_.clear();
+      finished_names_.clear();
       for (const Response& response : round.ready) {
         executing_.push_back(controller_.take(response.name));
-        if (executing_.back()) queue_.finished(response.name);
+        if (executing_.back()) finished_names_.push_back(executing_.back()->request.name);
         if (timeline_ && timeline_->active()) timeline_->begin(response.name, "QUEUE");
       }
+      queue_.finished(finished_names_);  // one lock for the round, not one per tensor
       executor_.execute(round.ready, executing_);
       executing_.clear();
       if (tuner_) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <utility>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -101,6 +102,7 @@ class ProcessSetWorker {
   HierarchicalSwitch* hierarchical_ = nullptr;  // transport_.data when it can switch
   std::unique_ptr<Autotuner> tuner_;
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
+  std::vector<std::string_view> finished_names_;  // their names (views into executing_), reused
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<bool> stopped_cleanly_{false};
