@@ -62,10 +62,10 @@ void Controller::drop_unsent(const std::unordered_set<std::string_view>& names) 
   for (std::string_view name : names) unsent_names_.erase(name);
 }
 
-std::vector<std::string> Controller::pending_names() const {
-  std::vector<std::string> names;
-  for (const auto& [name, entry] : pending_) names.emplace_back(name);
-  return names;
+void Controller::pending_names(std::vector<std::string>& names) const {
+  names.resize(pending_.size());
+  size_t i = 0;
+  for (const auto& [name, entry] : pending_) names[i++].assign(name);
 }
 
 // A group takes one path on every rank: once a member goes to the coordinator (its slot went
@@ -156,6 +156,7 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   channel_.allreduce_and(bits);
 
   Round round;
+  round.ready.reserve(hits.size());
   if (!(bits[2 * words] & kFlagShutdown)) {
     round.peer_shutdown = true;
     return round;

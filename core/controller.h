@@ -37,7 +37,9 @@ class Controller {
   // Takes ownership of newly enqueued entries.
   void add(std::vector<std::unique_ptr<TensorEntry>> entries);
   bool has_pending() const { return !pending_.empty(); }
-  std::vector<std::string> pending_names() const;
+  // The pending names into `names`, reusing its strings' storage (no allocation in steady
+  // state: the worker records them before every round).
+  void pending_names(std::vector<std::string>& names) const;
 
   struct Round {
     std::vector<Response> ready;

@@ -66,7 +66,7 @@ void ProcessSetWorker::note_waiting() {
   if (waiting_since_.load() != 0) return;
   {
     std::lock_guard<std::mutex> lock(waiting_mutex_);
-    waiting_for_ = controller_.pending_names();
+    controller_.pending_names(waiting_for_);
   }
   waiting_since_ = std::chrono::steady_clock::now().time_since_epoch().count();
 }
