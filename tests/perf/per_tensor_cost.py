@@ -55,6 +55,9 @@ def parse_args():
     p.add_argument("--bytes", default="1K", help="bytes per tensor (4, 1K, 1M)")
     p.add_argument("--iters", type=int, default=30, help="timed blocks per side")
     p.add_argument("--warmup", type=int, default=5, help="untimed blocks per side")
+    p.add_argument("--no-torch-distributed", action="store_true",
+                   help="leave torch.distributed out (no gloo process group: its threads take "
+                        "CPU from runrun's on a small machine); barriers and maxima by runrun")
     p.add_argument("--adapters", default="",
                    help="extra sides, comma-separated: tensorflow, jax (out of place)")
     return p.parse_args()
@@ -153,8 +156,10 @@ def negotiation_rounds():
     return counters(0)["negotiation_rounds"] if counters else None
 
 
-def largest(value):
+def largest(value, with_dist=True):
     t = torch.tensor([value], dtype=torch.float64)
+    if not with_dist:
+        return float(hvd.allreduce(t, name="per_tensor_cost.largest", op=hvd.Max).item())
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return float(t.item())
 
@@ -162,9 +167,13 @@ def largest(value):
 def main():
     args = parse_args()
     hvd.init()
-    init_torch_gloo(120)
+    with_dist = not args.no_torch_distributed
+    if with_dist:
+        init_torch_gloo(120)
     elements = max(1, parse_bytes(args.bytes) // 4)
     sides, outputs, reset = make_sides(args.count, elements)
+    if not with_dist:
+        del sides["torch.distributed"]
     if args.adapters and common is not None:
         names = [f"per_tensor_cost.{i}" for i in range(args.count)]
         extra, extra_outputs = framework_sides(args.adapters, args.count, elements, names)
@@ -185,7 +194,7 @@ def main():
     for block in range(args.warmup + args.iters):
         for k in order[block % len(order):] + order[:block % len(order)]:
             reset()
-            dist.barrier()
+            dist.barrier() if with_dist else hvd.barrier()
             rounds_before = negotiation_rounds()
             cpu_before = time.process_time()
             start, enqueued = sides[k]()
@@ -194,9 +203,9 @@ def main():
             if rounds_before is not None and k != "torch.distributed":
                 rounds[k].append(negotiation_rounds() - rounds_before)
             if block >= args.warmup:
-                enqueue[k].append(largest((enqueued - start) / args.count * 1e6))
-                total[k].append(largest((done - start) * 1e3))
-                cpu[k].append(largest(cpu_used * 1e3))
+                enqueue[k].append(largest((enqueued - start) / args.count * 1e6, with_dist))
+                total[k].append(largest((done - start) * 1e3, with_dist))
+                cpu[k].append(largest(cpu_used * 1e3, with_dist))
     if hvd.rank() == 0:
         run = {"op": "run", "backend": hvd.mpi_enabled() and "mpi" or "gloo", "ranks": size,
                "count": args.count, "bytes": elements * 4}
@@ -220,7 +229,8 @@ def main():
                   f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f})   cpu "
                   f"{row['cpu_ms']:.3f} ms{text_rounds}",
                   flush=True)
-    dist.destroy_process_group()
+    if with_dist:
+        dist.destroy_process_group()
     hvd.shutdown()
 
 
