@@ -40,34 +40,41 @@ Controller::Controller(ControlChannel& channel, int rank, int size, const Config
 
 void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
   for (auto& entry : entries) {
-    std::string name = entry->request.name;
-    if (timeline_ && timeline_->active()) timeline_->begin(name, "NEGOTIATE");
+    // On this thread rather than the enqueuing one: the caller's enqueue stays short.
+    if (entry->signature.empty()) entry->signature = entry->request.signature();
+    const std::string_view name = entry->request.name;
+    if (timeline_ && timeline_->active()) timeline_->begin(entry->request.name, "NEGOTIATE");
     unsent_.push_back(name);
     unsent_names_.insert(name);
-    pending_[name] = std::move(entry);
+    auto [it, fresh] = pending_.try_emplace(name);
+    if (!fresh) {  // never (the queue refuses a name in flight): re-key to the new entry's name
+      pending_.erase(it);
+      it = pending_.try_emplace(name).first;
+    }
+    it->second = std::move(entry);
   }
 }
 
 // One pass over unsent_, whatever the number of names: rounds with many tensors stay linear.
-void Controller::drop_unsent(const std::unordered_set<std::string>& names) {
+void Controller::drop_unsent(const std::unordered_set<std::string_view>& names) {
   if (names.empty()) return;
-  std::erase_if(unsent_, [&](const std::string& name) { return names.count(name) > 0; });
-  for (const std::string& name : names) unsent_names_.erase(name);
+  std::erase_if(unsent_, [&](std::string_view name) { return names.count(name) > 0; });
+  for (std::string_view name : names) unsent_names_.erase(name);
 }
 
-std::vector<std::string> Controller::pending_names() const {
-  std::vector<std::string> names;
-  for (const auto& [name, entry] : pending_) names.push_back(name);
-  return names;
+void Controller::pending_names(std::vector<std::string>& names) const {
+  names.resize(pending_.size());
+  size_t i = 0;
+  for (const auto& [name, entry] : pending_) names[i++].assign(name);
 }
 
 // A group takes one path on every rank: once a member goes to the coordinator (its slot went
 // stale), its cached siblings follow, else they would wait on the cache path for ranks that
 // sent the whole group to the coordinator.
-void Controller::keep_groups_together(std::map<size_t, std::string>& hits,
-                                      std::vector<std::string>& uncached) const {
-  std::unordered_set<std::string> coordinated;
-  for (const std::string& name : uncached) {
+void Controller::keep_groups_together(std::map<size_t, std::string_view>& hits,
+                                      std::vector<std::string_view>& uncached) const {
+  std::unordered_set<std::string_view> coordinated;
+  for (std::string_view name : uncached) {
     const std::string& group = pending_.at(name)->request.group;
     if (!group.empty()) coordinated.insert(group);
   }
@@ -94,25 +101,30 @@ bool Controller::joined() const {
 // flagged). A group goes to the coordinator whole unless every member is a hit; caches are
 // identical on every rank, so every rank decides the same for the group.
 void Controller::classify(std::vector<uint64_t>& bits, size_t words,
-                          std::map<size_t, std::string>& hits,
-                          std::vector<std::string>& uncached) {
-  std::map<std::string, bool> group_all_hits;
-  std::vector<std::pair<std::string, ResponseCache::Lookup>> found;
-  for (const std::string& name : unsent_) {
+                          std::map<size_t, std::string_view>& hits,
+                          std::vector<std::string_view>& uncached) {
+  std::map<std::string_view, bool> group_all_hits;
+  struct Found {
+    const Request* request;
+    ResponseCache::Lookup lookup;
+  };
+  std::vector<Found> found;
+  found.reserve(unsent_.size());
+  for (std::string_view name : unsent_) {
     const TensorEntry& entry = *pending_.at(name);
     const Request& request = entry.request;
-    ResponseCache::Lookup lookup = cache_.lookup(name, entry.signature);
+    ResponseCache::Lookup lookup = cache_.lookup(request.name, entry.signature);
     bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op);
     if (!request.group.empty()) {
       auto [it, fresh] = group_all_hits.emplace(request.group, hit);
       if (!fresh) it->second = it->second && hit;
     }
-    found.emplace_back(name, lookup);
+    found.push_back({&request, lookup});
   }
-  for (const auto& [name, lookup] : found) {
-    const Request& request = pending_.at(name)->request;
-    bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op) &&
-               (request.group.empty() || group_all_hits[request.group]);
+  for (const auto& [request, lookup] : found) {
+    const std::string_view name = request->name;
+    bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request->op) &&
+               (request->group.empty() || group_all_hits[request->group]);
     if (hit) {
       set_bit(bits, 0, lookup.slot);
       hits[lookup.slot] = name;
@@ -132,8 +144,8 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   std::vector<uint64_t> bits(2 * words + 1, 0);
   std::fill(bits.begin() + static_cast<std::ptrdiff_t>(words), bits.end(), ~uint64_t{0});
 
-  std::map<size_t, std::string> hits;
-  std::vector<std::string> uncached;
+  std::map<size_t, std::string_view> hits;
+  std::vector<std::string_view> uncached;
   classify(bits, words, hits, uncached);
   // The coordinator also asks for a coordinator phase when it is time to inspect stalls: tensors
   // that some ranks sent and others never will would otherwise sit in its table unseen.
@@ -144,6 +156,7 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   channel_.allreduce_and(bits);
 
   Round round;
+  round.ready.reserve(hits.size());
   if (!(bits[2 * words] & kFlagShutdown)) {
     round.peer_shutdown = true;
     return round;
@@ -165,7 +178,7 @@ Controller::Round Controller::negotiate(bool shutting_down) {
     hits.clear();
   }
   keep_groups_together(hits, uncached);
-  std::unordered_set<std::string> agreed;
+  std::unordered_set<std::string_view> agreed;
   for (const auto& [slot, name] : hits) {
     if (!bit(bits, 0, slot)) continue;
     round.ready.push_back(cache_.response(slot));
@@ -182,18 +195,18 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   return round;
 }
 
-std::vector<Response> Controller::coordinate(const std::vector<std::string>& uncached,
+std::vector<Response> Controller::coordinate(const std::vector<std::string_view>& uncached,
                                              std::string& stall_shutdown) {
   ++coordinator_rounds_;
   std::vector<Request> requests;
   auto now = std::chrono::steady_clock::now();
-  for (const std::string& name : uncached) {
+  for (std::string_view name : uncached) {
     const TensorEntry& entry = *pending_.at(name);
     requests.push_back(entry.request);
     requests.back().waited_us =
         std::chrono::duration_cast<std::chrono::microseconds>(now - entry.enqueued_at).count();
   }
-  drop_unsent(std::unordered_set<std::string>(uncached.begin(), uncached.end()));
+  drop_unsent(std::unordered_set<std::string_view>(uncached.begin(), uncached.end()));
   std::vector<std::string> gathered = channel_.gather(encode_requests(requests), 0);
   std::string answer;
   if (rank_ == 0) answer = coordinator_answer(gathered);
@@ -290,10 +303,14 @@ std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
   if (timeline_ && timeline_->active()) timeline_->end(name, "NEGOTIATE");
   std::unique_ptr<TensorEntry> entry = std::move(it->second);
   pending_.erase(it);
-  stall_warned_.erase(name);
+  if (!stall_warned_.empty()) {
+    if (auto warned = stall_warned_.find(name); warned != stall_warned_.end()) {
+      stall_warned_.erase(warned);
+    }
+  }
   // Agreed entries have left unsent_ already; one failed by the coordinator (a stall) while it
   // still waited on the cache path has not.
-  if (unsent_names_.count(name)) drop_unsent({name});
+  if (unsent_names_.count(name)) drop_unsent({std::string_view(name)});
   return entry;
 }
 

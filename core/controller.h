@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -36,7 +37,9 @@ class Controller {
   // Takes ownership of newly enqueued entries.
   void add(std::vector<std::unique_ptr<TensorEntry>> entries);
   bool has_pending() const { return !pending_.empty(); }
-  std::vector<std::string> pending_names() const;
+  // The pending names into `names`, reusing its strings' storage (no allocation in steady
+  // state: the worker records them before every round).
+  void pending_names(std::vector<std::string>& names) const;
 
   struct Round {
     std::vector<Response> ready;
@@ -60,12 +63,12 @@ class Controller {
 
  private:
   bool joined() const;  // this rank's join is pending
-  void drop_unsent(const std::unordered_set<std::string>& names);
-  void keep_groups_together(std::map<size_t, std::string>& hits,
-                            std::vector<std::string>& uncached) const;
-  void classify(std::vector<uint64_t>& bits, size_t words, std::map<size_t, std::string>& hits,
-                std::vector<std::string>& uncached);
-  std::vector<Response> coordinate(const std::vector<std::string>& uncached,
+  void drop_unsent(const std::unordered_set<std::string_view>& names);
+  void keep_groups_together(std::map<size_t, std::string_view>& hits,
+                            std::vector<std::string_view>& uncached) const;
+  void classify(std::vector<uint64_t>& bits, size_t words,
+                std::map<size_t, std::string_view>& hits, std::vector<std::string_view>& uncached);
+  std::vector<Response> coordinate(const std::vector<std::string_view>& uncached,
                                    std::string& stall_shutdown);
   std::string coordinator_answer(const std::vector<std::string>& gathered);
   void inspect_stalls(std::vector<Response>& responses);
@@ -79,10 +82,12 @@ class Controller {
   Timeline* timeline_;
   ResponseCache cache_;
   MessageTable table_;  // used on the coordinator only
-  std::map<std::string, std::unique_ptr<TensorEntry>> pending_;
-  std::vector<std::string> unsent_;  // pending names not yet sent to the coordinator, in order
-  std::unordered_set<std::string> unsent_names_;  // the same names, for lookups
-  std::map<std::string, std::chrono::steady_clock::time_point> stall_warned_;
+  // Keyed by views of each entry's own request.name (the entry is on the heap and outlives its
+  // key here): a pending tensor costs no copy of its name. The same for unsent_.
+  std::map<std::string_view, std::unique_ptr<TensorEntry>> pending_;
+  std::vector<std::string_view> unsent_;  // pending names not yet sent to the coordinator
+  std::unordered_set<std::string_view> unsent_names_;  // the same names, for lookups
+  std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> stall_warned_;
   std::chrono::steady_clock::time_point last_stall_inspection_{};
   std::atomic<size_t> cache_hits_{0};
   std::atomic<size_t> coordinator_rounds_{0};

@@ -89,21 +89,19 @@ void tag_group(Request& request, const std::vector<std::string>& names) {
   request.group_size = static_cast<int32_t>(names.size());
 }
 
-std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
-                                        const TensorView& out, std::shared_ptr<Handle> handle,
-                                        size_t index) {
+std::unique_ptr<TensorEntry> make_entry(Request request, TensorView in, TensorView out,
+                                        std::shared_ptr<Handle> handle, size_t index) {
   auto entry = std::make_unique<TensorEntry>();
   request.dtype = in.dtype;
   request.shape = in.shape;
   request.device = in.device;
   entry->request = std::move(request);
-  entry->signature = entry->request.signature();
-  entry->input = in;
-  entry->output = out;
+  entry->input = std::move(in);
+  entry->output = std::move(out);
   entry->handle = std::move(handle);
   entry->handle_index = index;
   entry->enqueued_at = std::chrono::steady_clock::now();
-  entry->device_sync = record_producer(in.device);
+  entry->device_sync = record_producer(entry->input.device);
   return entry;
 }
 

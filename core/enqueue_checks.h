@@ -31,8 +31,7 @@ void check_has_rows(OpType op, const std::string& name, int rank, const TensorVi
 // Members of a grouped op (more than one tensor in one call) are negotiated as one unit.
 void tag_group(Request& request, const std::vector<std::string>& names);
 
-std::unique_ptr<TensorEntry> make_entry(Request request, const TensorView& in,
-                                        const TensorView& out, std::shared_ptr<Handle> handle,
-                                        size_t index);
+std::unique_ptr<TensorEntry> make_entry(Request request, TensorView in, TensorView out,
+                                        std::shared_ptr<Handle> handle, size_t index);
 
 }  // namespace runrun

@@ -2,7 +2,8 @@
 
 namespace runrun {
 
-Handle::Handle(size_t parts) : parts_left_(parts), outputs_(parts) {}
+// outputs_ grows on set_output: most ops (in place, or into the caller's tensor) have none.
+Handle::Handle(size_t parts) : parts_left_(parts) {}
 
 bool Handle::done() const {
   std::lock_guard<std::mutex> lock(mutex_);

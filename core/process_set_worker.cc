@@ -70,7 +70,7 @@ void ProcessSetWorker::note_waiting() {
   if (waiting_since_.load() != 0) return;
   {
     std::lock_guard<std::mutex> lock(waiting_mutex_);
-    waiting_for_ = controller_.pending_names();
+    controller_.pending_names(waiting_for_);
   }
   waiting_since_ = std::chrono::steady_clock::now().time_since_epoch().count();
 }
@@ -135,9 +135,10 @@ void ProcessSetWorker::loop() {
       const auto agreed_at = std::chrono::steady_clock::now();
       executing_.clear();
       ages_.clear();
+      finished_names_.clear();
       for (const Response& response : round.ready) {
         executing_.push_back(controller_.take(response.name));
-        if (executing_.back()) queue_.finished(response.name);
+        if (executing_.back()) finished_names_.push_back(executing_.back()->request.name);
         if (timeline_ && timeline_->active()) timeline_->begin(response.name, "QUEUE");
         // Same tensors on every rank (round.ready is agreed): failed ops and joins are left out.
         if (lateness_ && response.ok() && response.op != OpType::kJoin) {
@@ -147,6 +148,7 @@ void ProcessSetWorker::loop() {
                                 : -1.0F);
         }
       }
+      queue_.finished(finished_names_);  // one lock for the round, not one per tensor
       executor_.execute(round.ready, executing_);
       executing_.clear();
       if (lateness_) lateness_->after_round(ages_);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <utility>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -108,6 +109,7 @@ class ProcessSetWorker {
   std::unique_ptr<RankLatenessRecorder> lateness_;
   std::vector<float> ages_;  // this round's ages for lateness_ (worker thread)
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
+  std::vector<std::string_view> finished_names_;  // their names (views into executing_), reused
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<bool> stopped_cleanly_{false};

@@ -83,7 +83,7 @@ std::shared_ptr<Handle> Runtime::submit_without_tensor(
   return submit(std::move(entries), process_set);
 }
 
-Request Runtime::allreduce_request(const std::string& name, const TensorView& input,
+Request Runtime::allreduce_request(std::string name, const TensorView& input,
                                    const TensorView& output,
                                    const AllreduceOptions& options) const {
   const int rank = topology_.rank;
@@ -92,7 +92,7 @@ Request Runtime::allreduce_request(const std::string& name, const TensorView& in
   check_same_layout(OpType::kAllreduce, name, rank, input, output);
   check_reduction(OpType::kAllreduce, name, rank, input.dtype, options);
   Request r;
-  r.name = name;
+  r.name = std::move(name);
   r.op = OpType::kAllreduce;
   r.reduce_op = options.op;
   r.prescale = options.prescale;
@@ -100,13 +100,13 @@ Request Runtime::allreduce_request(const std::string& name, const TensorView& in
   return r;
 }
 
-std::shared_ptr<Handle> Runtime::allreduce(const std::string& name, const TensorView& input,
-                                           const TensorView& output,
+std::shared_ptr<Handle> Runtime::allreduce(std::string name, TensorView input, TensorView output,
                                            const AllreduceOptions& options) {
   auto handle = std::make_shared<Handle>();
   std::vector<std::unique_ptr<TensorEntry>> entries;
+  Request request = allreduce_request(std::move(name), input, output, options);
   entries.push_back(
-      make_entry(allreduce_request(name, input, output, options), input, output, handle, 0));
+      make_entry(std::move(request), std::move(input), std::move(output), handle, 0));
   return submit(std::move(entries), options.process_set);
 }
 

@@ -51,8 +51,9 @@ class Runtime {
   const Config& config() const { return config_; }
   const Logger& logger() const { return logger_; }
 
-  std::shared_ptr<Handle> allreduce(const std::string& name, const TensorView& input,
-                                    const TensorView& output, const AllreduceOptions& options);
+  // By value: the C API's temporaries move into the enqueued entry (no copies per tensor).
+  std::shared_ptr<Handle> allreduce(std::string name, TensorView input, TensorView output,
+                                    const AllreduceOptions& options);
   std::shared_ptr<Handle> grouped_allreduce(const std::vector<std::string>& names,
                                             const std::vector<TensorView>& inputs,
                                             const std::vector<TensorView>& outputs,
@@ -104,8 +105,8 @@ class Runtime {
  private:
   // One allreduce member's request, checked on the calling thread (no group tag): shared by
   // allreduce, which builds no vectors for its one tensor, and grouped_allreduce.
-  Request allreduce_request(const std::string& name, const TensorView& input,
-                            const TensorView& output, const AllreduceOptions& options) const;
+  Request allreduce_request(std::string name, const TensorView& input, const TensorView& output,
+                            const AllreduceOptions& options) const;
   std::shared_ptr<Handle> submit(std::vector<std::unique_ptr<TensorEntry>> entries,
                                  int32_t process_set);
   std::shared_ptr<ProcessSetWorker> worker_ptr(int32_t process_set) const {

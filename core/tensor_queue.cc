@@ -22,7 +22,7 @@ void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int ra
                          "before reusing the name, or give each tensor a distinct name");
     }
     for (auto& entry : entries) {
-      in_flight_.insert(entry->request.name);
+      in_flight_.insert(std::string_view(entry->request.name));
       incoming_.push_back(std::move(entry));
     }
   }
@@ -53,9 +53,15 @@ void TensorQueue::wake() {
   cv_.notify_one();
 }
 
-void TensorQueue::finished(const std::string& name) {
+void TensorQueue::finished(std::string_view name) {
   std::lock_guard<std::mutex> lock(mutex_);
   in_flight_.erase(name);
+}
+
+void TensorQueue::finished(const std::vector<std::string_view>& names) {
+  if (names.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (std::string_view name : names) in_flight_.erase(name);
 }
 
 std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& reason,

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -28,7 +29,9 @@ struct DeviceSync;  // core/device_staging.h
 
 struct TensorEntry {
   Request request;
-  std::string signature;  // request.signature(), computed once: negotiation compares it often
+  // request.signature(), computed once by the background thread when it takes the entry
+  // (Controller::add), not on the enqueuing thread: negotiation compares it often.
+  std::string signature;
   TensorView input;
   TensorView output;  // data == nullptr when the runtime allocates the output
   std::shared_ptr<Handle> handle;
@@ -54,8 +57,11 @@ class TensorQueue {
   // Wakes wait() without pushing (shutdown requests).
   void wake();
 
-  // The op named `name` completed or failed: the name may be enqueued again.
-  void finished(const std::string& name);
+  // The op named `name` completed or failed: the name may be enqueued again. The entry that
+  // carried the name must still be alive (the in-flight set refers to its name, not a copy).
+  void finished(std::string_view name);
+  // The same for several names under one lock (the names of one round).
+  void finished(const std::vector<std::string_view>& names);
 
   // Later pushes throw an Error of `code` with `reason`; returns what was never popped.
   std::vector<std::unique_ptr<TensorEntry>> close(const std::string& reason,
@@ -66,7 +72,9 @@ class TensorQueue {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<TensorEntry>> incoming_;
-  std::unordered_set<std::string> in_flight_;
+  // Views of the names of the entries pushed and not yet finished(): every entry stays alive
+  // (in incoming_, the controller or the executor) until its name was finished, so no copy.
+  std::unordered_set<std::string_view> in_flight_;
   bool woken_ = false;
   bool closed_ = false;
   std::string close_reason_;

@@ -12,13 +12,19 @@ call per tensor under a fixed name per tensor (as a backward pass does), then wa
 - runrun.common+numpy: runrun.common.collectives.allreduce(numpy adapter, array, in_place=True),
   the path a non-torch adapter takes;
 - runrun.torch grouped: one hvd.grouped_allreduce_async_ of the whole list (one call);
-- torch.distributed: dist.all_reduce(t, async_op=True), then work.wait().
+- torch.distributed: dist.all_reduce(t, async_op=True), then work.wait();
+- with --adapters tensorflow,jax (opt-in: TensorFlow's import alone takes seconds):
+  runrun.common+tensorflow / +jax, runrun.common.collectives.allreduce(adapter, tensor) out of
+  place (both frameworks' tensors are immutable; the output is allocated per call), the path
+  runrun.tensorflow's and runrun.jax's eager allreduce take, then each handle waited.
 Results are checked against the exact sum before timing. Blocks alternate between the sides
 (rotating which goes first), each after a torch barrier. Reported per side, median and minimum
 over blocks: `enqueue_us_per_tensor` (this rank's time to enqueue all, / count; the largest
 over ranks), `total_ms` (enqueue of the first to the last one synchronized, the slowest
-rank's) and, for runrun's sides, `rounds` (negotiation rounds rank 0 ran for the block,
-Runtime.counters(); absent on a runrun without it). --json prints one object per line.
+rank's), `cpu_ms` (the CPU time the block took in the whole process, every thread: the
+caller's and runrun's background thread; the largest over ranks, median over blocks) and,
+for runrun's sides, `rounds` (negotiation rounds rank 0 ran for the block, Runtime.counters();
+absent on a runrun without it). --json prints one object per line.
 Thread-safety: a script; one thread.
 """
 
@@ -49,7 +55,43 @@ def parse_args():
     p.add_argument("--bytes", default="1K", help="bytes per tensor (4, 1K, 1M)")
     p.add_argument("--iters", type=int, default=30, help="timed blocks per side")
     p.add_argument("--warmup", type=int, default=5, help="untimed blocks per side")
+    p.add_argument("--no-torch-distributed", action="store_true",
+                   help="leave torch.distributed out (no gloo process group: its threads take "
+                        "CPU from runrun's on a small machine); barriers and maxima by runrun")
+    p.add_argument("--adapters", default="",
+                   help="extra sides, comma-separated: tensorflow, jax (out of place)")
     return p.parse_args()
+
+
+def framework_sides(adapters, count, elements, names):
+    """The opt-in TensorFlow and JAX sides: (sides, outputs-getters, resets)."""
+    sides, outputs, resets = {}, {}, []
+    for framework in filter(None, adapters.split(",")):
+        if framework == "tensorflow":
+            import tensorflow as tf
+            from runrun.tensorflow.tensor_bridge import ADAPTER
+            inputs = [tf.ones([elements], dtype=tf.float32) for _ in range(count)]
+        elif framework == "jax":
+            import jax.numpy as jnp
+            from runrun.jax.tensor_bridge import ADAPTER
+            inputs = [jnp.ones([elements], dtype=jnp.float32) for _ in range(count)]
+        else:
+            raise SystemExit(f"per_tensor_cost: unknown adapter {framework!r}")
+        results = [None] * count
+
+        def side(adapter=ADAPTER, inputs=inputs, results=results):
+            start = time.perf_counter()
+            handles = [common.allreduce(adapter, t, name=n, op=hvd.Sum)
+                       for t, n in zip(inputs, names)]
+            enqueued = time.perf_counter()
+            for i, h in enumerate(handles):
+                results[i] = h.wait()
+            return start, enqueued
+
+        key = f"runrun.common+{framework}"
+        sides[key] = side
+        outputs[key] = results
+    return sides, outputs
 
 
 def make_sides(count, elements):
@@ -114,8 +156,10 @@ def negotiation_rounds():
     return counters(0)["negotiation_rounds"] if counters else None
 
 
-def largest(value):
+def largest(value, with_dist=True):
     t = torch.tensor([value], dtype=torch.float64)
+    if not with_dist:
+        return float(hvd.allreduce(t, name="per_tensor_cost.largest", op=hvd.Max).item())
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return float(t.item())
 
@@ -123,32 +167,45 @@ def largest(value):
 def main():
     args = parse_args()
     hvd.init()
-    init_torch_gloo(120)
+    with_dist = not args.no_torch_distributed
+    if with_dist:
+        init_torch_gloo(120)
     elements = max(1, parse_bytes(args.bytes) // 4)
     sides, outputs, reset = make_sides(args.count, elements)
+    if not with_dist:
+        del sides["torch.distributed"]
+    if args.adapters and common is not None:
+        names = [f"per_tensor_cost.{i}" for i in range(args.count)]
+        extra, extra_outputs = framework_sides(args.adapters, args.count, elements, names)
+        sides.update(extra)
+        outputs.update(extra_outputs)
     size = hvd.size()
     for name, run in sides.items():  # correctness first: each side sums ones over the ranks
         reset()
         run()
-        if not all(bool((t == size).all()) for t in outputs[name]):
+        if not all(bool((np.asarray(t) == size).all()) for t in outputs[name]):
             print(f"per_tensor_cost: wrong result of {name}", file=sys.stderr, flush=True)
             sys.exit(1)
     enqueue = {k: [] for k in sides}
     total = {k: [] for k in sides}
     rounds = {k: [] for k in sides}
+    cpu = {k: [] for k in sides}
     order = list(sides)
     for block in range(args.warmup + args.iters):
         for k in order[block % len(order):] + order[:block % len(order)]:
             reset()
-            dist.barrier()
+            dist.barrier() if with_dist else hvd.barrier()
             rounds_before = negotiation_rounds()
+            cpu_before = time.process_time()
             start, enqueued = sides[k]()
             done = time.perf_counter()
+            cpu_used = time.process_time() - cpu_before
             if rounds_before is not None and k != "torch.distributed":
                 rounds[k].append(negotiation_rounds() - rounds_before)
             if block >= args.warmup:
-                enqueue[k].append(largest((enqueued - start) / args.count * 1e6))
-                total[k].append(largest((done - start) * 1e3))
+                enqueue[k].append(largest((enqueued - start) / args.count * 1e6, with_dist))
+                total[k].append(largest((done - start) * 1e3, with_dist))
+                cpu[k].append(largest(cpu_used * 1e3, with_dist))
     if hvd.rank() == 0:
         run = {"op": "run", "backend": hvd.mpi_enabled() and "mpi" or "gloo", "ranks": size,
                "count": args.count, "bytes": elements * 4}
@@ -159,7 +216,8 @@ def main():
             row = {"side": k,
                    "enqueue_us_per_tensor": statistics.median(enqueue[k]),
                    "enqueue_us_per_tensor_min": min(enqueue[k]),
-                   "total_ms": statistics.median(total[k]), "total_ms_min": min(total[k])}
+                   "total_ms": statistics.median(total[k]), "total_ms_min": min(total[k]),
+                   "cpu_ms": statistics.median(cpu[k])}
             if rounds[k]:
                 timed = rounds[k][args.warmup:] or rounds[k]
                 row.update(rounds=statistics.median(timed), rounds_max=max(timed))
@@ -168,9 +226,11 @@ def main():
             print(json.dumps(row) if args.json else
                   f"{k:22s} enqueue {row['enqueue_us_per_tensor']:7.2f} us/tensor "
                   f"({row['enqueue_us_per_tensor_min']:.2f})   enqueue to all synchronized "
-                  f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f}){text_rounds}",
+                  f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f})   cpu "
+                  f"{row['cpu_ms']:.3f} ms{text_rounds}",
                   flush=True)
-    dist.destroy_process_group()
+    if with_dist:
+        dist.destroy_process_group()
     hvd.shutdown()
 
 

@@ -125,6 +125,47 @@ TEST_CASE("invalid arguments fail at once and enqueue nothing", "[core][errors]"
   });
 }
 
+// The queue's in-flight set and the controller key pending tensors by views of each entry's own
+// name (no copies, issue 12 point 6): a name must be refused exactly while its op is in flight,
+// and be free again once the op completed or failed and its entry is gone, for short (inline)
+// and long (heap) names alike, round after round.
+TEST_CASE("names are in flight exactly until their op completes or fails", "[core][errors]") {
+  run_ranks(2, [](int rank, Runtime& rt) {
+    const std::vector<std::string> names{"r", std::string(64, 'n') + ".a_long_gradient_name"};
+    std::vector<float> f(4, 1.0f);
+    const AllreduceOptions sum{ReduceOp::kSum, 1, 1, 0};
+    for (int round = 0; round < 3; ++round) {
+      for (const std::string& name : names) {
+        std::vector<float> x(4, 1.0f);
+        const std::string go = "go." + std::to_string(round) + "." + name;
+        if (rank == 0) {  // rank 1 enqueues `name` only after the "go" broadcast: still pending
+          auto first = rt.allreduce(name, view_of(x), view_of(x), sum);
+          RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                                     [&] { rt.allreduce(name, view_of(x), view_of(x), sum); }),
+                              "already in flight"));
+          require_ok(*rt.broadcast(go, view_of(f), view_of(f), 0, 0));
+          require_ok(*first);
+        } else {
+          require_ok(*rt.broadcast(go, view_of(f), view_of(f), 0, 0));
+          require_ok(*rt.allreduce(name, view_of(x), view_of(x), sum));
+        }
+        RANK_CHECK(x[0] == 2.0f);
+        // A failed op (shapes differ across ranks) frees its name as a completed one does.
+        std::vector<float> y(rank == 0 ? 4 : 5, 1.0f);
+        require_error(*rt.allreduce(name, view_of(y), view_of(y), {}), ErrorCode::kMismatch);
+        // Many names at once (one or two rounds), all reused on the next pass.
+        std::vector<std::vector<float>> many(40, std::vector<float>(4, 1.0f));
+        std::vector<std::shared_ptr<Handle>> handles;
+        for (size_t i = 0; i < many.size(); ++i) {
+          handles.push_back(rt.allreduce(name + "." + std::to_string(i), view_of(many[i]),
+                                         view_of(many[i]), {}));
+        }
+        for (auto& handle : handles) require_ok(*handle);
+      }
+    }
+  });
+}
+
 TEST_CASE("shutdown fails later ops with a clear error and is idempotent", "[core][errors]") {
   run_ranks(2, [](int, Runtime& rt) {
     std::vector<float> f(4, 1.0f);
