@@ -85,6 +85,11 @@ inline constexpr Knob kAutotuneMargin{
     "RUNRUN_AUTOTUNE_MARGIN", "0.05",
     "noise guard: a candidate replaces the incumbent (first the defaults) only when its median "
     "score is higher by more than this fraction"};
+inline constexpr Knob kGpuOperations{
+    "RUNRUN_GPU_OPERATIONS", "auto",
+    "how CUDA tensors move (docs/gpu.md): auto (NCCL when every rank of the process set finds a "
+    "usable NCCL, else staging through host memory over MPI/Gloo), nccl (the same, but an error "
+    "instead of staging), staging (never NCCL)"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
@@ -96,6 +101,7 @@ inline constexpr std::array kAllKnobs = {
     knobs::kHierarchicalAllreduce,
     knobs::kAutotune, knobs::kAutotuneLog, knobs::kAutotuneWarmupSamples,
     knobs::kAutotuneStepsPerSample, knobs::kAutotuneSamplesPerCandidate, knobs::kAutotuneMargin,
+    knobs::kGpuOperations,
 };
 
 }  // namespace runrun

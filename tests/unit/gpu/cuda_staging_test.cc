@@ -4,6 +4,10 @@
 // RUNRUN_CUDART_LIBRARY): every op and dtype exact, outputs on the input's device, and the
 // stream contract — the op waits for the producer's stream, the framework's stream sees the
 // output once the handle completed — checked with streams the fake holds back or delays.
+// Built twice: as cuda_staging_tests (staging over the local backend), and with RUNRUN_FAKE_NCCL
+// as cuda_nccl_tests, where the fake NCCL (fake_nccl.cc) is found, so the same ops run over the
+// NCCL data backend (core/device_collectives.h) — except what NCCL cannot do without a kernel
+// (int16, a sum of bools, integer scaling and averages), which is still staged.
 
 #include <stdlib.h>
 
@@ -32,8 +36,18 @@ namespace {
 // Before any test runs: the product finds the fake through its variable (searched once).
 const bool fake_selected = [] {
   setenv("RUNRUN_CUDART_LIBRARY", RUNRUN_FAKE_CUDART, 1);
+#ifdef RUNRUN_FAKE_NCCL
+  setenv("RUNRUN_NCCL_LIBRARY", RUNRUN_FAKE_NCCL, 1);
+#endif
   return true;
 }();
+
+#ifdef RUNRUN_FAKE_NCCL
+constexpr bool kOverNccl = true;
+#else
+constexpr bool kOverNccl = false;
+long fake_nccl_calls() { return 0; }
+#endif
 
 using Bytes = std::vector<std::byte>;
 using conformance::store;
@@ -243,6 +257,7 @@ TEST_CASE("CUDA tensors over a host backend: every op and dtype exact, outputs o
           "[cuda]") {
   REQUIRE(fake_selected);
   fake_cuda_set_delay_us(20);  // stream work runs late: a missing wait reads stale bytes
+  const long calls_before = fake_nccl_calls();
   for (int size : {2, 4}) {
     INFO("ranks: " << size);
     testing::run_ranks(size, [](int rank, Runtime& runtime) {
@@ -250,6 +265,8 @@ TEST_CASE("CUDA tensors over a host backend: every op and dtype exact, outputs o
     });
   }
   fake_cuda_set_delay_us(0);
+  // Over the fake NCCL, the ops NCCL can do went through it (one call per rank and op at least).
+  CHECK((fake_nccl_calls() - calls_before > 100) == kOverNccl);
 }
 
 // A rank body that allreduces [rank + 1] * 4 (float32, in place) and returns the result read on
