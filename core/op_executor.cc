@@ -96,6 +96,7 @@ void OpExecutor::execute(const std::vector<Response>& responses,
     // CUDA tensors over NCCL where it can (core/device_collectives.h); else on pinned host
     // copies (core/device_staging.h); host ones as they are.
     if (device_.run(responses, bucket, entries)) {
+      if (bucket.fused()) ++fused_collectives_;
       for (size_t member : bucket.members) entries[member]->handle->complete_part();
       continue;
     }
