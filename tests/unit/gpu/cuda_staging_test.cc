@@ -285,7 +285,9 @@ TEST_CASE("over NCCL: a fused bucket is one NCCL call on the device fusion buffe
     const std::vector<int64_t> lengths{3, 1, 5};
     for (size_t t = 0; t < lengths.size(); ++t) {
       std::vector<int64_t> values;
-      for (int64_t i = 0; i < lengths[t]; ++i) values.push_back(i + 10 * static_cast<int64_t>(t) + rank);
+      for (int64_t i = 0; i < lengths[t]; ++i) {
+        values.push_back(i + 10 * static_cast<int64_t>(t) + rank);
+      }
       tensors.push_back(fw.tensor(DataType::kFloat32, {lengths[t]}, values));
       views.push_back(tensors.back().view);
       names.push_back("fused." + std::to_string(t));

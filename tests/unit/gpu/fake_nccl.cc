@@ -288,7 +288,8 @@ void run_item(void* data) {
   }
   for (const Op& op : item->ops) {
     if (op.kind == Op::kSend) continue;
-    const bool ok = op.kind == Op::kRecv ? run_recv(item->comm, op) : run_collective(item->comm, op);
+    const bool ok =
+        op.kind == Op::kRecv ? run_recv(item->comm, op) : run_collective(item->comm, op);
     if (!ok) {
       set_async_error(item->comm);
       return;
@@ -316,7 +317,8 @@ bool buffers_allowed(const ncclComm* comm, const Op& op) {
     case Op::kAllReduce:
     case Op::kBroadcast:
     case Op::kReduce: return send == recv || !overlap(send, bytes, recv, bytes);
-    case Op::kAllGather: return send == recv + rank * bytes || !overlap(send, bytes, recv, bytes * n);
+    case Op::kAllGather:
+      return send == recv + rank * bytes || !overlap(send, bytes, recv, bytes * n);
     case Op::kReduceScatter:
       return recv == send + rank * bytes || !overlap(send, bytes * n, recv, bytes);
     default: return true;

@@ -27,7 +27,7 @@ TEST_CASE("check-build reports only backends that are implemented, not libraries
   CHECK(features.cuda);
 }
 
-TEST_CASE("check-build's NCCL and CUDA rows say they are available at run time, and what was found") {
+TEST_CASE("check-build's NCCL and CUDA rows: available at run time, and what was found") {
   BuildFeatures features;
   features.nccl = features.cuda = true;
   features.nccl_found = true;
