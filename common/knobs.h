@@ -89,6 +89,11 @@ inline constexpr Knob kProfile{
     "RUNRUN_PROFILE", "",
     "anything but empty or 0 (runrun --profile): per-step profile tables (runrun.common.profile) "
     "and each rank's lateness in the global set's negotiation (docs/profiling.md)"};
+inline constexpr Knob kGpuOperations{
+    "RUNRUN_GPU_OPERATIONS", "auto",
+    "how CUDA tensors move (docs/gpu.md): auto (NCCL when every rank of the process set finds a "
+    "usable NCCL, else staging through host memory over MPI/Gloo), nccl (the same, but an error "
+    "instead of staging), staging (never NCCL)"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
@@ -101,6 +106,7 @@ inline constexpr std::array kAllKnobs = {
     knobs::kAutotune, knobs::kAutotuneLog, knobs::kAutotuneWarmupSamples,
     knobs::kAutotuneStepsPerSample, knobs::kAutotuneSamplesPerCandidate, knobs::kAutotuneMargin,
     knobs::kProfile,
+    knobs::kGpuOperations,
 };
 
 }  // namespace runrun

@@ -82,6 +82,7 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   c.join_average_by_contributors =
       reader.choice(knobs::kJoinAverage, {"set_size", "contributors"}) == "contributors";
   c.hierarchical_allreduce = reader.choice(knobs::kHierarchicalAllreduce, {"0", "1"}) == "1";
+  c.gpu_operations = reader.choice(knobs::kGpuOperations, {"auto", "nccl", "staging"});
   c.autotune.enabled = reader.choice(knobs::kAutotune, {"0", "1"}) == "1";
   c.autotune.log_path = reader.text(knobs::kAutotuneLog);
   c.autotune.warmup_samples = static_cast<int>(reader.number(knobs::kAutotuneWarmupSamples, 0));

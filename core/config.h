@@ -29,6 +29,8 @@ struct Config {
   // RUNRUN_HIERARCHICAL_ALLREDUCE=1: the global set's CPU allreduce goes host by host
   // (ops/hierarchical/hierarchical_backend.h).
   bool hierarchical_allreduce = false;
+  // RUNRUN_GPU_OPERATIONS: auto, nccl or staging (core/device_collectives.h).
+  std::string gpu_operations = "auto";
   // RUNRUN_AUTOTUNE*: the online search of the global set's tunables (core/autotuner.h).
   struct Autotune {
     bool enabled = false;

@@ -6,10 +6,7 @@
 #include "core/handle.h"
 
 namespace runrun {
-namespace {
 
-// Stream-ordered device memory for an output: allocated on runrun's stream, freed (by the
-// DLPack deleter) on the framework stream that consumes it, after the work it enqueued there.
 OwnedTensor allocate_on_device(const OwnedTensor& like, int device,
                                gpu::cuda_abi::Stream runrun, gpu::cuda_abi::Stream consumer) {
   OwnedTensor out;
@@ -25,8 +22,6 @@ OwnedTensor allocate_on_device(const OwnedTensor& like, int device,
   out.storage = AlignedBytes(static_cast<std::byte*>(data), free_on_consumer);
   return out;
 }
-
-}  // namespace
 
 std::shared_ptr<DeviceSync> record_producer(DLDevice device) {
   if (device.device_type != kDLCUDA) return nullptr;

@@ -33,6 +33,12 @@ struct DeviceSync {
   std::unique_ptr<gpu::CudaEvent> produced;  // recorded on `stream` at enqueue
 };
 
+// Stream-ordered device memory for an output the runtime allocates (allgather, alltoall,
+// reducescatter) shaped like `like`: allocated on runrun's stream `runrun`, freed by its DLPack
+// deleter on the framework stream `consumer` that reads it, after the work enqueued there.
+OwnedTensor allocate_on_device(const OwnedTensor& like, int device, gpu::cuda_abi::Stream runrun,
+                               gpu::cuda_abi::Stream consumer);
+
 // For a tensor on a CUDA device: records the producer event on the calling thread's framework
 // stream. nullptr for host memory.
 std::shared_ptr<DeviceSync> record_producer(DLDevice device);

@@ -18,7 +18,8 @@ OpExecutor::OpExecutor(Transport& transport, const Config& config, Logger logger
       fusion_threshold_(config.fusion_threshold),
       join_average_by_contributors_(config.join_average_by_contributors),
       logger_(std::move(logger)),
-      timeline_(timeline) {}
+      timeline_(timeline),
+      device_(transport, config, logger_) {}
 
 namespace {
 
@@ -92,7 +93,13 @@ void OpExecutor::execute(const std::vector<Response>& responses,
       }
       continue;
     }
-    // CUDA tensors run on pinned host copies (core/device_staging.h); host ones as they are.
+    // CUDA tensors over NCCL where it can (core/device_collectives.h); else on pinned host
+    // copies (core/device_staging.h); host ones as they are.
+    if (device_.run(responses, bucket, entries)) {
+      if (bucket.fused()) ++fused_collectives_;
+      for (size_t member : bucket.members) entries[member]->handle->complete_part();
+      continue;
+    }
     DeviceStaging staging(responses, bucket, entries);
     const std::vector<Response>& staged = staging.responses();
     const Response& op = staged[bucket.members[0]];

@@ -16,6 +16,7 @@
 
 #include "common/logging.h"
 #include "core/config.h"
+#include "core/device_collectives.h"
 #include "core/fusion_buffer.h"
 #include "core/fusion_planner.h"
 #include "core/tensor_queue.h"
@@ -37,6 +38,10 @@ class OpExecutor {
                std::vector<std::unique_ptr<TensorEntry>>& entries);
 
   size_t fused_collectives() const { return fused_collectives_; }
+  // Buckets of CUDA tensors run over NCCL (core/device_collectives.h).
+  size_t nccl_buckets() const { return device_.nccl_buckets(); }
+  // Aborts the NCCL communicator, if any; any thread (the worker's abort_transport).
+  void abort_device() { device_.abort(); }
   // The autotuner's switch; every rank changes it before the same round (core/autotuner.h).
   void set_fusion_threshold(size_t bytes) { fusion_threshold_ = bytes; }
 
@@ -65,6 +70,7 @@ class OpExecutor {
   Logger logger_;
   Timeline* timeline_;
   FusionBuffer fusion_buffer_;
+  DeviceCollectives device_;  // CUDA tensors over NCCL; the rest is staged
   std::atomic<size_t> fused_collectives_{0};
 };
 

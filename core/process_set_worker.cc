@@ -35,6 +35,7 @@ ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& co
 ProcessSetWorker::~ProcessSetWorker() { shutdown(); }
 
 void ProcessSetWorker::abort_transport() {
+  executor_.abort_device();
   transport_.data->abort();
   transport_.control->abort();
 }

@@ -19,6 +19,7 @@ struct BuildFeatures {
   // linker)") or why not (every place looked at).
   std::string cuda_runtime_library;
   std::string nccl_library;
+  bool cuda_runtime_found = false, nccl_found = false;  // whether those texts name a library
 };
 
 // The backends of ops/backend_catalog.h, plus the frameworks detected with `python3`.

@@ -15,12 +15,16 @@ namespace runrun {
 struct BuiltBackends {
   bool mpi;           // ops/mpi: the process backend over Open MPI
   bool gloo;          // ops/gloo: over Gloo's tcp transport, in jobs of `runrun --gloo`
-  bool nccl;          // not implemented yet
+  // ops/nccl: the data backend of CUDA tensors (always built: libnccl is loaded at run time,
+  // docs/gpu.md). Not a controller: make_backend has no "nccl"; the core picks it per bucket.
+  bool nccl;
   bool local;         // ops/local: in-process ranks (always built)
-  bool cuda_tensors;  // a built backend takes tensors in GPU memory (none does yet)
+  // CUDA tensors: over NCCL, or staged through host memory over any controller (always built;
+  // libcudart is loaded at run time).
+  bool cuda_tensors;
 };
 
-inline constexpr BuiltBackends kBuiltBackends{RUNRUN_HAVE_MPI != 0, RUNRUN_HAVE_GLOO != 0, false,
-                                              true, false};
+inline constexpr BuiltBackends kBuiltBackends{RUNRUN_HAVE_MPI != 0, RUNRUN_HAVE_GLOO != 0, true,
+                                              true, true};
 
 }  // namespace runrun

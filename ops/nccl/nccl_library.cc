@@ -29,6 +29,7 @@ NcclProbe open_nccl(const LibrarySpec& spec) {
   symbols.resolve(library->all_reduce, "ncclAllReduce");
   symbols.resolve(library->broadcast, "ncclBroadcast");
   symbols.resolve(library->all_gather, "ncclAllGather");
+  symbols.resolve(library->reduce, "ncclReduce");
   symbols.resolve(library->reduce_scatter, "ncclReduceScatter");
   symbols.resolve(library->send, "ncclSend");
   symbols.resolve(library->recv, "ncclRecv");

@@ -32,6 +32,7 @@ struct NcclLibrary {
   nccl_abi::AllReduce all_reduce = nullptr;
   nccl_abi::Broadcast broadcast = nullptr;
   nccl_abi::AllGather all_gather = nullptr;
+  nccl_abi::Reduce reduce = nullptr;
   nccl_abi::ReduceScatter reduce_scatter = nullptr;
   nccl_abi::Send send = nullptr;
   nccl_abi::Recv recv = nullptr;

@@ -25,6 +25,7 @@
 #include "ops/backend_factory.h"
 #include "tests/perf/bench_collectives.h"
 #include "tests/perf/bench_context.h"
+#include "tests/perf/bench_gpu.h"
 #include "tests/perf/bench_many.h"
 #include "tests/perf/bench_options.h"
 #include "tests/perf/bench_raw.h"
@@ -66,6 +67,8 @@ void run_with_runtime(const BenchOptions& options, std::optional<size_t> thresho
       run_many_small(ctx);
     } else if (name == "resnet50") {
       run_resnet50(ctx);
+    } else if (name.rfind("cuda_", 0) == 0) {
+      run_gpu_case(ctx, name);
     } else {
       run_collective_case(ctx, name);
     }

@@ -57,11 +57,12 @@ std::vector<size_t> parse_byte_list(const std::string& text) {
 
 void check_cases(const std::vector<std::string>& cases) {
   for (const std::string& c : cases) {
-    RUNRUN_ENFORCE(std::find(kAllCases.begin(), kAllCases.end(), c) != kAllCases.end(),
+    RUNRUN_ENFORCE(std::find(kAllCases.begin(), kAllCases.end(), c) != kAllCases.end() ||
+                       std::find(kGpuCases.begin(), kGpuCases.end(), c) != kGpuCases.end(),
                    InvalidArgumentError,
                    "unknown case '" + c +
                        "'; choose among allreduce, many, resnet50, allgather, reducescatter, "
-                       "alltoall, broadcast");
+                       "alltoall, broadcast, cuda_allreduce, cuda_broadcast, cuda_allgather");
   }
 }
 
@@ -83,7 +84,8 @@ int parse_options(int argc, char** argv, bool print, BenchOptions& out) {
       ->check(CLI::PositiveNumber);
   app.add_option("--cases", cases,
                  "comma-separated cases: allreduce, many, resnet50, allgather, reducescatter, "
-                 "alltoall, broadcast (default: all)");
+                 "alltoall, broadcast (default: all of these); cuda_allreduce, cuda_broadcast, "
+                 "cuda_allgather (CUDA buffers vs raw NCCL; only when named)");
   app.add_option("--fusion-thresholds", thresholds,
                  "run the cases once per RUNRUN_FUSION_THRESHOLD value, e.g. 1M,4M,64M");
   app.add_option("--many-count", out.many_count, "tensors in the many-tensors case")

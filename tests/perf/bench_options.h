@@ -24,6 +24,9 @@ struct BenchOptions {
 
 inline const std::vector<std::string> kAllCases = {
     "allreduce", "many", "resnet50", "allgather", "reducescatter", "alltoall", "broadcast"};
+// CUDA buffers, runtime vs raw NCCL (bench_gpu.h): only when named in --cases (they need a GPU).
+inline const std::vector<std::string> kGpuCases = {"cuda_allreduce", "cuda_broadcast",
+                                                   "cuda_allgather"};
 
 // Parses the command line. Returns -1 to go on, or the exit code (0 after --help, 2 after a
 // usage error); only when `print` is set does it write help and errors (rank 0).

@@ -2,15 +2,18 @@
 that hvd.local_rank() picks, outputs on that device, and the stream hand-over (work enqueued on
 torch's current stream before the op is seen by it; the output is ready for that stream once
 wait() returned). They need a GPU and are skipped with the reason "no CUDA device" elsewhere;
-the same logic runs without a GPU against a fake CUDA runtime in tests/unit/gpu
-(gpu.staging.*). With several ranks on one GPU the ops are staged over MPI/Gloo."""
+the same logic runs without a GPU against a fake CUDA runtime and a fake NCCL in tests/unit/gpu
+(gpu.staging.*, gpu.nccl.*). With one GPU per rank and NCCL found (torch's nvidia-nccl wheel),
+the ops run over NCCL (RUNRUN_GPU_OPERATIONS=auto); with several ranks on one GPU, without NCCL
+or with RUNRUN_GPU_OPERATIONS=staging they are staged over MPI/Gloo: run this file both ways on a
+GPU machine (docs/gpu.md)."""
 
 import pytest
 import torch
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
-DTYPES = (torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
+DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
           torch.float32, torch.float64, torch.bool)
 
 
@@ -79,3 +82,29 @@ def test_the_op_sees_work_on_the_current_stream_and_the_stream_sees_the_result(h
     side.synchronize()
     n = hvd.size()
     assert total.item() == float((1 << 20) * n * (n + 1) // 2)
+
+
+def _train(hvd, device, name):
+    """Three SGD steps of a small model through DistributedOptimizer on `device`; each rank's
+    batch differs, so the result depends on the allreduced (averaged) gradients."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    model = model.to(device=device, dtype=torch.float64)
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                   named_parameters=[(f"{name}.{k}", v) for k, v in
+                                                     model.named_parameters()])
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    generator = torch.Generator().manual_seed(100 + hvd.rank())
+    for _ in range(3):
+        x = torch.randn(4, 8, generator=generator, dtype=torch.float64).to(device)
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    return [p.detach().cpu() for p in model.parameters()]
+
+
+def test_distributed_optimizer_on_the_gpu_matches_the_cpu(hvd, device):
+    on_gpu = _train(hvd, device, "cuda.train")
+    on_cpu = _train(hvd, torch.device("cpu"), "cpu.train")
+    for g, c in zip(on_gpu, on_cpu):
+        assert torch.allclose(g, c, rtol=1e-9, atol=1e-12)

@@ -4,8 +4,10 @@
 #include "tests/support/backend_conformance.h"
 
 #include <cstring>
+#include <functional>
 #include <string>
 
+#include "common/errors.h"
 #include "tests/support/backend_conformance_values.h"
 
 namespace runrun::conformance {
@@ -87,9 +89,33 @@ void allgatherv_case(Backend& backend, DataType type, size_t base, bool holes, b
 
 }  // namespace
 
+// For a reduction the backend does not offer (Options::reduces): true after checking that
+// `start` throws UnsupportedError.
+template <typename Start>
+bool refused(Backend& backend, const Options& options, DataType type, ReduceOp op,
+             const std::string& what, Start start) {
+  if (!options.reduces || options.reduces(type, op)) return false;
+  bool threw = false;
+  try {
+    start();
+  } catch (const UnsupportedError&) {
+    threw = true;
+  }
+  expect_true(backend, threw, what + " " + std::string(reduce_op_name(op)) + " of " +
+                                  std::string(data_type_name(type)) +
+                                  ": not offered, but no UnsupportedError");
+  return true;
+}
+
 void check_allreduce(Backend& backend, const Options& options) {
   for (DataType type : kAllTypes) {
     for (ReduceOp op : kAllOps) {
+      std::vector<char> one(8);
+      if (refused(backend, options, type, op, "allreduce", [&] {
+            backend.start_allreduce(cpu_buffer(one.data()), cpu_buffer(one.data()), 1, type, op);
+          })) {
+        continue;
+      }
       for (size_t count : options.sizes) {
         allreduce_case(backend, type, op, count, false);
         allreduce_case(backend, type, op, count, true);
@@ -173,6 +199,14 @@ void check_reducescatter(Backend& backend, const Options& options) {
   for (DataType type : kAllTypes) {
     const size_t esize = element_size(type);
     for (ReduceOp op : kAllOps) {
+      std::vector<char> block(8 * static_cast<size_t>(size));
+      if (refused(backend, options, type, op, "reducescatter", [&] {
+            backend.start_reducescatter(cpu_buffer(block.data()), cpu_buffer(block.data()),
+                                        std::vector<size_t>(static_cast<size_t>(size), 1), type,
+                                        op);
+          })) {
+        continue;
+      }
       for (size_t base : options.sizes) {
         const auto counts = uneven_counts(size, base, false);
         size_t total = 0;
@@ -207,7 +241,7 @@ void run_all(Backend& backend, const Options& options) {
   check_alltoallv(backend, options);
   check_reducescatter(backend, options);
   check_control_channel(backend);
-  if (options.subgroups) check_subgroups(backend);
+  if (options.subgroups) check_subgroups(backend, options);
   check_barrier(backend);
 }
 

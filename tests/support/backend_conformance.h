@@ -11,6 +11,7 @@
 // must then make sure the other ranks do not wait forever (LocalWorld::fail_rank, MPI_Abort).
 
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ struct Options {
   size_t large_count = 1048579;
   // Whether to create subgroups and run the suite (small sizes) inside them.
   bool subgroups = true;
+  // The reductions the backend offers (empty: all); for the others, allreduce and reducescatter
+  // must throw UnsupportedError before anything is sent (the NCCL backend has no int16 and no
+  // sum of bools: the core stages those).
+  std::function<bool(DataType, ReduceOp)> reduces;
 };
 
 // Every check below, in order.
@@ -44,6 +49,6 @@ void check_alltoallv(Backend& backend, const Options& options);
 void check_reducescatter(Backend& backend, const Options& options);
 void check_barrier(Backend& backend);
 void check_control_channel(Backend& backend);
-void check_subgroups(Backend& backend);
+void check_subgroups(Backend& backend, const Options& options = {});
 
 }  // namespace runrun::conformance

@@ -70,7 +70,8 @@ void check_control_broadcast(Backend& backend) {
 }
 
 // Runs the small suite in the subgroup of `members` (sorted) and checks who got a backend.
-void subgroup_case(Backend& backend, const std::vector<int>& members, const std::string& label) {
+void subgroup_case(Backend& backend, const std::vector<int>& members, const std::string& label,
+                   const Options& options) {
   std::unique_ptr<Backend> sub = backend.create_subgroup(members);
   int index = -1;
   for (size_t i = 0; i < members.size(); ++i) {
@@ -88,6 +89,7 @@ void subgroup_case(Backend& backend, const std::vector<int>& members, const std:
   small.sizes = {0, 1, 7};
   small.large_count = 0;
   small.subgroups = false;
+  small.reduces = options.reduces;
   run_all(*sub, small);
 }
 
@@ -119,7 +121,7 @@ void check_control_channel(Backend& backend) {
   check_control_broadcast(backend);
 }
 
-void check_subgroups(Backend& backend) {
+void check_subgroups(Backend& backend, const Options& options) {
   const int size = backend.size();
   std::vector<int> all;
   std::vector<int> evens;
@@ -128,10 +130,10 @@ void check_subgroups(Backend& backend) {
     all.push_back(r);
     (r % 2 == 0 ? evens : odds).push_back(r);
   }
-  subgroup_case(backend, all, "of every rank");
-  subgroup_case(backend, evens, "of the even ranks");
-  if (!odds.empty()) subgroup_case(backend, odds, "of the odd ranks");
-  subgroup_case(backend, {size - 1}, "of the last rank alone");
+  subgroup_case(backend, all, "of every rank", options);
+  subgroup_case(backend, evens, "of the even ranks", options);
+  if (!odds.empty()) subgroup_case(backend, odds, "of the odd ranks", options);
+  subgroup_case(backend, {size - 1}, "of the last rank alone", options);
   backend.barrier();
 }
 

@@ -101,6 +101,7 @@ RUNRUN_CHECK_ENTRY(nccl_abi, CommGetAsyncError, ncclCommGetAsyncError);
 RUNRUN_CHECK_ENTRY(nccl_abi, AllReduce, ncclAllReduce);
 RUNRUN_CHECK_ENTRY(nccl_abi, Broadcast, ncclBroadcast);
 RUNRUN_CHECK_ENTRY(nccl_abi, AllGather, ncclAllGather);
+RUNRUN_CHECK_ENTRY(nccl_abi, Reduce, ncclReduce);
 RUNRUN_CHECK_ENTRY(nccl_abi, ReduceScatter, ncclReduceScatter);
 RUNRUN_CHECK_ENTRY(nccl_abi, Send, ncclSend);
 RUNRUN_CHECK_ENTRY(nccl_abi, Recv, ncclRecv);

@@ -4,11 +4,16 @@
 // RUNRUN_CUDART_LIBRARY): every op and dtype exact, outputs on the input's device, and the
 // stream contract — the op waits for the producer's stream, the framework's stream sees the
 // output once the handle completed — checked with streams the fake holds back or delays.
+// Built twice: as cuda_staging_tests (staging over the local backend), and with RUNRUN_FAKE_NCCL
+// as cuda_nccl_tests, where the fake NCCL (fake_nccl.cc) is found, so the same ops run over the
+// NCCL data backend (core/device_collectives.h) — except what NCCL cannot do without a kernel
+// (int16, a sum of bools, integer scaling and averages), which is still staged.
 
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -32,8 +37,18 @@ namespace {
 // Before any test runs: the product finds the fake through its variable (searched once).
 const bool fake_selected = [] {
   setenv("RUNRUN_CUDART_LIBRARY", RUNRUN_FAKE_CUDART, 1);
+#ifdef RUNRUN_FAKE_NCCL
+  setenv("RUNRUN_NCCL_LIBRARY", RUNRUN_FAKE_NCCL, 1);
+#endif
   return true;
 }();
+
+#ifdef RUNRUN_FAKE_NCCL
+constexpr bool kOverNccl = true;
+#else
+constexpr bool kOverNccl = false;
+long fake_nccl_calls() { return 0; }
+#endif
 
 using Bytes = std::vector<std::byte>;
 using conformance::store;
@@ -243,6 +258,7 @@ TEST_CASE("CUDA tensors over a host backend: every op and dtype exact, outputs o
           "[cuda]") {
   REQUIRE(fake_selected);
   fake_cuda_set_delay_us(20);  // stream work runs late: a missing wait reads stale bytes
+  const long calls_before = fake_nccl_calls();
   for (int size : {2, 4}) {
     INFO("ranks: " << size);
     testing::run_ranks(size, [](int rank, Runtime& runtime) {
@@ -250,7 +266,57 @@ TEST_CASE("CUDA tensors over a host backend: every op and dtype exact, outputs o
     });
   }
   fake_cuda_set_delay_us(0);
+  // Over the fake NCCL, the ops NCCL can do went through it (one call per rank and op at least).
+  CHECK((fake_nccl_calls() - calls_before > 100) == kOverNccl);
 }
+
+#ifdef RUNRUN_FAKE_NCCL
+TEST_CASE("over NCCL: a fused bucket is one NCCL call on the device fusion buffer, scaled by NCCL",
+          "[cuda]") {
+  REQUIRE(fake_selected);
+  std::atomic<long> calls_in_group{-1};
+  std::atomic<int> arrived{0};
+  testing::run_ranks(2, [&](int rank, Runtime& runtime) {
+    Framework fw(rank);
+    // Three float32 tensors of 3, 1 and 5 elements: rank r holds i + 10 * t + r (t: tensor).
+    std::vector<Framework::Tensor> tensors;
+    std::vector<TensorView> views;
+    std::vector<std::string> names;
+    const std::vector<int64_t> lengths{3, 1, 5};
+    for (size_t t = 0; t < lengths.size(); ++t) {
+      std::vector<int64_t> values;
+      for (int64_t i = 0; i < lengths[t]; ++i) {
+        values.push_back(i + 10 * static_cast<int64_t>(t) + rank);
+      }
+      tensors.push_back(fw.tensor(DataType::kFloat32, {lengths[t]}, values));
+      views.push_back(tensors.back().view);
+      names.push_back("fused." + std::to_string(t));
+    }
+    // Both ranks enqueue after the other one's last op ended, so the counter brackets this op.
+    ++arrived;
+    while (arrived.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const long before = fake_nccl_calls();
+    // Average with prescale 4 and postscale 1.5 over 2 ranks: 3 * sum, by one pre-multiplied
+    // sum with factor 4 * 1.5 / 2 (the staged path would scale on the host instead).
+    testing::require_ok(*runtime.grouped_allreduce(
+        names, views, views, AllreduceOptions{ReduceOp::kAverage, 4.0, 1.5, 0}));
+    const long after = fake_nccl_calls();
+    if (rank == 0) calls_in_group = after - before;
+    for (size_t t = 0; t < lengths.size(); ++t) {
+      std::vector<int64_t> expected;
+      for (int64_t i = 0; i < lengths[t]; ++i) {
+        expected.push_back(3 * (2 * (i + 10 * static_cast<int64_t>(t)) + 1));
+      }
+      check_bytes(fw.read(views[t]), encode(DataType::kFloat32, expected), DataType::kFloat32,
+                  "fused scaled average, tensor " + std::to_string(t));
+    }
+  });
+  // One ncclAllReduce per rank for the three tensors (the other rank's call may land either
+  // side of rank 0's bracket, so 1 or 2 — never 3 per rank as unfused).
+  CHECK(calls_in_group.load() >= 1);
+  CHECK(calls_in_group.load() <= 2);
+}
+#endif
 
 // A rank body that allreduces [rank + 1] * 4 (float32, in place) and returns the result read on
 // the framework's stream; `before` runs between the write and the enqueue, `after` between the

@@ -21,6 +21,7 @@ int cudaStreamSynchronize(CUstream_st* stream);
 int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, CUstream_st* stream);
 int cudaMalloc(void** p, size_t bytes);
 int cudaFree(void* p);
+long fake_nccl_calls();  // fake_nccl.cc: communication calls so far (NCCL tests only)
 }
 
 namespace runrun::testing {

@@ -209,6 +209,11 @@ int cudaEventSynchronize(CUevent_st* handle) {
   return kSuccess;
 }
 
+// Used by the fake NCCL (fake_nccl.cc) to run its collectives in stream order.
+int cudaLaunchHostFunc(CUstream_st* s, void (*fn)(void*), void* data) {
+  enqueue(s, [fn, data] { fn(data); });
+  return kSuccess;
+}
 int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int, CUstream_st* s) {
   enqueue(s, [=] { std::memcpy(dst, src, bytes); });
   return kSuccess;

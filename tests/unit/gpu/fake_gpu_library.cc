@@ -20,6 +20,7 @@ int ncclCommGetAsyncError(void*, int*) { return 0; }
 int ncclAllReduce() { return 0; }
 int ncclBroadcast() { return 0; }
 int ncclAllGather() { return 0; }
+int ncclReduce() { return 0; }
 int ncclReduceScatter() { return 0; }
 int ncclSend() { return 0; }
 int ncclRecv() { return 0; }

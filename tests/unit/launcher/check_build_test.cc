@@ -18,13 +18,26 @@ TEST_CASE("option --check-build table") {
 }
 
 TEST_CASE("check-build reports only backends that are implemented, not libraries CMake found") {
-  // ops/ implements MPI and Gloo (built with the libraries); no NCCL backend and no GPU tensor
-  // path exist yet, whatever CMake found (a build machine with CUDA has RUNRUN_HAVE_CUDA=1).
+  // ops/ implements MPI and Gloo (built with the libraries); NCCL and CUDA tensors are always
+  // built, their libraries loaded at run time (docs/gpu.md), whatever CMake found.
   const BuildFeatures features = detect_build_features();
   CHECK(features.mpi == static_cast<bool>(RUNRUN_HAVE_MPI));
   CHECK(features.gloo == static_cast<bool>(RUNRUN_HAVE_GLOO));
-  CHECK_FALSE(features.nccl);
-  CHECK_FALSE(features.cuda);
+  CHECK(features.nccl);
+  CHECK(features.cuda);
+}
+
+TEST_CASE("check-build's NCCL and CUDA rows: available at run time, and what was found") {
+  BuildFeatures features;
+  features.nccl = features.cuda = true;
+  features.nccl_found = true;
+  features.nccl_library = "NCCL 2.23.4 at /opt/libnccl.so.2 (found by the dynamic linker)";
+  features.cuda_runtime_library = "the CUDA runtime (libcudart) was not found; looked at:\n  - x";
+  const std::string out = format_check_build(features, "1.2.3");
+  CHECK(out.find("    [X] NCCL (available at run time: NCCL 2.23.4 at /opt/libnccl.so.2 (found by "
+                 "the dynamic linker))\n") != std::string::npos);
+  CHECK(out.find("    [X] CUDA (available at run time; not found by this process, see below)\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("check-build says what the run-time search for the GPU libraries found") {

@@ -1,0 +1,259 @@
+#include "core/device_collectives.h"
+
+#include <algorithm>
+
+#include "core/device_staging.h"
+#include "core/handle.h"
+#include "ops/device_ops.h"
+#include "ops/cuda_streams.h"
+
+namespace runrun {
+namespace {
+
+size_t elements_per_row(const std::vector<int64_t>& shape) {
+  size_t elements = 1;
+  for (size_t d = 1; d < shape.size(); ++d) elements *= static_cast<size_t>(shape[d]);
+  return elements;
+}
+
+DeviceReduceScaling scaling_of(const Response& r) {
+  return {r.prescale * r.postscale, r.reduce_op == ReduceOp::kAverage};
+}
+
+ReduceOp nccl_reduce_op(ReduceOp op) { return op == ReduceOp::kAverage ? ReduceOp::kSum : op; }
+
+// An output of `dtype`/`shape` allocated on the device (see allocate_on_device).
+OwnedTensor device_output(DataType dtype, std::vector<int64_t> shape, int device,
+                          const TensorEntry& entry) {
+  OwnedTensor like;
+  like.dtype = dtype;
+  like.shape = std::move(shape);
+  return allocate_on_device(like, device, gpu::runrun_stream(device),
+                            entry.device_sync ? entry.device_sync->stream : nullptr);
+}
+
+}  // namespace
+
+DeviceCollectives::DeviceCollectives(Transport& transport, const Config& config, Logger logger)
+    : transport_(transport),
+      mode_(config.gpu_operations),
+      collective_timeout_(config.collective_timeout),
+      logger_(std::move(logger)) {}
+
+DeviceCollectives::~DeviceCollectives() {
+  if (fusion_ != nullptr && nccl_) gpu::free_async(fusion_, gpu::runrun_stream(nccl_->device()));
+}
+
+void DeviceCollectives::abort() {
+  aborted_ = true;
+  if (DeviceBackend* backend = published_.load()) backend->abort();
+}
+
+bool DeviceCollectives::eligible(const std::vector<Response>& responses,
+                                 const FusionBucket& bucket,
+                                 const std::vector<std::unique_ptr<TensorEntry>>& entries) const {
+  if (mode_ == "staging" || state_ == State::kStaging) return false;
+  for (size_t m : bucket.members) {
+    const Response& r = responses[m];
+    if (!r.ok() || r.device.device_type != kDLCUDA || !r.joined_ranks.empty()) return false;
+    if (!entries[m]) return false;  // (joined ranks are named in joined_ranks: never here)
+    switch (r.op) {
+      case OpType::kAllreduce:
+      case OpType::kReducescatter:
+        if (!nccl_can_scale(r.dtype, nccl_reduce_op(r.reduce_op), scaling_of(r))) return false;
+        break;
+      case OpType::kAllgather:
+      case OpType::kBroadcast:
+      case OpType::kAlltoall: break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+bool DeviceCollectives::ready(int device) {
+  if (state_ == State::kReady) return true;
+  if (aborted_) throw ShutDownError(RUNRUN_WHERE, "the process set was aborted");
+  const Topology& topology = transport_.data->topology();
+  const std::string why = nccl_unusable_reason();
+  std::vector<uint64_t> bits{why.empty() ? 1u : 0u};
+  transport_.control->allreduce_and(bits);  // every rank is at this bucket now
+  if (bits[0] == 0) {
+    state_ = State::kStaging;
+    const std::string text =
+        "CUDA tensors of this process set are staged through host memory: not every rank can "
+        "use NCCL" + std::string(why.empty() ? "" : "; on rank " + std::to_string(topology.rank) +
+                                                        ": " + why);
+    if (mode_ == "nccl") {
+      throw UnsupportedError(RUNRUN_WHERE, "RUNRUN_GPU_OPERATIONS=nccl, but " + text);
+    }
+    if (logger_) logger_->info("{}", text);
+    return false;
+  }
+  std::vector<int> all(static_cast<size_t>(topology.size));
+  for (int r = 0; r < topology.size; ++r) all[static_cast<size_t>(r)] = r;
+  nccl_ = make_nccl_backend(transport_.control->create_subgroup(all), topology, device,
+                            collective_timeout_, logger_);
+  published_ = nccl_.get();
+  if (aborted_) nccl_->abort();
+  state_ = State::kReady;
+  return true;
+}
+
+std::byte* DeviceCollectives::fusion_buffer(size_t bytes) {
+  if (bytes > fusion_bytes_) {  // stream-ordered: earlier ops on the stream still use the old one
+    const gpu::cuda_abi::Stream stream = gpu::runrun_stream(nccl_->device());
+    if (fusion_ != nullptr) gpu::free_async(fusion_, stream);
+    fusion_ = nullptr;
+    fusion_ = gpu::malloc_async(bytes, stream, nccl_->device());
+    fusion_bytes_ = bytes;
+  }
+  return static_cast<std::byte*>(fusion_);
+}
+
+bool DeviceCollectives::run(const std::vector<Response>& responses, const FusionBucket& bucket,
+                            std::vector<std::unique_ptr<TensorEntry>>& entries) {
+  if (!eligible(responses, bucket, entries)) return false;
+  TensorEntry& first = *entries[bucket.members[0]];
+  const int device = first.input.device.device_id;
+  if (!ready(device)) return false;
+  if (device != nccl_->device()) {
+    throw UnsupportedError(RUNRUN_WHERE,
+                           "tensor '" + responses[bucket.members[0]].name + "' on rank " +
+                               std::to_string(nccl_->rank()) + " is on cuda:" +
+                               std::to_string(device) + ", but the NCCL communicator of its "
+                               "process set is on cuda:" + std::to_string(nccl_->device()) +
+                               ": a rank drives one GPU (torch.cuda.set_device(local_rank()))");
+  }
+  gpu::DeviceGuard guard(device);
+  const gpu::cuda_abi::Stream stream = gpu::runrun_stream(device);
+  std::vector<gpu::cuda_abi::Stream> consumers;
+  for (size_t m : bucket.members) {
+    const TensorEntry& entry = *entries[m];
+    if (!entry.device_sync) continue;
+    entry.device_sync->produced->make_wait(stream);  // NCCL reads after the producer wrote
+    if (std::find(consumers.begin(), consumers.end(), entry.device_sync->stream) ==
+        consumers.end()) {
+      consumers.push_back(entry.device_sync->stream);
+    }
+  }
+  if (responses[bucket.members[0]].op == OpType::kAllreduce) {
+    run_allreduce(responses, bucket, entries);
+  } else {
+    run_other(responses[bucket.members[0]], first);
+  }
+  gpu::CudaEvent done(device);  // the framework streams order their reads after the op
+  done.record(stream);
+  for (gpu::cuda_abi::Stream consumer : consumers) done.make_wait(consumer);
+  ++nccl_buckets_;
+  return true;
+}
+
+void DeviceCollectives::run_allreduce(const std::vector<Response>& responses,
+                                      const FusionBucket& bucket,
+                                      std::vector<std::unique_ptr<TensorEntry>>& entries) {
+  const Response& r = responses[bucket.members[0]];
+  const ReduceOp op = nccl_reduce_op(r.reduce_op);
+  const DLDevice device{kDLCUDA, nccl_->device()};
+  if (!bucket.fused()) {
+    TensorEntry& entry = *entries[bucket.members[0]];
+    nccl_->start_allreduce_scaled({entry.input.data, device}, {entry.output.data, device},
+                                  entry.input.num_elements(), r.dtype, op, scaling_of(r))
+        ->wait();
+    return;
+  }
+  // Fused: through the fusion buffer in device memory, copies on runrun's stream.
+  const DeviceOps& copies = device_ops_for({kDLCUDA, nccl_->device()});
+  std::byte* buffer = fusion_buffer(bucket.bytes);
+  size_t offset = 0;
+  for (size_t m : bucket.members) {
+    const size_t bytes = response_bytes(responses[m]);
+    copies.copy(buffer + offset, entries[m]->input.data, bytes);
+    offset += bytes;
+  }
+  const DeviceBuffer fused{buffer, device};
+  nccl_->start_allreduce_scaled(fused, fused, bucket.bytes / element_size(r.dtype), r.dtype, op,
+                                scaling_of(r))
+      ->wait();
+  offset = 0;
+  for (size_t m : bucket.members) {
+    const size_t bytes = response_bytes(responses[m]);
+    copies.copy(entries[m]->output.data, buffer + offset, bytes);
+    offset += bytes;
+  }
+}
+
+void DeviceCollectives::run_other(const Response& r, TensorEntry& entry) {
+  DeviceBackend& nccl = *nccl_;
+  const int size = nccl.size(), rank = nccl.rank();
+  const DLDevice device{kDLCUDA, nccl.device()};
+  std::vector<int64_t> shape = entry.input.shape;
+  const size_t row_bytes = elements_per_row(shape) * element_size(r.dtype);
+  switch (r.op) {
+    case OpType::kAllgather: {
+      std::vector<size_t> recv_bytes;
+      int64_t rows = 0;
+      for (int64_t dim : r.first_dims) {
+        recv_bytes.push_back(static_cast<size_t>(dim) * row_bytes);
+        rows += dim;
+      }
+      shape[0] = rows;
+      OwnedTensor out = device_output(r.dtype, shape, device.device_id, entry);
+      nccl.start_allgatherv({entry.input.data, device}, entry.input.num_bytes(),
+                            {out.storage.get(), device}, recv_bytes)
+          ->wait();
+      entry.handle->set_output(entry.handle_index, std::move(out));
+      return;
+    }
+    case OpType::kBroadcast:
+      if (rank == r.root && entry.input.data != entry.output.data) {
+        device_ops_for(device)
+            .copy(entry.output.data, entry.input.data, entry.input.num_bytes());
+      }
+      nccl.start_broadcast({entry.output.data, device}, entry.output.num_bytes(), r.root)->wait();
+      return;
+    case OpType::kAlltoall: {
+      std::vector<size_t> send_bytes, recv_bytes;
+      std::vector<int64_t> received;
+      int64_t rows = 0;
+      for (int p = 0; p < size; ++p) {
+        const int64_t to_p = r.first_dims[static_cast<size_t>(rank * size + p)];
+        const int64_t from_p = r.first_dims[static_cast<size_t>(p * size + rank)];
+        send_bytes.push_back(static_cast<size_t>(to_p) * row_bytes);
+        recv_bytes.push_back(static_cast<size_t>(from_p) * row_bytes);
+        received.push_back(from_p);
+        rows += from_p;
+      }
+      shape[0] = rows;
+      OwnedTensor out = device_output(r.dtype, shape, device.device_id, entry);
+      nccl.start_alltoallv({entry.input.data, device}, send_bytes, {out.storage.get(), device},
+                           recv_bytes)
+          ->wait();
+      entry.handle->set_output(entry.handle_index, std::move(out));
+      entry.handle->set_received_splits(std::move(received));
+      return;
+    }
+    case OpType::kReducescatter: {
+      const size_t row_elements = elements_per_row(shape);
+      const int64_t dim0 = shape.empty() ? 1 : shape[0];
+      auto rows_of = [&](int p) { return dim0 / size + (p < dim0 % size ? 1 : 0); };
+      std::vector<size_t> recv_counts;
+      for (int p = 0; p < size; ++p) {
+        recv_counts.push_back(static_cast<size_t>(rows_of(p)) * row_elements);
+      }
+      if (!shape.empty()) shape[0] = rows_of(rank);
+      OwnedTensor out = device_output(r.dtype, shape, device.device_id, entry);
+      nccl.start_reducescatter_scaled({entry.input.data, device}, {out.storage.get(), device},
+                                      recv_counts, r.dtype, nccl_reduce_op(r.reduce_op),
+                                      scaling_of(r))
+          ->wait();
+      entry.handle->set_output(entry.handle_index, std::move(out));
+      return;
+    }
+    default:
+      throw InternalError(RUNRUN_WHERE, "DeviceCollectives: " + std::string(op_type_name(r.op)) +
+                                            " is not an NCCL op");
+  }
+}
+
+}  // namespace runrun

@@ -1,0 +1,259 @@
+// The NCCL data backend (ops/nccl/nccl_backend.h) without a GPU: ranks are threads over a local
+// control channel, each driving its own "device" (cuda:rank) of the fake CUDA runtime, with the
+// fake NCCL (fake_nccl.cc) as libnccl. The backend conformance suite runs through it (every op,
+// dtype and size compared exactly with a reference; uneven allgather as grouped broadcasts,
+// alltoall with splits as grouped send/recv, uneven reducescatter as grouped reduces;
+// subgroups with communicators of their own), then what only the NCCL backend does: average and
+// pre/postscale by ncclAvg and pre-multiplied sums, what it refuses, and its error paths —
+// a missing peer until the collective timeout, a peer that died, abort from another thread.
+
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/errors.h"
+#include "ops/device_backend.h"
+#include "ops/local/local_backend.h"
+#include "tests/support/backend_conformance.h"
+#include "tests/unit/ops/rank_errors.h"
+
+// Rank threads check by throwing (Catch2 v2 assertions are not thread-safe).
+#define RANK_CHECK(condition)                                                           \
+  do {                                                                                  \
+    if (!(condition)) {                                                                 \
+      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
+                               ": check failed: " #condition);                          \
+    }                                                                                   \
+  } while (0)
+#define RANK_CHECK_EQ(a, b) RANK_CHECK((a) == (b))
+#define RANK_CHECK_THROWS(ErrorType, expression) \
+  do {                                           \
+    bool threw = false;                          \
+    try {                                        \
+      (void)(expression);                        \
+    } catch (const ErrorType&) {                 \
+      threw = true;                              \
+    }                                            \
+    RANK_CHECK(threw);                           \
+  } while (0)
+
+namespace runrun {
+namespace {
+
+const bool fakes_selected = [] {
+  setenv("RUNRUN_CUDART_LIBRARY", RUNRUN_FAKE_CUDART, 1);
+  setenv("RUNRUN_NCCL_LIBRARY", RUNRUN_FAKE_NCCL, 1);
+  return true;
+}();
+
+// The conformance suite moves host memory; with the fake runtime host memory is device memory,
+// so this adapter hands the NCCL backend every buffer as memory of its device (cuda:rank).
+class OnDevice final : public Backend {
+ public:
+  explicit OnDevice(std::unique_ptr<DeviceBackend> nccl) : nccl_(std::move(nccl)) {}
+  DeviceBackend& nccl() { return *nccl_; }
+
+  std::string_view name() const override { return nccl_->name(); }
+  const Topology& topology() const override { return nccl_->topology(); }
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
+                                DataType type, ReduceOp op) override {
+    return nccl_->start_allreduce(dev(in), dev(out), count, type, op);
+  }
+  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
+                                 const std::vector<size_t>& recv_bytes) override {
+    return nccl_->start_allgatherv(dev(in), send_bytes, dev(out), recv_bytes);
+  }
+  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override {
+    return nccl_->start_broadcast(dev(buffer), bytes, root);
+  }
+  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
+                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override {
+    return nccl_->start_alltoallv(dev(in), send_bytes, dev(out), recv_bytes);
+  }
+  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
+                                    const std::vector<size_t>& recv_counts, DataType type,
+                                    ReduceOp op) override {
+    return nccl_->start_reducescatter(dev(in), dev(out), recv_counts, type, op);
+  }
+  CompletionPtr start_barrier() override { return nccl_->start_barrier(); }
+  std::unique_ptr<ControlChannel> create_control_channel() override {
+    return nccl_->create_control_channel();
+  }
+  std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override {
+    std::unique_ptr<Backend> sub = nccl_->create_subgroup(ranks);
+    if (!sub) return nullptr;
+    return std::make_unique<OnDevice>(
+        std::unique_ptr<DeviceBackend>(static_cast<DeviceBackend*>(sub.release())));
+  }
+
+ protected:
+  void abort_transport() override { nccl_->abort(); }
+
+ private:
+  ConstDeviceBuffer dev(ConstDeviceBuffer b) const { return {b.data, {kDLCUDA, nccl_->device()}}; }
+  DeviceBuffer dev(DeviceBuffer b) const { return {b.data, {kDLCUDA, nccl_->device()}}; }
+  std::unique_ptr<DeviceBackend> nccl_;
+};
+
+// Runs `body` on `size` thread-ranks, each with an NCCL backend on cuda:rank whose control
+// channel is the local backend's; rethrows the first failure.
+void run_nccl_ranks(int size, const std::function<void(OnDevice&)>& body,
+                    std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+  REQUIRE(fakes_selected);
+  REQUIRE(nccl_unusable_reason().empty());
+  auto world = std::make_shared<LocalWorld>(size);
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(size));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        LocalBackend local(world, rank);
+        OnDevice backend(make_nccl_backend(local.create_control_channel(), local.topology(),
+                                           rank, timeout, nullptr));
+        body(backend);
+      } catch (...) {
+        errors[static_cast<size_t>(rank)] = std::current_exception();
+        world->fail_rank(rank);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  testing::rethrow_root_cause(errors);
+}
+
+conformance::Options quick() {
+  conformance::Options options;
+  options.large_count = 100003;
+  options.reduces = [](DataType type, ReduceOp op) { return nccl_can_scale(type, op, {}); };
+  return options;
+}
+
+TEST_CASE("nccl backend passes the conformance suite with 1, 2 and 4 ranks") {
+  for (int size : {1, 2, 4}) {
+    INFO("ranks: " << size);
+    run_nccl_ranks(size, [](OnDevice& backend) { conformance::run_all(backend, quick()); });
+  }
+}
+
+std::vector<float> floats(size_t n, const std::function<float(size_t)>& f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = f(i);
+  return v;
+}
+
+TEST_CASE("nccl allreduce: average by ncclAvg, pre/postscale and averages by pre-multiplied sums") {
+  run_nccl_ranks(4, [](OnDevice& b) {
+    const int rank = b.rank();
+    const DLDevice dev{kDLCUDA, b.nccl().device()};
+    const size_t n = 9;
+    auto mine = floats(n, [&](size_t i) { return static_cast<float>(i) + 4.0f * rank; });
+    // sum over ranks r of i + 4r = 4i + 24
+    auto run = [&](DeviceReduceScaling scaling) {
+      std::vector<float> in = mine, out(n, -1.0f);
+      b.nccl()
+          .start_allreduce_scaled({in.data(), dev}, {out.data(), dev}, n, DataType::kFloat32,
+                                  ReduceOp::kSum, scaling)
+          ->wait();
+      return out;
+    };
+    RANK_CHECK_EQ(run({1.0, true}), floats(n, [](size_t i) { return i + 6.0f; }));
+    RANK_CHECK_EQ(run({0.5, false}), floats(n, [](size_t i) { return 2.0f * i + 12.0f; }));
+    RANK_CHECK_EQ(run({2.0, true}), floats(n, [](size_t i) { return 2.0f * i + 12.0f; }));
+    // Uneven reducescatter of 9 rows (3, 2, 2, 2), averaged, in float64.
+    std::vector<double> in(n), out(3, -1.0);
+    for (size_t i = 0; i < n; ++i) in[i] = static_cast<double>(i) + 4.0 * rank;
+    b.nccl()
+        .start_reducescatter_scaled({in.data(), dev}, {out.data(), dev}, {3, 2, 2, 2},
+                                    DataType::kFloat64, ReduceOp::kSum, {1.0, true})
+        ->wait();
+    const size_t first = rank == 0 ? 0 : 3 + 2 * static_cast<size_t>(rank - 1);
+    const size_t count = rank == 0 ? 3 : 2;
+    for (size_t i = 0; i < count; ++i) {
+      RANK_CHECK(out[i] == static_cast<double>(first + i) + 6.0);
+    }
+  });
+}
+
+TEST_CASE("nccl can_scale: what NCCL does without kernels, and what is left to staging") {
+  CHECK(nccl_can_scale(DataType::kFloat16, ReduceOp::kSum, {0.5, true}));
+  CHECK(nccl_can_scale(DataType::kInt32, ReduceOp::kSum, {}));
+  CHECK(nccl_can_scale(DataType::kBool, ReduceOp::kMax, {}));
+  CHECK_FALSE(nccl_can_scale(DataType::kBool, ReduceOp::kSum, {}));
+  CHECK_FALSE(nccl_can_scale(DataType::kInt16, ReduceOp::kMax, {}));
+  CHECK_FALSE(nccl_can_scale(DataType::kInt32, ReduceOp::kSum, {1.0, true}));
+  CHECK_FALSE(nccl_can_scale(DataType::kInt64, ReduceOp::kSum, {2.0, false}));
+  CHECK_FALSE(nccl_can_scale(DataType::kFloat32, ReduceOp::kMax, {2.0, false}));
+  run_nccl_ranks(1, [](OnDevice& b) {
+    std::vector<int16_t> v(4);
+    const DLDevice dev{kDLCUDA, b.nccl().device()};
+    RANK_CHECK_THROWS(UnsupportedError, b.nccl().start_allreduce(
+                                            {v.data(), dev}, {v.data(), dev}, 4,
+                                            DataType::kInt16, ReduceOp::kSum));
+    RANK_CHECK_THROWS(UnsupportedError, b.nccl().start_broadcast(cpu_buffer(v.data()), 8, 0));
+  });
+}
+
+TEST_CASE("nccl: a peer that never arrives fails the op at the collective timeout, no hang") {
+  std::atomic<bool> done{false};
+  run_nccl_ranks(
+      2,
+      [&](OnDevice& b) {
+        if (b.rank() == 1) {  // alive on the control channel, absent from the collective
+          while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          return;
+        }
+        std::vector<float> v(16, 1.0f);
+        const DLDevice dev{kDLCUDA, b.nccl().device()};
+        auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
+                                                   DataType::kFloat32, ReduceOp::kSum);
+        RANK_CHECK_THROWS(TimeoutError, completion->wait());
+        RANK_CHECK_THROWS(TimeoutError, b.nccl().start_barrier());  // broken for good
+        done = true;
+      },
+      std::chrono::milliseconds(300));
+}
+
+TEST_CASE("nccl: a peer that died (aborted its communicator) fails the op with PeerFailureError") {
+  run_nccl_ranks(2, [](OnDevice& b) {
+    if (b.rank() == 1) {
+      b.abort();  // as its runtime does when its process is going away
+      return;
+    }
+    std::vector<float> v(16, 1.0f);
+    const DLDevice dev{kDLCUDA, b.nccl().device()};
+    auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
+                                               DataType::kFloat32, ReduceOp::kSum);
+    RANK_CHECK_THROWS(PeerFailureError, completion->wait());
+  });
+}
+
+TEST_CASE("nccl: abort() from another thread makes a waiting op throw ShutDownError") {
+  std::atomic<bool> done{false};
+  run_nccl_ranks(2, [&](OnDevice& b) {
+    if (b.rank() == 1) {
+      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return;
+    }
+    std::vector<float> v(16, 1.0f);
+    const DLDevice dev{kDLCUDA, b.nccl().device()};
+    auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
+                                               DataType::kFloat32, ReduceOp::kSum);
+    std::thread aborter([&] { b.abort(); });
+    RANK_CHECK_THROWS(ShutDownError, completion->wait());
+    aborter.join();
+    done = true;
+  });
+}
+
+}  // namespace
+}  // namespace runrun
