@@ -7,11 +7,14 @@
 // the same order on every rank. The handler therefore may block its XLA thread until the op
 // completes (the runtime's own thread makes progress; peers run the same sequence), and an
 // unnamed op can be named at execution time from a per-process counter, as eager ops are.
-// Attributes: kind, name ("" = unnamed), op, prescale, postscale, process_set, root_rank.
+// Attributes: kind, name ("" = unnamed), op, prescale, postscale, process_set, root_rank,
+// profile (1: record the call's start and end for runrun --profile, see take_marks).
 // Threading: XLA calls it on its threads; one op per call; the counters take a mutex.
 
 #include <dlpack/dlpack.h>
 #include <xla/ffi/api/c_api.h>
+
+#include <time.h>
 
 #include <cstring>
 #include <map>
@@ -90,9 +93,39 @@ void forget_names(int32_t set) {
   }
 }
 
+// --- runrun --profile: the gradient allreduce's own start and end -----------------------
+// A call with attribute profile=1 (profile_marks.py asks for it on the step's gradient
+// allreduce) records (start, end, bytes) here; the step-end io_callback takes the records and
+// replays them as the hooks gradient_ready + wait_begin (start) and wait_end (end), so no host
+// callback runs around the allreduce. Times are CLOCK_MONOTONIC seconds: time.perf_counter's
+// clock on Linux, the profiler's default clock.
+struct ProfileMark {
+  double start, end;
+  size_t bytes;
+};
+std::mutex g_marks_mutex;
+std::vector<ProfileMark> g_marks;  // guarded by g_marks_mutex
+
+double monotonic_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+py::list take_marks() {
+  std::vector<ProfileMark> marks;
+  {
+    std::lock_guard<std::mutex> lock(g_marks_mutex);
+    marks.swap(g_marks);
+  }
+  py::list out;
+  for (const ProfileMark& m : marks) out.append(py::make_tuple(m.start, m.end, m.bytes));
+  return out;
+}
+
 // --- decoding the call frame -------------------------------------------------------------
 struct Attrs {
-  int32_t kind = -1, op = RUNRUN_OP_AVERAGE, process_set = 0, root_rank = 0;
+  int32_t kind = -1, op = RUNRUN_OP_AVERAGE, process_set = 0, root_rank = 0, profile = 0;
   double prescale = 1.0, postscale = 1.0;
   std::string name;
 };
@@ -116,6 +149,7 @@ bool decode_attrs(const XLA_FFI_Attrs& attrs, Attrs* out, std::string* error) {
       else if (key == "op") out->op = v;
       else if (key == "process_set") out->process_set = v;
       else if (key == "root_rank") out->root_rank = v;
+      else if (key == "profile") out->profile = v;
     } else if (scalar->dtype == XLA_FFI_DataType_F64) {
       double v = *static_cast<double*>(scalar->value);
       if (key == "prescale") out->prescale = v;
@@ -308,7 +342,14 @@ XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
                                       " inside jax.jit ran before runrun.jax.init() (or after "
                                       "shutdown()): call init() first");
   }
+  ProfileMark mark{a.profile ? monotonic_seconds() : 0.0, 0.0, 0};
   error = run_op(lease.get(), a, in, out);
+  if (a.profile && error.empty()) {
+    mark.end = monotonic_seconds();
+    for (const DLTensor& t : in) mark.bytes += nbytes(t);
+    std::lock_guard<std::mutex> lock(g_marks_mutex);
+    g_marks.push_back(mark);
+  }
   return error.empty() ? nullptr : make_error(frame->api, error);
 }
 
@@ -321,6 +362,9 @@ void bind_xla_ffi(py::module_& m) {
   m.attr("xla_ffi") = info;
   m.def("xla_ffi_forget", &forget_names, py::arg("set_id"),
         "Restarts the counters of unnamed jit ops of a process set (all sets when < 0).");
+  m.def("xla_ffi_profile_take", &take_marks,
+        "The (start, end, bytes) of the profiled jit allreduces since the last call, in order.");
+  m.def("xla_ffi_clock", &monotonic_seconds, "The clock of those records (CLOCK_MONOTONIC s).");
 }
 
 }  // namespace runrun::python

@@ -10,10 +10,11 @@ Two measurements:
    --job --double-buffering: the same with DistributedOptimizer(double_buffering=True).
 3. The same A/B for the other adapters, whose hooks run inside the compiled step: --jax (an
    optax DistributedOptimizer in a jitted step: two jitted copies, one traced with the profiler
-   on, so with its three io_callback markers) and --keras (model.train_on_batch on the backend
+   on, so with its step-end io_callback and the allreduce's native marks) and --keras (model.train_on_batch on the backend
    KERAS_BACKEND names: two identical models, one compiled and traced with the profiler on).
-4. --markers (no job): what the compiled-step markers themselves cost, in this process, a step
-   that does nearly nothing else: JAX's three ordered io_callbacks (profile_marks.py) and
+4. --markers (no job; one rank): what the compiled-step markers themselves cost, in this
+   process, a step that does little else than a grouped allreduce: JAX's one ordered
+   io_callback (step end) plus the allreduce's native clock reads (profile_marks.py) and
    TensorFlow's extra py_function after the update (runrun.keras on TensorFlow), as the
    difference of the best block medians with and without them.
 
@@ -70,18 +71,24 @@ def _install(profiler):
 
 
 def _best_difference(plain, marked, blocks=15, per_block=200):
-    """(µs per call of plain, µs more per call of marked): the lowest block medians."""
+    """(µs per call of plain, µs more per call of marked): the lowest block medians; and the
+    process CPU µs more per call of marked (all blocks; less sensitive to a loaded machine)."""
+    cpu = {plain: 0.0, marked: 0.0}
+
     def block(function):
         times = []
+        cpu_start = time.process_time()
         for _ in range(per_block):
             start = time.perf_counter()
             function()
             times.append(time.perf_counter() - start)
+        cpu[function] += time.process_time() - cpu_start
         return statistics.median(times)
     best = {plain: float("inf"), marked: float("inf")}
     for _ in range(blocks):
         for function in (plain, marked):
             best[function] = min(best[function], block(function))
+    _best_difference.cpu_us = (cpu[marked] - cpu[plain]) / (blocks * per_block) * 1e6
     return best[plain] * 1e6, (best[marked] - best[plain]) * 1e6
 
 
@@ -91,14 +98,16 @@ def markers_only():
     profiler._exchange_every = 10 ** 9  # no collective: this process only
     import jax
     import jax.numpy as jnp
+    import runrun.jax as hvd
     from runrun.jax import profile_marks
 
-    grads = [jnp.ones((256, 256)) for _ in range(8)]
+    hvd.init()  # one rank: the grouped allreduce is a real op (native or callback path)
+    grads = [jnp.ones((32, 32)) for _ in range(8)]  # a short step: the markers dominate
 
     def make():
         @jax.jit
         def step(gs):
-            reduced = profile_marks.reduce([g * 2 for g in gs], lambda xs: xs)
+            reduced = profile_marks.reduce([g * 2 for g in gs], hvd.grouped_allreduce)
             updated = [g - 0.1 * r for g, r in zip(gs, reduced)]
             profile_marks.step_end(updated)
             return updated
@@ -106,11 +115,14 @@ def markers_only():
 
     _install(None)
     plain = make()
+    plain()  # jax.jit traces at the first call: while the profiler is (not) installed
     _install(profiler)
     marked = make()
+    marked()
     base, extra = _best_difference(plain, marked)
     print(json.dumps({"case": "markers_jax", "arrays": len(grads), "step_us": base,
-                      "markers_us_per_step": extra}), flush=True)
+                      "markers_us_per_step": extra,
+                      "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
 
     import tensorflow as tf
     import keras
@@ -128,7 +140,8 @@ def markers_only():
 
     base, extra = _best_difference(make_tf(None), make_tf(profiler))
     print(json.dumps({"case": "marker_tensorflow", "variables": len(variables), "step_us": base,
-                      "markers_us_per_step": extra}), flush=True)
+                      "markers_us_per_step": extra,
+                      "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
 
 
 def jax_job(steps_per_block, rounds, width, layers):
@@ -159,8 +172,10 @@ def jax_job(steps_per_block, rounds, width, layers):
     holder = {"params": params, "state": tx.init(params)}
     _install(None)
     off = make()
+    off(holder["params"], holder["state"])  # jax.jit traces at the first call: trace it now
     _install(StepProfiler(interval=0))
     on = make()
+    on(holder["params"], holder["state"])
 
     def run(step):
         def go():

@@ -1,9 +1,9 @@
 """runrun --profile inside model.fit on the Keras backend this process runs (issue 14): the
 DistributedOptimizer reports every update step with no script change, from inside the compiled
-train step (TensorFlow's py_function, JAX's io_callback markers) or eagerly (torch); 10 steps,
-so rank 0's read of the runtime's per-rank lateness runs inside the train step too; two steps
-per execution of the compiled function (steps_per_execution=2; torch allows only 1): still one
-record per step.
+train step (TensorFlow's py_function; JAX: the gradient allreduce's own marks and one step-end
+io_callback) or eagerly (torch); 10 steps, so rank 0's read of the runtime's per-rank lateness
+runs inside the train step too; two steps per execution of the compiled function
+(steps_per_execution=2; torch allows only 1): still one record per step.
 The Keras suite runs it on every backend at 2 and 4 ranks (run_framework_tests.sh)."""
 
 import keras

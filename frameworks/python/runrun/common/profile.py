@@ -91,6 +91,7 @@ class StepProfiler:
         self._size = 1
         self._topology_known = False
         self._carried = None              # (time, bytes) of carry(), for the next step
+        self._sources = []                # add_source(): called first by every step_end()
         self._reset(clock())
 
     @classmethod
@@ -116,17 +117,19 @@ class StepProfiler:
         self._carried = None
 
     # --- hooks ---
-    def gradient_ready(self, nbytes):
+    # `at`: a time read earlier on the same clock (runrun.jax inside jit replays the times its
+    # native allreduce recorded, profile_marks.py); None means now.
+    def gradient_ready(self, nbytes, at=None):
         if self._first_ready is None:
-            self._first_ready = self._clock()
+            self._first_ready = self._clock() if at is None else at
         self._bytes += int(nbytes)
 
-    def wait_begin(self):
+    def wait_begin(self, at=None):
         if self._wait_begin is None:  # the first wait of the step (an adapter may wait per op)
-            self._wait_begin = self._clock()
+            self._wait_begin = self._clock() if at is None else at
 
-    def wait_end(self):
-        self._wait_end = self._clock()
+    def wait_end(self, at=None):
+        self._wait_end = self._clock() if at is None else at
 
     def carry(self, nbytes):
         """Double buffering: `nbytes` enqueued now, waited for in the next step."""
@@ -139,7 +142,19 @@ class StepProfiler:
         if self._from_previous:
             self._first_ready, self._bytes, self._from_previous = None, 0, False
 
+    def now(self):
+        """The hooks' clock, for an `at` that several hooks share."""
+        return self._clock()
+
+    def add_source(self, source):
+        """source(self) runs first in every step_end(): it feeds hooks recorded elsewhere (the
+        native jit allreduce's times, runrun.jax.profile_marks). Added once per source."""
+        if source not in self._sources:
+            self._sources.append(source)
+
     def step_end(self):
+        for source in self._sources:
+            source(self)
         now = self._clock()
         if not self._topology_known and basics.is_initialized():
             self._rank, self._size, self._topology_known = basics.rank(), basics.size(), True

@@ -117,14 +117,15 @@ def enabled():
 
 
 def call(kind, results, args, name=None, op=0, prescale=1.0, postscale=1.0, process_set=0,
-         root_rank=0):
+         root_rank=0, profile=False):
     """The custom call of one op: `args` in, arrays shaped as `results` (ShapeDtypeStructs)
-    out. name None means unnamed (named when it runs)."""
+    out. name None means unnamed (named when it runs). profile: the handler records the op's
+    start and end for runrun --profile (profile_marks.py)."""
     from jax._src import core as jcore
 
     attrs = (("kind", np.int32(kind)), ("name", "" if name is None else str(name)),
              ("op", np.int32(int(op))), ("prescale", np.float64(prescale)),
              ("postscale", np.float64(postscale)), ("process_set", np.int32(process_set)),
-             ("root_rank", np.int32(root_rank)))
+             ("root_rank", np.int32(root_rank)), ("profile", np.int32(bool(profile))))
     avals = tuple(jcore.ShapedArray(r.shape, r.dtype) for r in results)
     return _state["primitive"].bind(*args, result_avals=avals, attrs=attrs)

@@ -33,7 +33,7 @@ from runrun.common import names
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.ops import Average, Sum, resolve_op
 from runrun.common.process_sets import process_set_id
-from runrun.jax import ffi_ops, fusion
+from runrun.jax import ffi_ops, fusion, profile_marks
 from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
 from runrun.jax.tensor_bridge import check_dtype
 
@@ -107,16 +107,26 @@ def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_s
         check_dtype(x.dtype, "grouped_allreduce", name)
     groups, shapes = fusion.layout(xs)
     flats = fusion.pack(xs, groups)
+    # runrun --profile: the op itself marks the step's gradients ready/wait (profile_marks.py)
+    hooks = profile_marks.claim()
     if flats and ffi_ops.enabled():
         reduced = ffi_ops.call(ffi_ops.GROUPED_ALLREDUCE, [_struct(f) for f in flats], flats,
                                name, op, prescale_factor, postscale_factor,
-                               process_set_id(process_set))
+                               process_set_id(process_set), profile=hooks is not None)
         return fusion.unpack(list(reduced), groups, shapes)
+    size = profile_marks.nbytes(flats) if hooks is not None else 0
 
     def host(*arrays):
         run_name = _jit_name("grouped_allreduce", name, process_set)
-        return _c.grouped_allreduce(_H, list(arrays), None, run_name, op, prescale_factor,
-                                    postscale_factor, process_set, False).wait()
+        if hooks is not None:
+            now = hooks.now()
+            hooks.gradient_ready(size, at=now)
+            hooks.wait_begin(at=now)
+        reduced = _c.grouped_allreduce(_H, list(arrays), None, run_name, op, prescale_factor,
+                                       postscale_factor, process_set, False).wait()
+        if hooks is not None:
+            hooks.wait_end()
+        return reduced
 
     return fusion.unpack(_call(host, [_struct(f) for f in flats], *flats), groups, shapes)
 

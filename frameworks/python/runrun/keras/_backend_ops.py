@@ -8,7 +8,8 @@ grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_
 and step_end(hooks, variables): under runrun --profile (hooks, runrun.common.profile) the
 allreduce reports its gradients and wait and step_end ends the step, where they run per step:
 eager torch calls them directly, TensorFlow from the allreduce's own py_function and one more
-py_function after the update, JAX from ordered io_callback markers (runrun.jax.profile_marks).
+py_function after the update, JAX from the grouped allreduce itself and one step-end io_callback
+(runrun.jax.profile_marks).
 Importing this module imports only keras; the backend's adapter is imported on first use.
 Thread-safety: the cache is filled once; any thread after that.
 """
