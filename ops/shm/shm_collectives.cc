@@ -116,8 +116,8 @@ void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp o
     return;
   }
   // Three steps in all, each byte of a peer read once, against two steps per slot-sized piece
-  // that copy each byte into a slot and out again: single copy where that saving counted in
-  // measurements (see kSingleCopyMinRanks).
+  // that copy each byte into a slot and out again: only where the group opted in (the slots
+  // measured cheaper, see kSingleCopyMinRanks).
   if (group.single_copy() && group.size() >= kSingleCopyMinRanks) {
     return allreduce_single_copy(group, buffer, count, type, op);
   }
@@ -132,7 +132,10 @@ void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp o
     // place in the piece (its own slice it reads from the buffer: (n-1)/n of the piece copied).
     char* outgoing = group.my_slot();
     for (size_t p = 0; p < n; ++p) {
-      if (p != me) cpu::copy_bytes(outgoing + offsets[p] * esize, piece + offsets[p] * esize, slices[p] * esize);
+      if (p != me) {
+        cpu::copy_bytes(outgoing + offsets[p] * esize, piece + offsets[p] * esize,
+                        slices[p] * esize);
+      }
     }
     group.step();
     const size_t from = offsets[me] * esize;
@@ -155,7 +158,10 @@ void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp o
     group.step();
     // Allgather step: the other ranks' reduced slices.
     for (size_t p = 0; p < n; ++p) {
-      if (p != me) cpu::copy_bytes(piece + offsets[p] * esize, group.slot(static_cast<int>(p)), slices[p] * esize);
+      if (p != me) {
+        cpu::copy_bytes(piece + offsets[p] * esize, group.slot(static_cast<int>(p)),
+                        slices[p] * esize);
+      }
     }
   }
 }
@@ -239,7 +245,9 @@ void alltoallv(Group& group, const void* in, const std::vector<size_t>& send_byt
       char* slot = group.my_slot();
       for (size_t p = 0; p < n; ++p) {
         const size_t length = p == me ? 0 : piece_length(send_bytes[p], s, part);
-        if (length > 0) cpu::copy_bytes(slot + p * part, send + send_offsets[p] + s * part, length);
+        if (length > 0) {
+          cpu::copy_bytes(slot + p * part, send + send_offsets[p] + s * part, length);
+        }
       }
       group.step();
       for (size_t p = 0; p < n; ++p) {
@@ -282,7 +290,10 @@ void reducescatter(Group& group, const void* in, void* out, const std::vector<si
     char* slot = group.my_slot();
     for (size_t p = 0; p < n; ++p) {
       const size_t k = piece_length(recv_counts[p], s, part);
-      if (k > 0) cpu::copy_bytes(slot + p * part_bytes, input + (offsets[p] + s * part) * esize, k * esize);
+      if (k > 0) {
+        cpu::copy_bytes(slot + p * part_bytes, input + (offsets[p] + s * part) * esize,
+                        k * esize);
+      }
     }
     group.step();
     const size_t k = piece_length(recv_counts[me], s, part);
