@@ -42,66 +42,84 @@ T apply(T a, T b) {
   if constexpr (Op == ReduceOp::kMax) return a < b ? b : a;
 }
 
-template <typename T, ReduceOp Op>
-void reduce_native(void* accumulator, const void* input, size_t count) {
-  T* __restrict acc = static_cast<T*>(accumulator);
-  const T* __restrict in = static_cast<const T*>(input);
-  for (size_t i = 0; i < count; ++i) acc[i] = apply<T, Op>(acc[i], in[i]);
+// Which operands a kernel call aliases: kInto writes op(out, b) into out (a is out), kRight
+// writes op(a, out) into out (b is out), kApart writes op(a, b) into a third buffer. One loop
+// each, so every pointer can be __restrict and the loop vectorizes.
+enum class Form { kInto, kRight, kApart };
+
+// out[i] = fn(a[i], b[i]) for the aliasing that `F` names.
+template <typename T, Form F, typename Fn>
+inline void elementwise(void* out, const void* a, const void* b, size_t count, Fn fn) {
+  T* __restrict o = static_cast<T*>(out);
+  if constexpr (F == Form::kInto) {
+    const T* __restrict y = static_cast<const T*>(b);
+    for (size_t i = 0; i < count; ++i) o[i] = fn(o[i], y[i]);
+  } else if constexpr (F == Form::kRight) {
+    const T* __restrict x = static_cast<const T*>(a);
+    for (size_t i = 0; i < count; ++i) o[i] = fn(x[i], o[i]);
+  } else {
+    const T* __restrict x = static_cast<const T*>(a);
+    const T* __restrict y = static_cast<const T*>(b);
+    for (size_t i = 0; i < count; ++i) o[i] = fn(x[i], y[i]);
+  }
+}
+
+template <typename T, ReduceOp Op, Form F>
+void reduce_native(void* out, const void* a, const void* b, size_t count) {
+  elementwise<T, F>(out, a, b, count, [](T x, T y) { return apply<T, Op>(x, y); });
 }
 
 // float16 (IsBf16 = false) or bfloat16 (true), reduced through float32.
-template <bool IsBf16, ReduceOp Op>
-void reduce_16bit(void* accumulator, const void* input, size_t count) {
-  uint16_t* __restrict acc = static_cast<uint16_t*>(accumulator);
-  const uint16_t* __restrict in = static_cast<const uint16_t*>(input);
-  for (size_t i = 0; i < count; ++i) {
+template <bool IsBf16, ReduceOp Op, Form F>
+void reduce_16bit(void* out, const void* a, const void* b, size_t count) {
+  elementwise<uint16_t, F>(out, a, b, count, [](uint16_t x, uint16_t y) -> uint16_t {
     if constexpr (IsBf16) {
-      acc[i] = float_to_bfloat16(apply<float, Op>(bfloat16_to_float(acc[i]), bfloat16_to_float(in[i])));
+      return float_to_bfloat16(apply<float, Op>(bfloat16_to_float(x), bfloat16_to_float(y)));
     } else {
-      acc[i] = float_to_half(apply<float, Op>(half_to_float(acc[i]), half_to_float(in[i])));
+      return float_to_half(apply<float, Op>(half_to_float(x), half_to_float(y)));
     }
-  }
+  });
 }
 
 // bool: `Or` for Sum/Max, and for Min/Product; any non-zero byte is true, results are 0 or 1.
-template <bool Or>
-void reduce_bool(void* accumulator, const void* input, size_t count) {
-  uint8_t* __restrict acc = static_cast<uint8_t*>(accumulator);
-  const uint8_t* __restrict in = static_cast<const uint8_t*>(input);
-  for (size_t i = 0; i < count; ++i) {
-    const bool a = acc[i] != 0;
-    const bool b = in[i] != 0;
-    acc[i] = static_cast<uint8_t>(Or ? (a | b) : (a & b));
-  }
+template <bool Or, Form F>
+void reduce_bool(void* out, const void* a, const void* b, size_t count) {
+  elementwise<uint8_t, F>(out, a, b, count, [](uint8_t x, uint8_t y) {
+    const bool p = x != 0;
+    const bool q = y != 0;
+    return static_cast<uint8_t>(Or ? (p | q) : (p & q));
+  });
 }
 
-using ReduceFn = void (*)(void*, const void*, size_t);
+using ReduceFn = void (*)(void*, const void*, const void*, size_t);
 
-template <ReduceOp Op>
+template <ReduceOp Op, Form F>
 ReduceFn pick_for_op(DataType type) {
   switch (type) {
-    case DataType::kUInt8: return &reduce_native<uint8_t, Op>;
-    case DataType::kInt8: return &reduce_native<int8_t, Op>;
-    case DataType::kInt16: return &reduce_native<int16_t, Op>;
-    case DataType::kInt32: return &reduce_native<int32_t, Op>;
-    case DataType::kInt64: return &reduce_native<int64_t, Op>;
-    case DataType::kFloat16: return &reduce_16bit<false, Op>;
-    case DataType::kBFloat16: return &reduce_16bit<true, Op>;
-    case DataType::kFloat32: return &reduce_native<float, Op>;
-    case DataType::kFloat64: return &reduce_native<double, Op>;
+    case DataType::kUInt8: return &reduce_native<uint8_t, Op, F>;
+    case DataType::kInt8: return &reduce_native<int8_t, Op, F>;
+    case DataType::kInt16: return &reduce_native<int16_t, Op, F>;
+    case DataType::kInt32: return &reduce_native<int32_t, Op, F>;
+    case DataType::kInt64: return &reduce_native<int64_t, Op, F>;
+    case DataType::kFloat16: return &reduce_16bit<false, Op, F>;
+    case DataType::kBFloat16: return &reduce_16bit<true, Op, F>;
+    case DataType::kFloat32: return &reduce_native<float, Op, F>;
+    case DataType::kFloat64: return &reduce_native<double, Op, F>;
     case DataType::kBool:
-      return Op == ReduceOp::kSum || Op == ReduceOp::kMax ? &reduce_bool<true> : &reduce_bool<false>;
+      return Op == ReduceOp::kSum || Op == ReduceOp::kMax ? &reduce_bool<true, F>
+                                                          : &reduce_bool<false, F>;
   }
   throw InvalidArgumentError(RUNRUN_WHERE, "reduce_into: unknown data type code " +
                                                std::to_string(static_cast<int>(type)));
 }
 
+template <Form F>
 ReduceFn pick(DataType type, ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return pick_for_op<ReduceOp::kSum>(type);
-    case ReduceOp::kMin: return pick_for_op<ReduceOp::kMin>(type);
-    case ReduceOp::kMax: return pick_for_op<ReduceOp::kMax>(type);
-    case ReduceOp::kProduct: return pick_for_op<ReduceOp::kProduct>(type);
+    case ReduceOp::kSum: return pick_for_op<ReduceOp::kSum, F>(type);
+    case ReduceOp::kMin: return pick_for_op<ReduceOp::kMin, F>(type);
+    case ReduceOp::kMax: return pick_for_op<ReduceOp::kMax, F>(type);
+    case ReduceOp::kProduct: return pick_for_op<ReduceOp::kProduct, F>(type);
     case ReduceOp::kAverage: break;
   }
   throw InvalidArgumentError(
@@ -185,7 +203,14 @@ void divide_native(void* buffer, size_t count, T divisor) {
 }  // namespace
 
 void reduce_into(void* accumulator, const void* input, size_t count, DataType type, ReduceOp op) {
-  pick(type, op)(accumulator, input, count);
+  pick<Form::kInto>(type, op)(accumulator, accumulator, input, count);
+}
+
+void reduce_to(void* out, const void* a, const void* b, size_t count, DataType type,
+               ReduceOp op) {
+  if (out == a) return pick<Form::kInto>(type, op)(out, a, b, count);
+  if (out == b) return pick<Form::kRight>(type, op)(out, a, b, count);
+  pick<Form::kApart>(type, op)(out, a, b, count);
 }
 
 void scale_buffer(void* buffer, size_t count, DataType type, double factor) {

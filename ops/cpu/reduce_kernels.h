@@ -1,6 +1,6 @@
 #pragma once
 // Why: every CPU-side reduction of the runtime (the local backend, MPI user-defined ops for
-// float16/bfloat16/bool, the average's division) runs through these three kernels, so each dtype
+// float16/bfloat16/bool, the average's division) runs through these kernels, so each dtype
 // and op has exactly one definition of its arithmetic. The loops are written so GCC -O2/-O3
 // auto-vectorizes them (no aliasing, no branches in the loop body).
 // Thread-safety: pure functions over caller-owned buffers; concurrent calls on disjoint buffers
@@ -26,6 +26,13 @@ namespace runrun::cpu {
 // (or be identical). Throws InvalidArgumentError for ReduceOp::kAverage (the core turns an
 // average into a sum plus divide_buffer) and for an unknown dtype.
 void reduce_into(void* accumulator, const void* input, size_t count, DataType type, ReduceOp op);
+
+// out[i] = op(a[i], b[i]) for i < count: the same arithmetic as reduce_into(a, b) written to
+// `out`, so a reduction can land where it is wanted without a copy (the shared-memory allreduce
+// reduces straight into the caller's buffer). `out` may be identical to `a` or to `b`;
+// otherwise no two buffers may overlap. Throws as reduce_into does.
+void reduce_to(void* out, const void* a, const void* b, size_t count, DataType type,
+               ReduceOp op);
 
 // buffer[i] *= factor. float16/bfloat16 via float32, float32 multiplies by (float)factor,
 // float64 by factor. Integers become value * factor computed in double and truncated toward

@@ -63,8 +63,8 @@ struct GlooBackendOptions {
   bool shared_memory = true;
   size_t shared_memory_slot_bytes = size_t{1} << 20;
   // Large allreduces over shared memory read peers' buffers directly where the kernel permits
-  // (RUNRUN_GLOO_SHM_SINGLE_COPY; ops/shm/shm_cma.h).
-  bool shared_memory_single_copy = true;
+  // (RUNRUN_GLOO_SHM_SINGLE_COPY; ops/shm/shm_cma.h); off by default: the slots measured faster.
+  bool shared_memory_single_copy = false;
 };
 
 // A backend over the `size` ranks that call it with the same store and prefix; collective over

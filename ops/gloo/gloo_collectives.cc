@@ -21,6 +21,7 @@
 #include "common/errors.h"
 #include "ops/backend_checks.h"
 #include "ops/block_layout.h"
+#include "ops/cpu/copy_bytes.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/gloo/gloo_backend.h"
 #include "ops/gloo/gloo_exchange.h"
@@ -79,7 +80,14 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
   guard_->check_usable(name);
   if (count == 0) return;  // the same decision on every rank
   const size_t esize = element_size(type);
-  if (in != out) std::memmove(out, in, count * esize);  // then reduce in place
+  if (in != out) {  // then reduce in place
+    const auto* from = static_cast<const char*>(in);
+    auto* to = static_cast<char*>(out);
+    const size_t bytes = count * esize;
+    const bool apart = from + bytes <= to || to + bytes <= from;
+    if (apart) cpu::copy_bytes(out, in, bytes);  // memcpy without its alignment cliff
+    else std::memmove(out, in, bytes);
+  }
   if (size() == 1) return;
   if (shm_) return shm::allreduce(*shm_, out, count, type, op);
   const auto deadline = guard_->deadline();

@@ -40,12 +40,13 @@ bool shared_memory_from_environment() {
 
 bool single_copy_from_environment() {
   const char* text = std::getenv(env::kGlooShmSingleCopy);
-  if (text == nullptr || *text == '\0' || std::string(text) == "1") return true;
-  if (std::string(text) == "0") return false;
+  if (text == nullptr || *text == '\0' || std::string(text) == "0") return false;
+  if (std::string(text) == "1") return true;
   throw InvalidArgumentError(RUNRUN_WHERE, std::string(env::kGlooShmSingleCopy) + "='" + text +
-                                               "' is not 0 or 1 (1, the default: a large "
-                                               "allreduce over shared memory reads peers' buffers "
-                                               "directly where permitted; 0: through the slots)");
+                                               "' is not 0 or 1 (0, the default: a large "
+                                               "allreduce over shared memory copies through the "
+                                               "slots; 1: it reads peers' buffers directly where "
+                                               "permitted)");
 }
 
 }  // namespace runrun::gloo_backend

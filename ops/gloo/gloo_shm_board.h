@@ -28,8 +28,9 @@ class StoreBoard final : public shm::Board {
 // RUNRUN_GLOO_SHM: unset or 1: ranks of one host move bytes through shared memory; 0: always
 // TCP. Throws InvalidArgumentError naming the variable for any other value.
 bool shared_memory_from_environment();
-// RUNRUN_GLOO_SHM_SINGLE_COPY: unset or 1: that path's large allreduce reads peers' buffers
-// directly where the kernel permits it (ops/shm/shm_cma.h); 0: through the slots. Throws as above.
+// RUNRUN_GLOO_SHM_SINGLE_COPY: 1: that path's large allreduce reads peers' buffers directly
+// where the kernel permits it (ops/shm/shm_cma.h); unset or 0: through the slots (measured
+// faster, docs/benchmarks.md). Throws as above.
 bool single_copy_from_environment();
 
 }  // namespace runrun::gloo_backend

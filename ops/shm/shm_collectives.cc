@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/block_layout.h"
+#include "ops/cpu/copy_bytes.h"
 #include "ops/cpu/reduce_kernels.h"
 
 namespace runrun::shm {
@@ -29,6 +30,13 @@ size_t per_destination(const Group& group) {
   return group.capacity() / static_cast<size_t>(group.size()) / 64 * 64;
 }
 
+// Bytes of a peer the single-copy reduction reads per call: small enough that a chunk from a
+// peer, the accumulator and the target stay in a core's cache, large enough that the
+// syscall's fixed cost stays small (at most half a slot: two chunks of scratch).
+size_t chunk_bytes(const Group& group) {
+  return std::min(size_t{64} << 10, (group.capacity() - 256) / 2 / 64 * 64);
+}
+
 // allreduce of more than a slot when the group can read peers' memory (shm_cma.h): three steps
 // in all, each byte of a peer moved by one process_vm_readv.
 void allreduce_single_copy(Group& group, char* buffer, size_t count, DataType type,
@@ -48,32 +56,39 @@ void allreduce_single_copy(Group& group, char* buffer, size_t count, DataType ty
   }
   const auto slices = even_split(count, n);
   const auto offsets = offsets_of(slices);
-  // Slice `me`, in chunks of half a slot: this rank's next slot is free scratch (shm_group.h).
-  // Reduced in rank order (rank 0's data first), as the slot path does; only slice `me` of this
-  // buffer is written, and the peers read only their own slices of it meanwhile.
-  char* accumulator = group.my_slot();
-  const size_t chunk = std::max<size_t>(1, group.capacity() / 2 / esize);
-  char* incoming = accumulator + chunk * esize;
+  // Slice `me`, in chunks small enough that a chunk read from each peer stays in cache while it
+  // is reduced: this rank's next slot is free scratch (shm_group.h) for two of them. Reduced in
+  // rank order (rank 0's data first), as the slot path does, the last reduction written
+  // straight into this buffer (no accumulator copied back); only slice `me` of this buffer is
+  // written, and the peers read only their own slices of it meanwhile.
+  const size_t chunk = std::max<size_t>(1, chunk_bytes(group) / esize);
+  // Each scratch chunk is placed congruent (mod 64) to what is read into it (copy_bytes.h).
+  const size_t scratch = (chunk * esize + 64 + 63) / 64 * 64;
+  char* incoming_base = group.my_slot();
+  char* accumulator_base = incoming_base + scratch;
   char* own = buffer + offsets[me] * esize;
   for (size_t at = 0; at < slices[me]; at += chunk) {
     const size_t k = std::min(chunk, slices[me] - at);
     char* target = own + at * esize;
-    const auto read = [&](size_t p, char* into) {
-      group.read_peer(static_cast<int>(p), into, remote[p] + (offsets[me] + at) * esize, k * esize);
+    const auto read = [&](size_t p, char* base) {
+      const char* from = remote[p] + (offsets[me] + at) * esize;
+      char* into = base + cpu::congruent_offset(base, from);
+      group.read_peer(static_cast<int>(p), into, from, k * esize);
+      return into;
     };
     if (me == 0) {
+      for (size_t p = 1; p < n; ++p) cpu::reduce_into(target, read(p, incoming_base), k, type, op);
+    } else {
+      char* accumulator = read(0, accumulator_base);
       for (size_t p = 1; p < n; ++p) {
-        read(p, incoming);
-        cpu::reduce_into(target, incoming, k, type, op);
+        const char* source = p == me ? target : read(p, incoming_base);
+        if (p + 1 < n) {
+          cpu::reduce_into(accumulator, source, k, type, op);
+        } else {
+          cpu::reduce_to(target, accumulator, source, k, type, op);  // source may be target
+        }
       }
-      continue;
     }
-    read(0, accumulator);
-    for (size_t p = 1; p < n; ++p) {
-      if (p != me) read(p, incoming);
-      cpu::reduce_into(accumulator, p == me ? target : incoming, k, type, op);
-    }
-    std::memcpy(target, accumulator, k * esize);
   }
   group.step();  // step 2: every slice reduced in its rank's buffer
   for (size_t p = 0; p < n; ++p) {
@@ -94,15 +109,15 @@ void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp o
   char* buffer = static_cast<char*>(data);
   const auto n = static_cast<size_t>(group.size());
   if (bytes <= std::min(kOneStepBytes, group.capacity())) {
-    std::memcpy(group.my_slot(), buffer, bytes);
+    cpu::copy_bytes(group.my_slot(), buffer, bytes);
     group.step();
-    std::memcpy(buffer, group.slot(0), bytes);
-    for (int p = 1; p < group.size(); ++p) cpu::reduce_into(buffer, group.slot(p), count, type, op);
+    cpu::reduce_to(buffer, group.slot(0), group.slot(1), count, type, op);
+    for (int p = 2; p < group.size(); ++p) cpu::reduce_into(buffer, group.slot(p), count, type, op);
     return;
   }
   // Three steps in all, each byte of a peer read once, against two steps per slot-sized piece
-  // that copy each byte into a slot and out again: single copy where that saving counted in
-  // measurements (see kSingleCopyMinRanks).
+  // that copy each byte into a slot and out again: only where the group opted in (the slots
+  // measured cheaper, see kSingleCopyMinRanks).
   if (group.single_copy() && group.size() >= kSingleCopyMinRanks) {
     return allreduce_single_copy(group, buffer, count, type, op);
   }
@@ -117,7 +132,10 @@ void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp o
     // place in the piece (its own slice it reads from the buffer: (n-1)/n of the piece copied).
     char* outgoing = group.my_slot();
     for (size_t p = 0; p < n; ++p) {
-      if (p != me) std::memcpy(outgoing + offsets[p] * esize, piece + offsets[p] * esize, slices[p] * esize);
+      if (p != me) {
+        cpu::copy_bytes(outgoing + offsets[p] * esize, piece + offsets[p] * esize,
+                        slices[p] * esize);
+      }
     }
     group.step();
     const size_t from = offsets[me] * esize;
@@ -131,16 +149,19 @@ void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp o
     char* reduced = group.my_slot();
     if (me == 0) {
       for (size_t p = 1; p < n; ++p) cpu::reduce_into(own, source(p), mine, type, op);
-      std::memcpy(reduced, own, mine * esize);
+      cpu::copy_bytes(reduced, own, mine * esize);
     } else {
-      std::memcpy(reduced, source(0), mine * esize);
-      for (size_t p = 1; p < n; ++p) cpu::reduce_into(reduced, source(p), mine, type, op);
-      std::memcpy(own, reduced, mine * esize);
+      cpu::reduce_to(reduced, source(0), source(1), mine, type, op);
+      for (size_t p = 2; p < n; ++p) cpu::reduce_into(reduced, source(p), mine, type, op);
+      cpu::copy_bytes(own, reduced, mine * esize);
     }
     group.step();
     // Allgather step: the other ranks' reduced slices.
     for (size_t p = 0; p < n; ++p) {
-      if (p != me) std::memcpy(piece + offsets[p] * esize, group.slot(static_cast<int>(p)), slices[p] * esize);
+      if (p != me) {
+        cpu::copy_bytes(piece + offsets[p] * esize, group.slot(static_cast<int>(p)),
+                        slices[p] * esize);
+      }
     }
   }
 }
@@ -152,9 +173,9 @@ void broadcast(Group& group, void* buffer, size_t bytes, int root) {
   const bool is_root = group.rank() == root;
   for (size_t at = 0; at < bytes; at += group.capacity()) {
     const size_t length = std::min(group.capacity(), bytes - at);
-    if (is_root) std::memcpy(group.my_slot(), data + at, length);
+    if (is_root) cpu::copy_bytes(group.my_slot(), data + at, length);
     group.step();
-    if (!is_root) std::memcpy(data + at, group.slot(root), length);
+    if (!is_root) cpu::copy_bytes(data + at, group.slot(root), length);
   }
 }
 
@@ -171,14 +192,14 @@ void allgatherv(Group& group, const void* in, size_t send_bytes, void* out,
   const size_t steps = pieces(longest, group.capacity());
   for (size_t s = 0; s < steps; ++s) {
     const size_t mine = piece_length(send_bytes, s, group.capacity());
-    if (mine > 0) std::memcpy(group.my_slot(), my_block + s * group.capacity(), mine);
+    if (mine > 0) cpu::copy_bytes(group.my_slot(), my_block + s * group.capacity(), mine);
     group.step();
     for (size_t p = 0; p < recv_bytes.size(); ++p) {
       if (p == me) continue;
       const size_t length = piece_length(recv_bytes[p], s, group.capacity());
       if (length > 0) {
-        std::memcpy(data + offsets[p] + s * group.capacity(), group.slot(static_cast<int>(p)),
-                    length);
+        cpu::copy_bytes(data + offsets[p] + s * group.capacity(), group.slot(static_cast<int>(p)),
+                        length);
       }
     }
   }
@@ -224,14 +245,16 @@ void alltoallv(Group& group, const void* in, const std::vector<size_t>& send_byt
       char* slot = group.my_slot();
       for (size_t p = 0; p < n; ++p) {
         const size_t length = p == me ? 0 : piece_length(send_bytes[p], s, part);
-        if (length > 0) std::memcpy(slot + p * part, send + send_offsets[p] + s * part, length);
+        if (length > 0) {
+          cpu::copy_bytes(slot + p * part, send + send_offsets[p] + s * part, length);
+        }
       }
       group.step();
       for (size_t p = 0; p < n; ++p) {
         const size_t length = p == me ? 0 : piece_length(recv_bytes[p], s, part);
         if (length > 0) {
-          std::memcpy(data + recv_offsets[p] + s * part,
-                      group.slot(static_cast<int>(p)) + me * part, length);
+          cpu::copy_bytes(data + recv_offsets[p] + s * part,
+                          group.slot(static_cast<int>(p)) + me * part, length);
         }
       }
     }
@@ -267,14 +290,18 @@ void reducescatter(Group& group, const void* in, void* out, const std::vector<si
     char* slot = group.my_slot();
     for (size_t p = 0; p < n; ++p) {
       const size_t k = piece_length(recv_counts[p], s, part);
-      if (k > 0) std::memcpy(slot + p * part_bytes, input + (offsets[p] + s * part) * esize, k * esize);
+      if (k > 0) {
+        cpu::copy_bytes(slot + p * part_bytes, input + (offsets[p] + s * part) * esize,
+                        k * esize);
+      }
     }
     group.step();
     const size_t k = piece_length(recv_counts[me], s, part);
     if (k == 0) continue;
     char* target = result + s * part * esize;
-    std::memcpy(target, group.slot(0) + me * part_bytes, k * esize);
-    for (int p = 1; p < group.size(); ++p) {
+    cpu::reduce_to(target, group.slot(0) + me * part_bytes, group.slot(1) + me * part_bytes, k,
+                   type, op);
+    for (int p = 2; p < group.size(); ++p) {
       cpu::reduce_into(target, group.slot(p) + me * part_bytes, k, type, op);
     }
   }

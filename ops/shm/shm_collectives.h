@@ -20,23 +20,22 @@
 namespace runrun::shm {
 
 // In place: `data` holds `count` elements on every rank and the reduction after. Up to
-// kOneStepBytes: one step (every rank reduces every rank's buffer). Above, with
-// kSingleCopyMinRanks ranks or more, when group.single_copy(): three steps for the whole buffer
-// (every rank's address; each rank reads its slice from every peer's buffer with
-// process_vm_readv and reduces it in rank order in its own buffer; each rank reads the others'
-// reduced slices from their buffers; a last step so no buffer is released while a peer still
-// reads it). Otherwise: pieces of capacity() bytes, each a reduce-scatter step (every rank
-// copies the slices the others reduce into its slot; rank p reduces slice p from the others'
-// slots and its own buffer, into the buffer and its next slot) and an allgather step (every
-// rank copies the others' slices out).
+// kOneStepBytes: one step (every rank reduces every rank's buffer). Above: pieces of capacity()
+// bytes, each a reduce-scatter step (every rank copies the slices the others reduce into its
+// slot; rank p reduces slice p from the others' slots and its own buffer, into the buffer and
+// its next slot) and an allgather step (every rank copies the others' slices out). Only with
+// kSingleCopyMinRanks ranks or more and group.single_copy() (opt-in): three steps for the whole
+// buffer (every rank's address; each rank reads its slice from every peer's buffer with
+// process_vm_readv, 64 KiB at a time, and reduces it in rank order into its own buffer; each
+// rank reads the others' reduced slices from their buffers; a last step so no buffer is
+// released while a peer still reads it).
+// Every bulk copy is cpu::copy_bytes, whatever the buffers' alignment (ops/cpu/copy_bytes.h).
 void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp op);
 inline constexpr size_t kOneStepBytes = size_t{64} << 10;
-// Measured on a 2-core machine (docs/benchmarks.md): at 4 ranks single copy took 64 MiB in
-// 130-180 ms against 190-310 ms through the slots, and 1 MiB with 25-30% less CPU time per rank
-// (370-410 us against 500-540 us; from 256 KiB up it was as fast or faster): with more ranks
-// than cores the copies into and out of the slots, not the extra step, cost most. At 2 ranks
-// the slots were faster (64 MiB 32-53 ms against 38-102 ms; 1 MiB 130-150 us of CPU against
-// 200-230 us), their memcpy cheaper than process_vm_readv's page pinning.
+// History (docs/benchmarks.md): single copy was the default at 3+ ranks while the slot path's
+// memcpy hit glibc's relative-alignment cliff (copy_bytes.h); with copy_bytes the slots take
+// 30-55% less CPU per rank than single copy at 4 ranks from 1 MiB to 64 MiB, and
+// process_vm_readv's page pinning and slower kernel copy no longer pay for the saved copy.
 inline constexpr int kSingleCopyMinRanks = 3;
 
 void broadcast(Group& group, void* buffer, size_t bytes, int root);

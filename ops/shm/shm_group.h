@@ -42,8 +42,9 @@ struct GroupOptions {
   std::chrono::milliseconds connect_timeout{std::chrono::minutes(5)};
   size_t capacity = size_t{1} << 20;  // bytes per rank per step (a multiple of 4096)
   // Let collectives read peers' buffers directly (shm_cma.h) when every rank can: connect
-  // probes it with two steps and every rank decides alike (single_copy()).
-  bool single_copy = true;
+  // probes it with two steps and every rank decides alike (single_copy()). Off by default: the
+  // slot path measured faster (shm_collectives.h).
+  bool single_copy = false;
 };
 
 class Group {

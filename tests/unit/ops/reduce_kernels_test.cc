@@ -1,8 +1,10 @@
 // cpu kernels: every dtype x op against a scalar reference, at counts 0, 1, 7, 1000003;
-// scale/divide semantics; bad arguments.
+// reduce_to in its three aliasings; copy_bytes at every relative alignment; scale/divide
+// semantics; bad arguments.
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "ops/cpu/copy_bytes.h"
 #include "ops/cpu/half.h"
 #include "ops/cpu/reduce_kernels.h"
 
@@ -149,6 +152,68 @@ TEST_CASE("reduce_into matches a scalar reference for every dtype, op and count"
         while (first < count && std::memcmp(&acc[first * esize], &expected[first * esize], esize) == 0) ++first;
         INFO("first difference at element " << first);
         REQUIRE(first == count);
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce_to gives reduce_into's bits into a third buffer, into a, and into b") {
+  // The three forms of the kernel (out apart from both inputs, out == a, out == b) each have
+  // their own loop; counts around the vector widths.
+  for (DataType type : kTypes) {
+    for (ReduceOp op : kOps) {
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{33}, size_t{4099}}) {
+        const size_t esize = runrun::element_size(type);
+        std::vector<unsigned char> a(count * esize + 1);
+        std::vector<unsigned char> b(count * esize + 1);
+        fill(type, a, count, 3);
+        fill(type, b, count, 4);
+        std::vector<unsigned char> expected = a;
+        for (size_t i = 0; i < count; ++i) reference(type, &expected[i * esize], &b[i * esize], op);
+        INFO("dtype " << runrun::data_type_name(type) << " op " << runrun::reduce_op_name(op)
+                      << " count " << count);
+        std::vector<unsigned char> apart(count * esize + 1, 0xa5);
+        cpu::reduce_to(apart.data(), a.data(), b.data(), count, type, op);
+        CHECK(std::memcmp(apart.data(), expected.data(), count * esize) == 0);
+        CHECK(apart[count * esize] == 0xa5);  // nothing written past the end
+        std::vector<unsigned char> into_a = a;
+        cpu::reduce_to(into_a.data(), into_a.data(), b.data(), count, type, op);
+        CHECK(std::memcmp(into_a.data(), expected.data(), count * esize) == 0);
+        std::vector<unsigned char> into_b = b;
+        cpu::reduce_to(into_b.data(), a.data(), into_b.data(), count, type, op);
+        CHECK(std::memcmp(into_b.data(), expected.data(), count * esize) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("copy_bytes copies exactly, at every relative alignment and around its thresholds") {
+  // Sizes below, at and above the 2 KiB where the vector loop starts, with tails that are not a
+  // multiple of its 64-byte step; every destination offset modulo 64 against a few sources.
+  std::vector<unsigned char> source(70000 + 128);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<unsigned char>(mix(i));
+  std::vector<unsigned char> target(source.size() + 128);
+  const auto aligned = [](std::vector<unsigned char>& v) {
+    const auto address = reinterpret_cast<uintptr_t>(v.data());
+    return v.data() + (64 - address % 64) % 64;
+  };
+  unsigned char* src_base = aligned(source);
+  unsigned char* dst_base = aligned(target);
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{2047}, size_t{2048},
+                       size_t{2049}, size_t{4096 + 37}, size_t{65536 + 5}}) {
+    for (size_t src_offset : {size_t{0}, size_t{1}, size_t{16}, size_t{48}}) {
+      for (size_t dst_offset = 0; dst_offset < 64; ++dst_offset) {
+        std::fill(target.begin(), target.end(), 0x5a);
+        const unsigned char* from = src_base + src_offset;
+        unsigned char* to = dst_base + dst_offset;
+        cpu::copy_bytes(to, from, bytes);
+        INFO(bytes << " bytes, source +" << src_offset << ", destination +" << dst_offset);
+        REQUIRE(std::memcmp(to, from, bytes) == 0);
+        const auto untouched = [](const unsigned char* begin, const unsigned char* end) {
+          return std::all_of(begin, end, [](unsigned char c) { return c == 0x5a; });
+        };
+        REQUIRE(untouched(target.data(), to));
+        REQUIRE(untouched(to + bytes, target.data() + target.size()));
       }
     }
   }

@@ -50,8 +50,13 @@ std::vector<char> data_of(int rank, size_t bytes, size_t salt) {
 // Every dtype x op x count on this group (`counts_of(element size)`, by default one element
 // past a slot (the smallest large-buffer case), a prime, and many chunks); returns what went
 // wrong ("" when nothing).
+// `shift` > 0: each rank's buffer starts `shift` + 8 x rank bytes past a 64-byte boundary
+// (mod 64), so copies between it and the page-aligned slots, and between ranks' buffers, take
+// every relative alignment that copy_bytes (ops/cpu/copy_bytes.h) tells apart.
+// `only`, when set, restricts the dtypes.
 std::string check_every_allreduce(
-    shm::Group& group, std::function<std::vector<size_t>(size_t)> counts_of = nullptr) {
+    shm::Group& group, std::function<std::vector<size_t>(size_t)> counts_of = nullptr,
+    size_t shift = 0, std::function<bool(DataType)> only = nullptr) {
   if (!counts_of) {
     counts_of = [&group](size_t esize) {
       return std::vector<size_t>{group.capacity() / esize + 1, 5003, 3 * group.capacity() + 7};
@@ -61,20 +66,26 @@ std::string check_every_allreduce(
   size_t salt = 0;
   for (int t = 0; t < runrun::kNumDataTypes; ++t) {
     const auto type = static_cast<DataType>(t);
+    if (only && !only(type)) continue;
     const size_t esize = runrun::element_size(type);
     const auto counts = counts_of(esize);
     for (const ReduceOp op : ops) {
       for (const size_t count : counts) {
         ++salt;
         const size_t bytes = count * esize;
-        auto mine = data_of(group.rank(), bytes, salt);
+        const auto data = data_of(group.rank(), bytes, salt);
+        std::vector<char> holder(bytes + 128);
+        const auto address = reinterpret_cast<uintptr_t>(holder.data());
+        const size_t skew = shift == 0 ? 0 : (shift + 8 * static_cast<size_t>(group.rank())) % 64;
+        char* mine = holder.data() + (64 - address % 64) % 64 + skew;
+        std::memcpy(mine, data.data(), bytes);
         auto expected = data_of(0, bytes, salt);
         for (int p = 1; p < group.size(); ++p) {
           const auto theirs = data_of(p, bytes, salt);
           runrun::cpu::reduce_into(expected.data(), theirs.data(), count, type, op);
         }
-        shm::allreduce(group, mine.data(), count, type, op);
-        if (std::memcmp(mine.data(), expected.data(), bytes) != 0) {
+        shm::allreduce(group, mine, count, type, op);
+        if (std::memcmp(mine, expected.data(), bytes) != 0) {
           size_t at = 0;
           while (mine[at] == expected[at]) ++at;
           return std::string(runrun::data_type_name(type)) + " " +
@@ -202,6 +213,51 @@ TEST_CASE("shm allreduce between the one-step size and a slot: rank-order bits a
     for (const auto& problem : problems) CHECK(problem.empty());
     for (const auto& problem : problems) {
       if (!problem.empty()) FAIL(problem);
+    }
+  }
+}
+
+TEST_CASE("shm allreduce from misaligned buffers: rank-order bits around the copy boundaries") {
+  // Buffers at different offsets modulo 64 on each rank (copy_bytes' vector loop against
+  // memcpy, single copy's congruent scratch), 1 MiB slots: one element past the one-step size,
+  // a count whose slices straddle copy_bytes' 2 KiB and single copy's 64 KiB chunk, and two
+  // slot pieces with a short last one. Both algorithms (single copy needs 3+ ranks), every op,
+  // one dtype of each element size the copies care about (every dtype: the tests above).
+  for (const bool single_copy : {false, true}) {
+    for (int size = single_copy ? 4 : 2; size <= 4; size += 2) {
+      INFO("single_copy " << single_copy << ", " << size << " ranks");
+      FileBoard board(temporary_folder());
+      std::vector<std::string> problems(static_cast<size_t>(size));
+      std::vector<std::thread> threads;
+      for (int rank = 0; rank < size; ++rank) {
+        threads.emplace_back([&, rank] {
+          try {
+            auto options = options_with(single_copy);
+            options.capacity = size_t{1} << 20;
+            std::string why;
+            auto group = shm::Group::connect(board, "g", rank, size, options, &why);
+            if (!group) throw std::runtime_error("no group: " + why);
+            const auto counts = [&](size_t esize) {
+              return std::vector<size_t>{shm::kOneStepBytes / esize + 1,
+                                         (size_t{64} << 10) * static_cast<size_t>(size) / esize +
+                                             2051,
+                                         options.capacity / esize + 1021};
+            };
+            const auto some = [](DataType type) {
+              return type == DataType::kInt8 || type == DataType::kFloat16 ||
+                     type == DataType::kFloat32;
+            };
+            problems[static_cast<size_t>(rank)] = check_every_allreduce(*group, counts, 24, some);
+          } catch (const std::exception& e) {
+            problems[static_cast<size_t>(rank)] = e.what();
+          }
+        });
+      }
+      for (auto& thread : threads) thread.join();
+      for (const auto& problem : problems) CHECK(problem.empty());
+      for (const auto& problem : problems) {
+        if (!problem.empty()) FAIL(problem);
+      }
     }
   }
 }
