@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/collective_layout.h"
 #include "core/device_staging.h"
 #include "core/handle.h"
 #include "ops/device_ops.h"
@@ -9,12 +10,6 @@
 
 namespace runrun {
 namespace {
-
-size_t elements_per_row(const std::vector<int64_t>& shape) {
-  size_t elements = 1;
-  for (size_t d = 1; d < shape.size(); ++d) elements *= static_cast<size_t>(shape[d]);
-  return elements;
-}
 
 DeviceReduceScaling scaling_of(const Response& r) {
   return {r.prescale * r.postscale, r.reduce_op == ReduceOp::kAverage};
@@ -187,20 +182,13 @@ void DeviceCollectives::run_other(const Response& r, TensorEntry& entry) {
   DeviceBackend& nccl = *nccl_;
   const int size = nccl.size(), rank = nccl.rank();
   const DLDevice device{kDLCUDA, nccl.device()};
-  std::vector<int64_t> shape = entry.input.shape;
-  const size_t row_bytes = elements_per_row(shape) * element_size(r.dtype);
+  const std::vector<int64_t>& shape = entry.input.shape;
   switch (r.op) {
     case OpType::kAllgather: {
-      std::vector<size_t> recv_bytes;
-      int64_t rows = 0;
-      for (int64_t dim : r.first_dims) {
-        recv_bytes.push_back(static_cast<size_t>(dim) * row_bytes);
-        rows += dim;
-      }
-      shape[0] = rows;
-      OwnedTensor out = device_output(r.dtype, shape, device.device_id, entry);
+      const AllgatherLayout layout = allgather_layout(shape, r.dtype, r.first_dims);
+      OwnedTensor out = device_output(r.dtype, layout.out_shape, device.device_id, entry);
       nccl.start_allgatherv({entry.input.data, device}, entry.input.num_bytes(),
-                            {out.storage.get(), device}, recv_bytes)
+                            {out.storage.get(), device}, layout.recv_bytes)
           ->wait();
       entry.handle->set_output(entry.handle_index, std::move(out));
       return;
@@ -213,38 +201,20 @@ void DeviceCollectives::run_other(const Response& r, TensorEntry& entry) {
       nccl.start_broadcast({entry.output.data, device}, entry.output.num_bytes(), r.root)->wait();
       return;
     case OpType::kAlltoall: {
-      std::vector<size_t> send_bytes, recv_bytes;
-      std::vector<int64_t> received;
-      int64_t rows = 0;
-      for (int p = 0; p < size; ++p) {
-        const int64_t to_p = r.first_dims[static_cast<size_t>(rank * size + p)];
-        const int64_t from_p = r.first_dims[static_cast<size_t>(p * size + rank)];
-        send_bytes.push_back(static_cast<size_t>(to_p) * row_bytes);
-        recv_bytes.push_back(static_cast<size_t>(from_p) * row_bytes);
-        received.push_back(from_p);
-        rows += from_p;
-      }
-      shape[0] = rows;
-      OwnedTensor out = device_output(r.dtype, shape, device.device_id, entry);
-      nccl.start_alltoallv({entry.input.data, device}, send_bytes, {out.storage.get(), device},
-                           recv_bytes)
+      AlltoallLayout layout = alltoall_layout(shape, r.dtype, r.first_dims, rank, size);
+      OwnedTensor out = device_output(r.dtype, layout.out_shape, device.device_id, entry);
+      nccl.start_alltoallv({entry.input.data, device}, layout.send_bytes,
+                           {out.storage.get(), device}, layout.recv_bytes)
           ->wait();
       entry.handle->set_output(entry.handle_index, std::move(out));
-      entry.handle->set_received_splits(std::move(received));
+      entry.handle->set_received_splits(std::move(layout.received));
       return;
     }
     case OpType::kReducescatter: {
-      const size_t row_elements = elements_per_row(shape);
-      const int64_t dim0 = shape.empty() ? 1 : shape[0];
-      auto rows_of = [&](int p) { return dim0 / size + (p < dim0 % size ? 1 : 0); };
-      std::vector<size_t> recv_counts;
-      for (int p = 0; p < size; ++p) {
-        recv_counts.push_back(static_cast<size_t>(rows_of(p)) * row_elements);
-      }
-      if (!shape.empty()) shape[0] = rows_of(rank);
-      OwnedTensor out = device_output(r.dtype, shape, device.device_id, entry);
+      const ReducescatterLayout layout = reducescatter_layout(shape, rank, size);
+      OwnedTensor out = device_output(r.dtype, layout.out_shape, device.device_id, entry);
       nccl.start_reducescatter_scaled({entry.input.data, device}, {out.storage.get(), device},
-                                      recv_counts, r.dtype, nccl_reduce_op(r.reduce_op),
+                                      layout.recv_counts, r.dtype, nccl_reduce_op(r.reduce_op),
                                       scaling_of(r))
           ->wait();
       entry.handle->set_output(entry.handle_index, std::move(out));

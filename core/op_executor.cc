@@ -3,6 +3,7 @@
 #include <cctype>
 #include <numeric>
 
+#include "core/collective_layout.h"
 #include "core/device_staging.h"
 #include "ops/cpu/cpu_device_ops.h"
 #include "ops/device_ops.h"
@@ -33,13 +34,6 @@ std::string rank_list(const std::vector<int64_t>& ranks) {
   std::string s;
   for (int64_t r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
   return s;
-}
-
-// Elements in one first-dimension row (the product of the other dimensions).
-size_t elements_per_row(const std::vector<int64_t>& shape) {
-  size_t elements = 1;
-  for (size_t d = 1; d < shape.size(); ++d) elements *= static_cast<size_t>(shape[d]);
-  return elements;
 }
 
 // Timeline spans over the members of a bucket; a no-op when the timeline is off.
@@ -241,20 +235,11 @@ void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
 }
 
 void OpExecutor::run_allgather(const Response& r, TensorEntry& entry) {
-  std::vector<int64_t> shape = entry.input.shape;
-  const size_t row_elements = elements_per_row(shape);
-  size_t row_bytes = row_elements * element_size(r.dtype);
-  std::vector<size_t> recv_bytes;
-  int64_t rows = 0;
-  for (int64_t dim : r.first_dims) {
-    recv_bytes.push_back(static_cast<size_t>(dim) * row_bytes);
-    rows += dim;
-  }
-  shape[0] = rows;
-  OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
+  const AllgatherLayout layout = allgather_layout(entry.input.shape, r.dtype, r.first_dims);
+  OwnedTensor out = OwnedTensor::allocate(r.dtype, layout.out_shape);
   backend_
       .start_allgatherv({entry.input.data, entry.input.device}, entry.input.num_bytes(),
-                        cpu_buffer(static_cast<void*>(out.storage.get())), recv_bytes)
+                        cpu_buffer(static_cast<void*>(out.storage.get())), layout.recv_bytes)
       ->wait();
   entry.handle->set_output(entry.handle_index, std::move(out));
 }
@@ -269,45 +254,22 @@ void OpExecutor::run_broadcast(const Response& r, TensorEntry& entry) {
 }
 
 void OpExecutor::run_alltoall(const Response& r, TensorEntry& entry) {
-  const int size = backend_.size();
-  const int rank = backend_.rank();
-  std::vector<int64_t> shape = entry.input.shape;
-  const size_t row_elements = elements_per_row(shape);
-  size_t row_bytes = row_elements * element_size(r.dtype);
-  // first_dims holds every rank's splits, rank-major: splits of rank p at [p * size, ...).
-  std::vector<size_t> send_bytes, recv_bytes;
-  std::vector<int64_t> received;
-  int64_t rows = 0;
-  for (int p = 0; p < size; ++p) {
-    int64_t to_p = r.first_dims[static_cast<size_t>(rank * size + p)];
-    int64_t from_p = r.first_dims[static_cast<size_t>(p * size + rank)];
-    send_bytes.push_back(static_cast<size_t>(to_p) * row_bytes);
-    recv_bytes.push_back(static_cast<size_t>(from_p) * row_bytes);
-    received.push_back(from_p);
-    rows += from_p;
-  }
-  shape[0] = rows;
-  OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
+  // first_dims holds every rank's splits, rank-major (collective_layout.h).
+  AlltoallLayout layout =
+      alltoall_layout(entry.input.shape, r.dtype, r.first_dims, backend_.rank(), backend_.size());
+  OwnedTensor out = OwnedTensor::allocate(r.dtype, layout.out_shape);
   backend_
-      .start_alltoallv({entry.input.data, entry.input.device}, send_bytes,
-                       cpu_buffer(static_cast<void*>(out.storage.get())), recv_bytes)
+      .start_alltoallv({entry.input.data, entry.input.device}, layout.send_bytes,
+                       cpu_buffer(static_cast<void*>(out.storage.get())), layout.recv_bytes)
       ->wait();
   entry.handle->set_output(entry.handle_index, std::move(out));
-  entry.handle->set_received_splits(std::move(received));
+  entry.handle->set_received_splits(std::move(layout.received));
 }
 
 void OpExecutor::run_reducescatter(const Response& r, TensorEntry& entry) {
-  const int size = backend_.size();
-  std::vector<int64_t> shape = entry.input.shape;
-  const size_t row_elements = elements_per_row(shape);
-  const int64_t dim0 = shape.empty() ? 1 : shape[0];
-  // Uneven first dimensions: the first dim0 % size ranks get one extra row (as Horovod).
-  auto rows_of = [&](int p) { return dim0 / size + (p < dim0 % size ? 1 : 0); };
-  std::vector<size_t> recv_counts;
-  for (int p = 0; p < size; ++p) {
-    recv_counts.push_back(static_cast<size_t>(rows_of(p)) * row_elements);
-  }
-  const size_t my_count = recv_counts[static_cast<size_t>(backend_.rank())];
+  const ReducescatterLayout layout =
+      reducescatter_layout(entry.input.shape, backend_.rank(), backend_.size());
+  const size_t my_count = layout.recv_counts[static_cast<size_t>(backend_.rank())];
   ConstDeviceBuffer in{entry.input.data, entry.input.device};
   AlignedBytes scaled;
   if (r.prescale != 1.0) {  // a host staging copy: inputs are host memory (checked at enqueue)
@@ -317,11 +279,10 @@ void OpExecutor::run_reducescatter(const Response& r, TensorEntry& entry) {
     ops.scale(scaled.get(), entry.input.num_elements(), r.dtype, r.prescale);
     in = cpu_buffer(static_cast<const void*>(scaled.get()));
   }
-  if (!shape.empty()) shape[0] = rows_of(backend_.rank());
-  OwnedTensor out = OwnedTensor::allocate(r.dtype, shape);
+  OwnedTensor out = OwnedTensor::allocate(r.dtype, layout.out_shape);
   backend_
-      .start_reducescatter(in, cpu_buffer(static_cast<void*>(out.storage.get())), recv_counts,
-                           r.dtype, backend_reduce_op(r.reduce_op))
+      .start_reducescatter(in, cpu_buffer(static_cast<void*>(out.storage.get())),
+                           layout.recv_counts, r.dtype, backend_reduce_op(r.reduce_op))
       ->wait();
   finish_reduction(r, kCpuDevice, out.storage.get(), my_count);  // runtime-allocated output
   entry.handle->set_output(entry.handle_index, std::move(out));
