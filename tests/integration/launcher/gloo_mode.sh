@@ -25,8 +25,12 @@ print("SECRET_LEFT", "RUNRUN_RENDEZVOUS_SECRET" in os.environ, hvd.gloo_enabled(
 print("ready", flush=True)
 time.sleep(60)  # '"$TOKEN" >"$WORK/secret.out" 2>"$WORK/secret.err" &
 launcher=$!
-wait_for_lines "$WORK/secret.out" "ready" 2
-ps -eo args >"$WORK/ps.txt"
+wait_for_lines "$WORK/secret.out" "ready" 2 "$launcher"
+# Only the job's own processes (the launcher and its descendants): another program on the machine
+# may carry 64 hex digits (a checksum, a container id) on its command line.
+job_tree_args "$launcher" >"$WORK/ps.txt"
+[ "$(wc -l <"$WORK/ps.txt")" -ge 3 ] ||
+  fail "expected the launcher and 2 ranks in: $(cat "$WORK/ps.txt")"
 grep -Eq "[0-9a-f]{64}" "$WORK/ps.txt" && fail "a 64-hex-digit secret is on a command line: $(grep -E '[0-9a-f]{64}' "$WORK/ps.txt")"
 kill -TERM "$launcher"
 wait "$launcher"

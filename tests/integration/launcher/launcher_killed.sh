@@ -11,7 +11,7 @@ start_and_kill() {
   shift
   "$RUNRUN" -np 2 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
   local launcher=$!
-  wait_for_lines "$WORK/$name.out" "ready" 2
+  wait_for_lines "$WORK/$name.out" "ready" 2 "$launcher"
   pgrep -f "$TOKEN" >/dev/null || fail "$name: the ranks are not running"
   local victims=("$launcher")
   [ "${KILL_MPIRUN:-0}" = 1 ] && victims+=($(pgrep -P "$launcher" -x mpirun))

@@ -39,6 +39,20 @@ expect_line() { grep -Eq -- "$2" "$1" || fail "$1 has no line matching: $2"; }
 # expect_rc ACTUAL EXPECTED WHAT
 expect_rc() { [ "$1" = "$2" ] || fail "$3: exit status $1, expected $2"; }
 
+# job_tree_args PID: the command lines of PID and of all its descendants, one per line.
+job_tree_args() {
+  ps -eo pid=,ppid=,args= | awk -v root="$1" '
+    { pid[NR] = $1; ppid[NR] = $2; $1 = ""; $2 = ""; args[NR] = substr($0, 3) }
+    END {
+      keep[root] = 1
+      do { grew = 0
+           for (i = 1; i <= NR; i++)
+             if (!(pid[i] in keep) && (ppid[i] in keep)) { keep[pid[i]] = 1; grew = 1 }
+      } while (grew)
+      for (i = 1; i <= NR; i++) if (pid[i] in keep) print args[i]
+    }'
+}
+
 # no_orphans: no process carrying this test's token is left (waits at most 10 s for exits
 # already under way; this bounds the wait, it does not time anything).
 no_orphans() {
@@ -51,11 +65,15 @@ no_orphans() {
   fail "processes of this test are still running after the launcher exited"
 }
 
-# wait_for_lines FILE REGEX COUNT: waits (at most 60 s) until FILE has COUNT matching lines.
+# wait_for_lines FILE REGEX COUNT [PID]: waits (at most 60 s) until FILE has COUNT matching
+# lines; with PID (the job's launcher), stops waiting as soon as that process has ended.
 wait_for_lines() {
   local i
   for i in $(seq 1 600); do
     [ "$(grep -Ec -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+    if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
+      fail "the job (pid $4) ended before $1 had $3 lines matching $2"
+    fi
     sleep 0.1
   done
   fail "$1 never had $3 lines matching $2"

@@ -25,7 +25,7 @@ no_orphans
 
 "$RUNRUN" --rsh-agent "$AGENT" --network-interface "$SUBNET" -np 4 -H ns1:2,ns2:2 "$PROBE" --ready-and-wait --token "$TOKEN" >"$WORK/term.out" 2>"$WORK/term.err" &
 launcher=$!
-wait_for_lines "$WORK/term.out" "PROBE ready" 4
+wait_for_lines "$WORK/term.out" "PROBE ready" 4 "$launcher"
 kill -TERM "$launcher"
 timeout 60 tail --pid="$launcher" -f /dev/null || fail "the launcher did not exit after SIGTERM"
 wait "$launcher"
@@ -36,7 +36,7 @@ no_orphans
 # themselves (hosts_empty and no_orphans bound the wait).
 "$RUNRUN" --rsh-agent "$AGENT" --network-interface "$SUBNET" -np 4 -H ns1:2,ns2:2 "$PROBE" --ready-and-wait --token "$TOKEN" >"$WORK/kill9.out" 2>"$WORK/kill9.err" &
 launcher=$!
-wait_for_lines "$WORK/kill9.out" "PROBE ready" 4
+wait_for_lines "$WORK/kill9.out" "PROBE ready" 4 "$launcher"
 kill -KILL "$launcher"
 wait "$launcher" 2>/dev/null
 hosts_empty

@@ -6,7 +6,7 @@ for sig in TERM INT; do
   # --default-signal: a background job of a non-interactive shell starts with SIGINT ignored.
   env --default-signal=INT "$RUNRUN" -np 2 "$PROBE" --ready-and-wait --token "$TOKEN" >"$WORK/$sig.out" 2>"$WORK/$sig.err" &
   launcher=$!
-  wait_for_lines "$WORK/$sig.out" "PROBE ready" 2
+  wait_for_lines "$WORK/$sig.out" "PROBE ready" 2 "$launcher"
   kill -"$sig" "$launcher"
   timeout 60 tail --pid="$launcher" -f /dev/null || fail "the launcher did not exit after SIG$sig"
   wait "$launcher"
