@@ -1,6 +1,5 @@
 #include "ops/shm/shm_group.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -127,7 +126,6 @@ Group::Group(Segment segment, int rank, int size, const GroupOptions& options)
       pid_namespace_(pid_namespace_id()) {
   RankBlock* mine = block_of(segment_.data(), static_cast<size_t>(rank_));
   mine->pid_namespace.store(pid_namespace_, std::memory_order_relaxed);
-  mine->cpu.store(-1, std::memory_order_relaxed);
   mine->pid.store(static_cast<int32_t>(getpid()), std::memory_order_release);
 }
 
@@ -179,9 +177,7 @@ void Group::step() {
   const uint32_t all = target * static_cast<uint32_t>(size_);  // wraps as the counter does
   char* base = segment_.data();
   Header* header = header_of(base);
-  RankBlock* mine = block_of(base, static_cast<size_t>(rank_));
-  mine->cpu.store(sched_getcpu(), std::memory_order_relaxed);
-  mine->published.store(target, std::memory_order_seq_cst);
+  block_of(base, static_cast<size_t>(rank_))->published.store(target, std::memory_order_seq_cst);
   arrive(header->arrived, header->sleepers, all);
   WaitLimits limits;
   limits.aborted = &aborted_;
@@ -190,7 +186,6 @@ void Group::step() {
   bool died = false;
   limits.peer_gone = [&] { return find_lost_peer(target, &lost, &died, false); };
   limits.peer_died = [&] { return find_lost_peer(target, &lost, &died, true); };
-  limits.may_spin = [&] { return peers_elsewhere(target); };
   auto outcome = wait_for(header->arrived, header->sleepers, all, limits);
   // A peer that left may have published this step for an operation it then abandoned (every
   // peer published it: no process to check).
@@ -226,20 +221,6 @@ void Group::step() {
     }
   }
   steps_.store(target, std::memory_order_relaxed);
-}
-
-bool Group::peers_elsewhere(uint32_t target) const {
-  const int here = sched_getcpu();
-  if (here < 0) return true;
-  for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    const RankBlock* block = block_of(segment_.data(), static_cast<size_t>(p));
-    if (!reached(block->published.load(std::memory_order_acquire), target) &&
-        block->cpu.load(std::memory_order_relaxed) == here) {
-      return false;
-    }
-  }
-  return true;
 }
 
 bool Group::find_lost_peer(uint32_t target, int* lost, bool* died, bool processes) const {

@@ -100,9 +100,6 @@ class Group {
   // per missing peer) died before publishing it: sets *lost to it and *died to whether its
   // process is gone.
   bool find_lost_peer(uint32_t target, int* lost, bool* died, bool processes) const;
-  // Whether every peer that has not published step `target` runs on another CPU than this
-  // thread (as far as their last publication says): only then can spinning for them pay.
-  bool peers_elsewhere(uint32_t target) const;
   // The lowest peer that has not published step `target` (named by a timeout).
   int first_missing(uint32_t target) const;
 

@@ -34,8 +34,6 @@ struct alignas(128) RankBlock {
   std::atomic<int32_t> lost;        // once gone after losing a peer: that peer's rank + 1, so
                                     // the others name the root cause, not the messenger
   std::atomic<uint64_t> pid_namespace;  // shm_liveness.h; pid is meaningful where equal
-  std::atomic<int32_t> cpu;  // the CPU it ran on when it last published (-1: unknown); a
-                             // waiter does not spin for a peer that shares its CPU
 };
 
 inline constexpr size_t kHeaderBytes = 4096;

@@ -28,8 +28,7 @@ WaitOutcome wait_for(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
   if (reached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
   const auto start = Clock::now();
   const auto spin_until = start + limits.spin;
-  const auto may_spin = [&] { return !limits.may_spin || limits.may_spin(); };
-  for (int i = 0; may_spin(); ++i) {
+  for (int i = 0;; ++i) {
     for (int k = 0; k < 64; ++k) {
       if (reached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
       cpu_relax();

@@ -3,10 +3,7 @@
 // without ever hanging: a short spin (the peer is usually a few microseconds away), then
 // shared futex sleeps in bounded slices; between slices it checks the process-local abort flag
 // (abort() also wakes the futex), the collective deadline and whether the peer is gone. Ranks
-// often oversubscribe cores, so the spin is short, yields, and is skipped while the awaited
-// peer runs on this very CPU: sleeping at once lets the peer run, and lets the kernel place
-// this thread on an idle CPU when the peer wakes it (docs/benchmarks.md, "The round at 2
-// ranks").
+// often oversubscribe cores, so the spin is short and yields.
 // Thread-safety: any thread; the words live in a shared mapping.
 
 #include <atomic>
@@ -28,9 +25,6 @@ struct WaitLimits {
   // way to the first sleep would delay the sleep exactly when the peer is about to arrive.
   std::function<bool()> peer_died;                      // may be empty
   std::chrono::microseconds costly_after{1000};
-  // Whether spinning can help: false when the awaited peer runs on this thread's CPU (it cannot
-  // arrive while this thread spins there). Checked before and during the spin; may be empty.
-  std::function<bool()> may_spin;
   std::chrono::microseconds spin{10};                   // before the first sleep
   std::chrono::milliseconds slice{20};                  // longest single sleep
 };
