@@ -184,10 +184,12 @@ void Group::step() {
   limits.deadline = deadline_;
   int lost = -1;
   bool died = false;
-  limits.peer_gone = [&] { return find_lost_peer(target, &lost, &died); };
+  limits.peer_gone = [&] { return find_lost_peer(target, &lost, &died, false); };
+  limits.peer_died = [&] { return find_lost_peer(target, &lost, &died, true); };
   auto outcome = wait_for(header->arrived, header->sleepers, all, limits);
-  // A peer that left may have published this step for an operation it then abandoned.
-  if (outcome == WaitOutcome::kReached && find_lost_peer(target, &lost, &died)) {
+  // A peer that left may have published this step for an operation it then abandoned (every
+  // peer published it: no process to check).
+  if (outcome == WaitOutcome::kReached && find_lost_peer(target, &lost, &died, false)) {
     outcome = WaitOutcome::kPeerGone;
   }
   switch (outcome) {
@@ -221,7 +223,7 @@ void Group::step() {
   steps_.store(target, std::memory_order_relaxed);
 }
 
-bool Group::find_lost_peer(uint32_t target, int* lost, bool* died) const {
+bool Group::find_lost_peer(uint32_t target, int* lost, bool* died, bool processes) const {
   // A peer that left on its own comes before one that left because it lost another (that one
   // would name the same root cause, second-hand).
   *lost = -1;
@@ -236,6 +238,7 @@ bool Group::find_lost_peer(uint32_t target, int* lost, bool* died) const {
     *died = false;
     return true;
   }
+  if (!processes) return false;
   // Only a peer still missing can have died in the middle of this step.
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;

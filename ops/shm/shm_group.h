@@ -96,9 +96,10 @@ class Group {
   // Whether `peer` left before completing step `target` (what it published past its last
   // completed step belongs to an operation it abandoned).
   bool peer_left_before(int peer, uint32_t target) const;
-  // Whether some peer left before completing step `target`, or died before publishing it: sets
-  // *lost to it and *died to whether its process is gone.
-  bool find_lost_peer(uint32_t target, int* lost, bool* died) const;
+  // Whether some peer left before completing step `target`, or (with `processes`: a /proc read
+  // per missing peer) died before publishing it: sets *lost to it and *died to whether its
+  // process is gone.
+  bool find_lost_peer(uint32_t target, int* lost, bool* died, bool processes) const;
   // The lowest peer that has not published step `target` (named by a timeout).
   int first_missing(uint32_t target) const;
 

@@ -26,7 +26,8 @@ WaitOutcome wait_for(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
     return limits.aborted != nullptr && limits.aborted->load(std::memory_order_acquire);
   };
   if (reached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
-  const auto spin_until = Clock::now() + limits.spin;
+  const auto start = Clock::now();
+  const auto spin_until = start + limits.spin;
   for (int i = 0;; ++i) {
     for (int k = 0; k < 64; ++k) {
       if (reached(word.load(std::memory_order_acquire), target)) return WaitOutcome::kReached;
@@ -36,9 +37,11 @@ WaitOutcome wait_for(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
     if (Clock::now() >= spin_until) break;
     if (i % 4 == 3) sched_yield();  // let a peer sharing this core run
   }
+  const auto costly_from = start + limits.costly_after;
   for (;;) {
     if (is_aborted()) return WaitOutcome::kAborted;
-    if (limits.peer_gone && limits.peer_gone()) {
+    if ((limits.peer_gone && limits.peer_gone()) ||
+        (limits.peer_died && Clock::now() >= costly_from && limits.peer_died())) {
       // The peer may have published its last step before leaving.
       return reached(word.load(std::memory_order_acquire), target) ? WaitOutcome::kReached
                                                                     : WaitOutcome::kPeerGone;
@@ -48,7 +51,11 @@ WaitOutcome wait_for(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
       return reached(word.load(std::memory_order_acquire), target) ? WaitOutcome::kReached
                                                                     : WaitOutcome::kTimedOut;
     }
-    const auto sleep = std::min<Clock::duration>(limits.slice, limits.deadline - now);
+    auto sleep = std::min<Clock::duration>(limits.slice, limits.deadline - now);
+    // The first costly check is due at costly_from: wake for it then, not a whole slice later.
+    if (limits.peer_died && now < costly_from) {
+      sleep = std::min<Clock::duration>(sleep, costly_from - now);
+    }
     // Announce the sleep, then re-check (sequentially consistent on both sides: the publisher
     // stores the word, then reads `waiters`), then sleep only while the word is unchanged.
     waiters.fetch_add(1, std::memory_order_seq_cst);

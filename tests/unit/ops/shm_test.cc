@@ -186,6 +186,33 @@ TEST_CASE("shm wait: reaches a published value, times out, stops on abort") {
   }
 }
 
+TEST_CASE("shm wait: the costly liveness check comes late, the cheap one at once") {
+  std::atomic<uint32_t> word{0};
+  std::atomic<uint32_t> waiters{0};
+  std::atomic<bool> aborted{false};
+  shm::WaitLimits limits;
+  limits.aborted = &aborted;
+  limits.deadline = Clock::now() + kMustEndWithin;
+  SECTION("the costly check is not made before costly_after") {
+    limits.spin = std::chrono::microseconds(0);
+    limits.costly_after = std::chrono::hours(1);
+    limits.deadline = Clock::now() + std::chrono::milliseconds(300);
+    int calls = 0;
+    limits.peer_died = [&] { ++calls; return true; };
+    CHECK(shm::wait_for(word, waiters, 1, limits) == shm::WaitOutcome::kTimedOut);
+    CHECK(calls == 0);
+  }
+  SECTION("once due, a dead peer ends the wait; the cheap check is made at once") {
+    limits.costly_after = std::chrono::milliseconds(50);
+    limits.slice = std::chrono::hours(1);  // the sleep must end for the due check by itself
+    limits.peer_died = [] { return true; };
+    CHECK(shm::wait_for(word, waiters, 1, limits) == shm::WaitOutcome::kPeerGone);
+    limits.costly_after = std::chrono::hours(1);
+    limits.peer_gone = [] { return true; };
+    CHECK(shm::wait_for(word, waiters, 1, limits) == shm::WaitOutcome::kPeerGone);
+  }
+}
+
 TEST_CASE("shm arrival counter: only the arrival that completes a step wakes the sleepers") {
   std::atomic<uint32_t> count{0};
   std::atomic<uint32_t> sleepers{1};  // as if a waiter slept
@@ -353,6 +380,31 @@ TEST_CASE("shm group over real processes: a killed peer is named at once, nothin
                                           std::to_string(child) + ") died"));
   group.reset();
   CHECK_FALSE(in_dev_shm(name));
+}
+
+TEST_CASE("shm group over real processes: a peer dead before the step began is named too") {
+  // Its process is found gone by the costly check, which a wait makes only after
+  // WaitLimits::costly_after: the step must still end, naming it.
+  const std::string folder = temporary_folder();
+  auto options = small_options(std::chrono::hours(1));  // only liveness can end it in time
+  const pid_t child = fork_idle_rank(folder, "dead", options);
+  FileBoard board(folder);
+  auto group = shm::Group::connect(board, "dead", 0, 2, options, nullptr);
+  REQUIRE(group);
+  shm::barrier(*group);
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  const auto start = Clock::now();
+  std::string message;
+  try {
+    shm::barrier(*group);
+  } catch (const runrun::PeerFailureError& e) {
+    message = e.what();
+  }
+  CHECK(Clock::now() - start < kMustEndWithin);
+  CHECK_THAT(message, Catch::Contains("lost rank 1: its process (pid " + std::to_string(child) +
+                                      ") died"));
 }
 
 TEST_CASE("shm group over real processes: a stopped peer ends at the deadline, naming it") {
