@@ -94,6 +94,10 @@ inline constexpr Knob kGpuOperations{
     "how CUDA tensors move (docs/gpu.md): auto (NCCL when every rank of the process set finds a "
     "usable NCCL, else staging through host memory over MPI/Gloo), nccl (the same, but an error "
     "instead of staging), staging (never NCCL)"};
+inline constexpr Knob kThreadAffinity{
+    "RUNRUN_THREAD_AFFINITY", "",
+    "CPU ids, one per local rank, comma-separated (as Horovod's HOROVOD_THREAD_AFFINITY): each "
+    "rank's background threads run only on the CPU of its local rank; empty: not pinned"};
 }  // namespace knobs
 
 inline constexpr std::array kAllKnobs = {
@@ -107,6 +111,7 @@ inline constexpr std::array kAllKnobs = {
     knobs::kAutotuneStepsPerSample, knobs::kAutotuneSamplesPerCandidate, knobs::kAutotuneMargin,
     knobs::kProfile,
     knobs::kGpuOperations,
+    knobs::kThreadAffinity,
 };
 
 }  // namespace runrun

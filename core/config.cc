@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string_view>
+#include <vector>
 
 #include "common/errors.h"
 #include "common/knobs.h"
@@ -41,6 +42,30 @@ class KnobReader {
   }
 
   // The knob's value, which must be one of `choices`.
+  // A comma-separated list of CPU ids (non-negative integers); empty: none.
+  std::vector<int> cpu_list(const Knob& knob) const {
+    const std::string value = text(knob);
+    std::vector<int> cpus;
+    if (value.empty()) return cpus;
+    size_t start = 0;
+    while (true) {
+      const size_t comma = value.find(',', start);
+      const std::string item = value.substr(start, comma == std::string::npos ? comma
+                                                                                : comma - start);
+      char* end = nullptr;
+      const long cpu = std::strtol(item.c_str(), &end, 10);
+      const bool ok = !item.empty() && item[0] >= '0' && item[0] <= '9' && end &&
+                      *end == '\0' && cpu <= 1 << 20;
+      RUNRUN_ENFORCE(ok, InvalidArgumentError,
+                     std::string(knob.env_name) + "='" + value + "': '" + item +
+                         "' is not a CPU id; give non-negative integers separated by commas, "
+                         "one per local rank (" + std::string(knob.doc) + ")");
+      cpus.push_back(static_cast<int>(cpu));
+      if (comma == std::string::npos) return cpus;
+      start = comma + 1;
+    }
+  }
+
   std::string choice(const Knob& knob, std::initializer_list<std::string_view> choices) const {
     std::string value = text(knob);
     std::string listed;
@@ -93,6 +118,7 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   c.autotune.margin = reader.number(knobs::kAutotuneMargin, 0);
   const std::string profile = reader.text(knobs::kProfile);
   c.profile = !profile.empty() && profile != "0";
+  c.thread_affinity = reader.cpu_list(knobs::kThreadAffinity);
   return c;
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace runrun {
 
@@ -43,6 +44,8 @@ struct Config {
   // RUNRUN_PROFILE (anything but empty or 0, as runrun.common.profile reads it): the global set
   // records each rank's lateness in negotiation (core/rank_lateness.h).
   bool profile = false;
+  // RUNRUN_THREAD_AFFINITY: CPU ids, one per local rank (core/thread_placement.h); empty: none.
+  std::vector<int> thread_affinity;
 
   // Defaults, overridden by the environment, overridden by `overrides` (knob env name -> value).
   // Throws InvalidArgumentError for an unknown override name or a malformed value.

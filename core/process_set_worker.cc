@@ -4,11 +4,14 @@
 #include <future>
 #include <tuple>
 
+#include "core/thread_placement.h"
+
 namespace runrun {
 
 ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& config,
-                                   Logger logger, Timeline* timeline)
+                                   Logger logger, Timeline* timeline, int cpu)
     : id_(id),
+      cpu_(cpu),
       transport_(std::move(transport)),
       config_(config),
       logger_(std::move(logger)),
@@ -102,6 +105,7 @@ void ProcessSetWorker::loop() {
   std::string reason = "runrun is shut down on rank " + std::to_string(transport_.data->rank()) +
                        ": call init() again before enqueueing more ops";
   ErrorCode code = ErrorCode::kShutDown;
+  place_this_thread("runrun-set" + std::to_string(id_), cpu_, logger_);
   try {
     while (true) {
       if (!controller_.has_pending() && !shutdown_requested_) {

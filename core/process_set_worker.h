@@ -37,8 +37,10 @@ class ProcessSetWorker {
   // `timeline` may be null; it must outlive the worker.
   // The worker owns both halves of `transport` (transport.control and transport.data, non-null):
   // it negotiates over the control channel and moves data over the backend.
+  // Its thread is named "runrun-set<id>" and, when `cpu` >= 0, runs only on that CPU
+  // (RUNRUN_THREAD_AFFINITY, core/thread_placement.h).
   ProcessSetWorker(int id, Transport transport, const Config& config, Logger logger,
-                   Timeline* timeline);
+                   Timeline* timeline, int cpu = -1);
   ~ProcessSetWorker();
   ProcessSetWorker(const ProcessSetWorker&) = delete;
   ProcessSetWorker& operator=(const ProcessSetWorker&) = delete;
@@ -96,6 +98,7 @@ class ProcessSetWorker {
   void abort_transport();
 
   int id_;
+  int cpu_;  // the CPU its thread is pinned to; -1: not pinned
   Transport transport_;
   const Config& config_;
   Logger logger_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/enqueue_checks.h"
+#include "core/thread_placement.h"
 #include "ops/backend_factory.h"
 
 namespace runrun {
@@ -14,6 +15,7 @@ Runtime::Runtime(Transport transport, Config config)
     : config_(std::move(config)),
       topology_(transport.data->topology()),
       backend_name_(transport.data->name()),
+      background_cpu_(background_cpu(config_.thread_affinity, topology_)),
       logger_(make_rank_logger(topology_.rank, topology_.size, config_.log_level)),
       timeline_(logger_),
       registry_(topology_.rank, topology_.size),
@@ -28,8 +30,8 @@ Runtime::Runtime(Transport transport, Config config)
                 topology_.cross_rank, topology_.cross_size);
   // A collective step over the global control channel: before any worker drives the transport.
   health_.start(*transport.control);
-  registry_.set_global_worker(std::make_shared<ProcessSetWorker>(0, std::move(transport), config_,
-                                                                 logger_, &timeline_));
+  registry_.set_global_worker(std::make_shared<ProcessSetWorker>(
+      0, std::move(transport), config_, logger_, &timeline_, background_cpu_));
 }
 
 Runtime::~Runtime() { shutdown(); }

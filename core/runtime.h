@@ -121,6 +121,7 @@ class Runtime {
   Config config_;
   Topology topology_;
   std::string backend_name_;
+  int background_cpu_;  // RUNRUN_THREAD_AFFINITY's CPU of this rank's workers; -1: not pinned
   Logger logger_;
   Timeline timeline_;  // declared before the workers, which use it: destroyed after them
   ProcessSetRegistry registry_;  // its workers use the timeline: declared after it

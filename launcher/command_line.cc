@@ -56,6 +56,7 @@ struct RawOptions {
   std::string discovery_script;
   bool check_build = false;
   bool hierarchical_allreduce = false;
+  std::string thread_affinity;
   AutotuneFlags autotune;
   NetworkCheckFlags network_check;
   ProfileFlags profile;
@@ -65,6 +66,21 @@ struct RawOptions {
 
 [[noreturn]] void invalid(const std::string& message) {
   throw InvalidArgumentError(RUNRUN_WHERE, message);
+}
+
+// "0", "0,1", ...: non-negative integers separated by single commas.
+bool is_cpu_list(const std::string& text) {
+  bool digit_before = false;
+  for (char c : text) {
+    if (c == ',' && digit_before) {
+      digit_before = false;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      digit_before = true;
+    } else {
+      return false;
+    }
+  }
+  return digit_before;
 }
 
 void add_options(CLI::App& app, RawOptions& raw) {
@@ -96,6 +112,9 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("--timeline-filename", raw.timeline_filename, "write a Chrome-trace timeline");
   app.add_flag("--hierarchical-allreduce", raw.hierarchical_allreduce,
                "allreduce CPU tensors host by host (RUNRUN_HIERARCHICAL_ALLREDUCE=1)");
+  app.add_option("--thread-affinity", raw.thread_affinity,
+                 "CPU ids, one per local rank (e.g. 0,1): pin each rank's background threads "
+                 "(RUNRUN_THREAD_AFFINITY)");
   add_autotune_flags(app, raw.autotune);
   app.add_option("--log-level", raw.log_level,
                  "trace, debug, info, warn, error, critical or off");
@@ -192,6 +211,14 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
   }
   if (!raw.timeline_filename.empty()) set(knobs::kTimeline, raw.timeline_filename);
   if (raw.hierarchical_allreduce) set(knobs::kHierarchicalAllreduce, "1");
+  if (!raw.thread_affinity.empty()) {
+    if (!is_cpu_list(raw.thread_affinity)) {
+      invalid("--thread-affinity '" + raw.thread_affinity +
+              "' is not a list of CPU ids: give one non-negative integer per local rank, "
+              "separated by commas (e.g. 0,1)");
+    }
+    set(knobs::kThreadAffinity, raw.thread_affinity);
+  }
   for (auto& variable : autotune_variables(raw.autotune)) values.push_back(std::move(variable));
   if (!raw.stall_warning_s.empty()) {
     set(knobs::kStallCheckTime, number_at_least(raw.stall_warning_s,

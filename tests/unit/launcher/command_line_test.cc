@@ -118,6 +118,8 @@ TEST_CASE("tunables map to their RUNRUN_* knobs") {
   CHECK(knob(options, k::kStallShutdownTime) == "120");
   CHECK(options.knob_values.size() == 7);
   CHECK(parse({"-np", "1", "x"}).knob_values.empty());
+  CHECK(knob(parse({"-np", "2", "--thread-affinity", "0,11", "x"}), k::kThreadAffinity) ==
+        "0,11");
 }
 
 TEST_CASE("autotune flags map to their RUNRUN_AUTOTUNE* knobs") {
@@ -186,6 +188,11 @@ TEST_CASE("every command-line error names the option and the value") {
   CHECK_THAT(error_of({"-np", "2", "--cache-capacity", "-3", "x"}),
              Catch::Contains("--cache-capacity"));
   CHECK_THAT(error_of({"-np", "2", "--log-level", "loud", "x"}), Catch::Contains("'loud'"));
+  for (const char* cpus : {"0,", ",1", "0,,1", "a", "-1", "0 1", "1;id"}) {
+    CHECK_THAT(error_of({"-np", "2", "--thread-affinity", cpus, "x"}),
+               Catch::Contains("--thread-affinity '" + std::string(cpus) + "'") &&
+                   Catch::Contains("one non-negative integer per local rank"));
+  }
   CHECK_THAT(error_of({"-np", "2", "--stall-check-warning-time-seconds", "x1", "x"}),
              Catch::Contains("--stall-check-warning-time-seconds"));
   CHECK_THAT(error_of({"-np", "2", "--stall-check-shutdown-time-seconds", "-5", "x"}),
