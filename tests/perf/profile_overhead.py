@@ -20,7 +20,9 @@ Two measurements:
    replaced, the same step ended by one ordered io_callback (the io_callback path's step end);
    Keras on TensorFlow's step-end graph ops (runrun/keras/_tf_marks.py) and, as reference, the
    tf.py_function step end they replaced. --tf-threads 1: TensorFlow on one thread (its CPU
-   time then counts the ops' work, not its idle threads' spinning).
+   time then counts the ops' work, not its idle threads' spinning). --repeat N: the native
+   step-end mark N times per step (N ring entries; the profiler's records are then wrong, the
+   cost is what is measured), reported per mark: above the noise of a loaded machine.
 
 Prints one JSON line per measurement (rank 0). A benchmark, not a test: nothing is asserted.
 """
@@ -95,7 +97,7 @@ def _best_difference(plain, marked, blocks=15, per_block=200):
     return best[plain] * 1e6, (best[marked] - best[plain]) * 1e6
 
 
-def markers_only(tf_threads=0):
+def markers_only(tf_threads=0, repeat=1):
     from runrun.common.profile import StepProfiler
     import jax
     import jax.numpy as jnp
@@ -115,7 +117,8 @@ def markers_only(tf_threads=0):
             if io_callback_end:  # the step end before it became native: one io_callback
                 profile_marks._mark(updated, profiler.step_end)
             else:
-                profile_marks.step_end(updated)
+                for _ in range(repeat):
+                    profile_marks.step_end(updated)
             return updated
         return lambda: jax.block_until_ready(step(grads))
 
@@ -127,7 +130,7 @@ def markers_only(tf_threads=0):
     marked()
     base, extra = _best_difference(plain, marked)
     print(json.dumps({"case": "markers_jax", "arrays": len(grads), "step_us": base,
-                      "markers_us_per_step": extra,
+                      "markers_us_per_step": extra, "repeat": repeat,
                       "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
     _install(StepProfiler(interval=0))
     callback = make(io_callback_end=True)
@@ -156,7 +159,8 @@ def markers_only(tf_threads=0):
             for v in variables:
                 v.assign(v.value * 0.5 + 1.0)
             if hooks is not None:
-                end(hooks, variables)
+                for _ in range(repeat if end is _TFOps.step_end else 1):
+                    end(hooks, variables)
         return step
 
     def traced(step):
@@ -167,6 +171,7 @@ def markers_only(tf_threads=0):
     base, extra = _best_difference(plain, traced(make_tf(StepProfiler(interval=0))))
     print(json.dumps({"case": "marker_tensorflow", "variables": len(variables), "step_us": base,
                       "tf_threads": tf_threads or "default", "markers_us_per_step": extra,
+                      "repeat": repeat,
                       "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
     base, extra = _best_difference(plain, traced(make_tf(StepProfiler(interval=0),
                                                          py_function_end)))
@@ -302,6 +307,8 @@ def main():
     parser.add_argument("--jax", action="store_true", help="the A/B of runrun.jax (optax)")
     parser.add_argument("--keras", action="store_true", help="the A/B of runrun.keras")
     parser.add_argument("--markers", action="store_true", help="the markers alone (no job)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="--markers: native step-end marks per step (cost per mark = /N)")
     parser.add_argument("--tf-threads", type=int, default=0,
                         help="--markers: TensorFlow's inter- and intra-op threads (0: default)")
     parser.add_argument("--steps-per-block", type=int, default=20)
@@ -311,7 +318,7 @@ def main():
     args = parser.parse_args()
     sizes = (args.steps_per_block, args.rounds, args.width, args.layers)
     if args.markers:
-        markers_only(args.tf_threads)
+        markers_only(args.tf_threads, args.repeat)
     elif args.jax:
         jax_job(*sizes)
     elif args.keras:
