@@ -10,7 +10,11 @@ control dependencies order it after every write to them: the update), then tf.ti
 write of that time at count % CAPACITY and count += 1 (after the write, so that every entry
 below count is written). tf.timestamp reads the wall clock (CLOCK_REALTIME, microseconds); the
 take converts it to the profiler's clock (time.perf_counter) with the offset of both clocks
-read then. Keras runs the steps of one execution (steps_per_execution) one after the other in
+read then: exact to about a microsecond unless the wall clock is stepped (or slewed fast by
+NTP) between a step and the take, which then shifts those step ends. The profiler orders them
+by time with the allreduce's hook calls (read on its own clock in the py_function): a step's
+end follows its allreduce's end by the py_function's return and the update, tens of µs, and
+precedes the next step's allreduce by its forward and backward pass. Keras runs the steps of one execution (steps_per_execution) one after the other in
 a while loop, so the marks of every step are written, in order.
 jit_compile=True (XLA) cannot compile tf.timestamp, as it cannot the allreduce's py_function:
 Keras on TensorFlow with runrun needs jit_compile=False (its default on CPU).
