@@ -8,13 +8,14 @@
 // completes (the runtime's own thread makes progress; peers run the same sequence), and an
 // unnamed op can be named at execution time from a per-process counter, as eager ops are.
 // Attributes: kind, name ("" = unnamed), op, prescale, postscale, process_set, root_rank,
-// profile (1: record the call's start and end for runrun --profile, see take_marks).
+// profile (the id of the profiler that asked for the call's start and end, 0: none; recorded
+// in xla_ffi_profile.h's ring for runrun --profile).
+// A second target, "runrun_profile_mark" (mark_handler), ends a profiled step: args = [token,
+// the step's updated arrays...] (a data dependence only), rets = [token], attribute profile.
 // Threading: XLA calls it on its threads; one op per call; the counters take a mutex.
 
 #include <dlpack/dlpack.h>
 #include <xla/ffi/api/c_api.h>
-
-#include <time.h>
 
 #include <cstring>
 #include <map>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "csrc/xla_ffi.h"
+#include "csrc/xla_ffi_profile.h"
 #include "csrc/xla_ffi_runtime.h"
 
 namespace py = pybind11;
@@ -91,36 +93,6 @@ void forget_names(int32_t set) {
   for (auto it = g_counters.begin(); it != g_counters.end();) {
     it = (set < 0 || it->first.second == set) ? g_counters.erase(it) : std::next(it);
   }
-}
-
-// --- runrun --profile: the gradient allreduce's own start and end -----------------------
-// A call with attribute profile=1 (profile_marks.py asks for it on the step's gradient
-// allreduce) records (start, end, bytes) here; the step-end io_callback takes the records and
-// replays them as the hooks gradient_ready + wait_begin (start) and wait_end (end), so no host
-// callback runs around the allreduce. Times are CLOCK_MONOTONIC seconds: time.perf_counter's
-// clock on Linux, the profiler's default clock.
-struct ProfileMark {
-  double start, end;
-  size_t bytes;
-};
-std::mutex g_marks_mutex;
-std::vector<ProfileMark> g_marks;  // guarded by g_marks_mutex
-
-double monotonic_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-py::list take_marks() {
-  std::vector<ProfileMark> marks;
-  {
-    std::lock_guard<std::mutex> lock(g_marks_mutex);
-    marks.swap(g_marks);
-  }
-  py::list out;
-  for (const ProfileMark& m : marks) out.append(py::make_tuple(m.start, m.end, m.bytes));
-  return out;
 }
 
 // --- decoding the call frame -------------------------------------------------------------
@@ -299,9 +271,11 @@ XLA_FFI_Error* populate_metadata(XLA_FFI_CallFrame* frame) {
   return nullptr;
 }
 
-XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
-  // The ABI check of every call: a call frame or API of another major version is refused with
-  // what to do (XLA also checks the metadata below when the target is registered).
+// The checks every call of both targets starts with. Sets *done (and returns the answer) for a
+// call that is not an execution: the ABI check refuses a call frame or API of another major
+// version with what to do (XLA also checks the metadata when the target is registered).
+XLA_FFI_Error* preamble(XLA_FFI_CallFrame* frame, bool* done) {
+  *done = true;
   if (frame->struct_size < XLA_FFI_CallFrame_STRUCT_SIZE ||
       frame->api->api_version.major_version != XLA_FFI_API_MAJOR) {
     return make_error(frame->api,
@@ -315,7 +289,32 @@ XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
       frame->extension_start->type == XLA_FFI_Extension_Metadata) {
     return populate_metadata(frame);
   }
-  if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) return nullptr;
+  *done = frame->stage != XLA_FFI_ExecutionStage_EXECUTE;
+  return nullptr;
+}
+
+// runrun_profile_mark: the profiled step's update is computed (its operands are ready).
+XLA_FFI_Error* mark_handler(XLA_FFI_CallFrame* frame) {
+  bool done = false;
+  XLA_FFI_Error* answer = preamble(frame, &done);
+  if (done) return answer;
+  const XLA_FFI_Attrs& attrs = frame->attrs;
+  for (int64_t i = 0; i < attrs.size; ++i) {
+    std::string_view key(attrs.names[i]->ptr, attrs.names[i]->len);
+    auto* scalar = static_cast<XLA_FFI_Scalar*>(attrs.attrs[i]);
+    if (key == "profile" && attrs.types[i] == XLA_FFI_AttrType_SCALAR &&
+        scalar->dtype == XLA_FFI_DataType_S32) {
+      profile_record_step_end(*static_cast<int32_t*>(scalar->value));
+      return nullptr;
+    }
+  }
+  return make_error(frame->api, "runrun_profile_mark: missing int32 attribute 'profile'");
+}
+
+XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
+  bool done = false;
+  XLA_FFI_Error* answer = preamble(frame, &done);
+  if (done) return answer;
 
   Attrs a;
   std::string error;
@@ -342,13 +341,12 @@ XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
                                       " inside jax.jit ran before runrun.jax.init() (or after "
                                       "shutdown()): call init() first");
   }
-  ProfileMark mark{a.profile ? monotonic_seconds() : 0.0, 0.0, 0};
+  const double start = a.profile ? profile_clock() : 0.0;
   error = run_op(lease.get(), a, in, out);
   if (a.profile && error.empty()) {
-    mark.end = monotonic_seconds();
-    for (const DLTensor& t : in) mark.bytes += nbytes(t);
-    std::lock_guard<std::mutex> lock(g_marks_mutex);
-    g_marks.push_back(mark);
+    size_t bytes = 0;
+    for (const DLTensor& t : in) bytes += nbytes(t);
+    profile_record_allreduce(a.profile, start, profile_clock(), bytes);
   }
   return error.empty() ? nullptr : make_error(frame->api, error);
 }
@@ -358,13 +356,13 @@ XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
 void bind_xla_ffi(py::module_& m) {
   py::dict info;
   info["target"] = py::capsule(reinterpret_cast<void*>(&handler), "xla._CUSTOM_CALL_TARGET");
+  info["mark_target"] =
+      py::capsule(reinterpret_cast<void*>(&mark_handler), "xla._CUSTOM_CALL_TARGET");
   info["api_version"] = py::make_tuple(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
   m.attr("xla_ffi") = info;
   m.def("xla_ffi_forget", &forget_names, py::arg("set_id"),
         "Restarts the counters of unnamed jit ops of a process set (all sets when < 0).");
-  m.def("xla_ffi_profile_take", &take_marks,
-        "The (start, end, bytes) of the profiled jit allreduces since the last call, in order.");
-  m.def("xla_ffi_clock", &monotonic_seconds, "The clock of those records (CLOCK_MONOTONIC s).");
+  bind_xla_ffi_profile(m);
 }
 
 }  // namespace runrun::python

@@ -10,13 +10,19 @@ Two measurements:
    --job --double-buffering: the same with DistributedOptimizer(double_buffering=True).
 3. The same A/B for the other adapters, whose hooks run inside the compiled step: --jax (an
    optax DistributedOptimizer in a jitted step: two jitted copies, one traced with the profiler
-   on, so with its step-end io_callback and the allreduce's native marks) and --keras (model.train_on_batch on the backend
+   on, so with its native step-end mark and the allreduce's native marks) and --keras (model.train_on_batch on the backend
    KERAS_BACKEND names: two identical models, one compiled and traced with the profiler on).
 4. --markers (no job; one rank): what the compiled-step markers themselves cost, in this
-   process, a step that does little else than a grouped allreduce: JAX's one ordered
-   io_callback (step end) plus the allreduce's native clock reads (profile_marks.py) and
-   TensorFlow's extra py_function after the update (runrun.keras on TensorFlow), as the
-   difference of the best block medians with and without them.
+   process, a step that does little else than a grouped allreduce (JAX) or a variable update
+   (TensorFlow), as the difference of the best block medians with and without them, and the
+   process CPU time: JAX's native markers (the allreduce's clock reads and the
+   runrun_profile_mark custom call, profile_marks.py) and, side by side as the reference they
+   replaced, the same step ended by one ordered io_callback (the io_callback path's step end);
+   Keras on TensorFlow's step-end graph ops (runrun/keras/_tf_marks.py) and, as reference, the
+   tf.py_function step end they replaced. --tf-threads 1: TensorFlow on one thread (its CPU
+   time then counts the ops' work, not its idle threads' spinning). --repeat N: the native
+   step-end mark N times per step (N ring entries; the profiler's records are then wrong, the
+   cost is what is measured), reported per mark: above the noise of a loaded machine.
 
 Prints one JSON line per measurement (rank 0). A benchmark, not a test: nothing is asserted.
 """
@@ -30,7 +36,6 @@ import time
 def hooks_only(gradients, steps=20000):
     from runrun.common.profile import StepProfiler
     profiler = StepProfiler(interval=0)
-    profiler._exchange_every = steps * 10  # no collective: this process only
     start = time.perf_counter()
     for _ in range(steps):
         for _ in range(gradients):
@@ -92,10 +97,8 @@ def _best_difference(plain, marked, blocks=15, per_block=200):
     return best[plain] * 1e6, (best[marked] - best[plain]) * 1e6
 
 
-def markers_only():
+def markers_only(tf_threads=0, repeat=1):
     from runrun.common.profile import StepProfiler
-    profiler = StepProfiler(interval=0)
-    profiler._exchange_every = 10 ** 9  # no collective: this process only
     import jax
     import jax.numpy as jnp
     import runrun.jax as hvd
@@ -104,43 +107,76 @@ def markers_only():
     hvd.init()  # one rank: the grouped allreduce is a real op (native or callback path)
     grads = [jnp.ones((32, 32)) for _ in range(8)]  # a short step: the markers dominate
 
-    def make():
+    def make(io_callback_end=False):
+        profiler = profile_marks.profile.active()
+
         @jax.jit
         def step(gs):
             reduced = profile_marks.reduce([g * 2 for g in gs], hvd.grouped_allreduce)
             updated = [g - 0.1 * r for g, r in zip(gs, reduced)]
-            profile_marks.step_end(updated)
+            if io_callback_end:  # the step end before it became native: one io_callback
+                profile_marks._mark(updated, profiler.step_end)
+            else:
+                for _ in range(repeat):
+                    profile_marks.step_end(updated)
             return updated
         return lambda: jax.block_until_ready(step(grads))
 
     _install(None)
     plain = make()
     plain()  # jax.jit traces at the first call: while the profiler is (not) installed
-    _install(profiler)
+    _install(StepProfiler(interval=0))
     marked = make()
     marked()
     base, extra = _best_difference(plain, marked)
     print(json.dumps({"case": "markers_jax", "arrays": len(grads), "step_us": base,
+                      "markers_us_per_step": extra, "repeat": repeat,
+                      "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
+    _install(StepProfiler(interval=0))
+    callback = make(io_callback_end=True)
+    callback()
+    base, extra = _best_difference(plain, callback)
+    print(json.dumps({"case": "markers_jax_io_callback_step_end (reference)", "step_us": base,
                       "markers_us_per_step": extra,
                       "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
 
     import tensorflow as tf
+    if tf_threads:
+        tf.config.threading.set_inter_op_parallelism_threads(tf_threads)
+        tf.config.threading.set_intra_op_parallelism_threads(tf_threads)
     import keras
     from runrun.keras._backend_ops import _TFOps
     variables = [keras.Variable(tf.ones((256, 256))) for _ in range(8)]
 
-    def make_tf(hooks):
+    def py_function_end(hooks, values):  # the step end before it became graph ops
+        heads = tf.concat([tf.zeros([0])] + [tf.cast(tf.reshape(v.value, [-1])[:1], tf.float32)
+                                             for v in values], 0)
+        tf.py_function(lambda _heads: hooks.step_end(), [heads], [])
+
+    def make_tf(hooks, end=_TFOps.step_end):
         @tf.function
         def step():
             for v in variables:
                 v.assign(v.value * 0.5 + 1.0)
             if hooks is not None:
-                _TFOps.step_end(hooks, variables)
+                for _ in range(repeat if end is _TFOps.step_end else 1):
+                    end(hooks, variables)
         return step
 
-    base, extra = _best_difference(make_tf(None), make_tf(profiler))
+    def traced(step):
+        step()  # traced now: the tracing's CPU time would count in the first block
+        return step
+
+    plain = traced(make_tf(None))
+    base, extra = _best_difference(plain, traced(make_tf(StepProfiler(interval=0))))
     print(json.dumps({"case": "marker_tensorflow", "variables": len(variables), "step_us": base,
-                      "markers_us_per_step": extra,
+                      "tf_threads": tf_threads or "default", "markers_us_per_step": extra,
+                      "repeat": repeat,
+                      "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
+    base, extra = _best_difference(plain, traced(make_tf(StepProfiler(interval=0),
+                                                         py_function_end)))
+    print(json.dumps({"case": "marker_tensorflow_py_function (reference)", "step_us": base,
+                      "tf_threads": tf_threads or "default", "markers_us_per_step": extra,
                       "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
 
 
@@ -271,6 +307,10 @@ def main():
     parser.add_argument("--jax", action="store_true", help="the A/B of runrun.jax (optax)")
     parser.add_argument("--keras", action="store_true", help="the A/B of runrun.keras")
     parser.add_argument("--markers", action="store_true", help="the markers alone (no job)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="--markers: native step-end marks per step (cost per mark = /N)")
+    parser.add_argument("--tf-threads", type=int, default=0,
+                        help="--markers: TensorFlow's inter- and intra-op threads (0: default)")
     parser.add_argument("--steps-per-block", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--width", type=int, default=1024)
@@ -278,7 +318,7 @@ def main():
     args = parser.parse_args()
     sizes = (args.steps_per_block, args.rounds, args.width, args.layers)
     if args.markers:
-        markers_only()
+        markers_only(args.tf_threads, args.repeat)
     elif args.jax:
         jax_job(*sizes)
     elif args.keras:

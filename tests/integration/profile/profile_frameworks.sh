@@ -3,8 +3,9 @@
 # (docs/profiling.md), 2 ranks each, check_steps.py on rank 0's JSON lines (one record per step,
 # the gradients' bytes, sane times):
 # 1. Keras model.fit on the TensorFlow backend (the hooks run inside the compiled train step:
-#    the allreduce's py_function and one more after the update);
-# 2. a JAX/optax loop, jitted (ordered io_callback markers) and eager.
+#    the allreduce's py_function and graph ops after the update writing a tf.Variable ring);
+# 2. a JAX/optax loop, jitted (native XLA FFI markers, records built by the drain thread) and
+#    eager.
 # The Keras backends JAX and torch are covered in the Keras pytest suite (test_keras.py,
 # test_profile_*). About 30 s on an idle 2-core machine (TensorFlow's import is most of it).
 # Usage: profile_frameworks.sh RUNRUN PYTHON CORE_MODULE WORK

@@ -28,14 +28,25 @@ global set's negotiation places every rank's readiness of each agreed tensor on 
 and before shutdown (no collective: the hooks do not need to run in step on every rank).
 Rank 0 prints the table every RUNRUN_PROFILE_INTERVAL steps when set and at exit, and writes
 JSON lines to RUNRUN_PROFILE_OUTPUT (one "step" record per step, one "summary" per table).
+Deferred step ends (inside jax.jit on the native path, inside Keras' tf.function): the step end
+is recorded by the compiled step itself, with no Python (runrun.jax.profile_marks,
+runrun.keras._tf_marks), and the records reach the profiler later through a source
+(add_source): the hooks' calls made meanwhile from Python (TensorFlow's allreduce) are queued
+with their times, and drain() merges both in time order and applies them up to the last step
+end it has. drain() runs when a batch is due (a thread of profile_marks, or the queue's length),
+at profile_step(), records(), before shutdown and at exit; the records and tables are the same,
+a table is printed when the drain that completes its step runs.
 Thread-safety: the hooks are called one at a time, in step order: by the thread that runs the
-training step, or (inside jax.jit, tf.function) by the framework's callback thread.
+training step, or (inside jax.jit, tf.function) by the framework's callback thread; drain() and
+feed() take a lock and may run on any thread.
 """
 
 import atexit
+import itertools
 import json
 import os
 import sys
+import threading
 import time
 
 from runrun.common import basics
@@ -49,6 +60,7 @@ _LATENESS_EVERY = 10  # steps between rank 0's reads of the runtime's per-rank l
 
 _profiler = None
 _checked = False
+_ids = itertools.count(1)  # StepProfiler.id: names a profiler in native records (int32)
 
 
 def enabled():
@@ -91,7 +103,14 @@ class StepProfiler:
         self._size = 1
         self._topology_known = False
         self._carried = None              # (time, bytes) of carry(), for the next step
-        self._sources = []                # add_source(): called first by every step_end()
+        self._sources = []                # add_source(): pulled by every drain()
+        self._deferred = False            # a source delivers step ends: queue the hooks' calls
+        self._pending = []                # (at, seq, hook, arg) queued or fed, not yet applied
+        self._seq = itertools.count()
+        self._drain_every = 3 * interval if interval else 192  # queued calls (~1 per hook)
+        self._lateness_due = False
+        self._lock = threading.RLock()
+        self.id = next(_ids)              # names this profiler in records made elsewhere
         self._reset(clock())
 
     @classmethod
@@ -117,19 +136,24 @@ class StepProfiler:
         self._carried = None
 
     # --- hooks ---
-    # `at`: a time read earlier on the same clock (runrun.jax inside jit replays the times its
-    # native allreduce recorded, profile_marks.py); None means now.
+    # `at`: a time read earlier on the same clock; None means now.
     def gradient_ready(self, nbytes, at=None):
-        if self._first_ready is None:
-            self._first_ready = self._clock() if at is None else at
-        self._bytes += int(nbytes)
+        if self._deferred:
+            self._queue("gradient_ready", at, int(nbytes))
+            return
+        self._gradient_ready(self._clock() if at is None else at, int(nbytes))
 
     def wait_begin(self, at=None):
-        if self._wait_begin is None:  # the first wait of the step (an adapter may wait per op)
-            self._wait_begin = self._clock() if at is None else at
+        if self._deferred:
+            self._queue("wait_begin", at)
+            return
+        self._wait_begin_at(self._clock() if at is None else at)
 
     def wait_end(self, at=None):
-        self._wait_end = self._clock() if at is None else at
+        if self._deferred:
+            self._queue("wait_end", at)
+            return
+        self._wait_end_at(self._clock() if at is None else at)
 
     def carry(self, nbytes):
         """Double buffering: `nbytes` enqueued now, waited for in the next step."""
@@ -146,26 +170,97 @@ class StepProfiler:
         """The hooks' clock, for an `at` that several hooks share."""
         return self._clock()
 
-    def add_source(self, source):
-        """source(self) runs first in every step_end(): it feeds hooks recorded elsewhere (the
-        native jit allreduce's times, runrun.jax.profile_marks). Added once per source."""
-        if source not in self._sources:
-            self._sources.append(source)
+    def step_end(self, at=None):
+        if self._deferred:
+            self._queue("step_end", at)
+            self.drain()
+            return
+        self._step_end_at(self._clock() if at is None else at)
+        self._read_lateness_if_due()
 
-    def step_end(self):
-        for source in self._sources:
-            source(self)
-        now = self._clock()
+    # --- deferred step ends ---
+    def add_source(self, source):
+        """Step ends (and what else) recorded elsewhere: drain() calls source(self) first, which
+        hands the records to feed(). From then on the hooks' calls are queued (module
+        comment). Added once per source."""
+        self._learn_topology()  # now, while runrun runs: the first drain may come at exit
+        with self._lock:
+            if source not in self._sources:
+                self._sources.append(source)
+            self._deferred = True
+
+    def feed(self, events):
+        """Records from a source: (at, hook, arg) tuples in time order, hook one of
+        "gradient_ready" (arg: bytes), "wait_begin", "wait_end", "step_end"."""
+        with self._lock:
+            self._pending.extend((at, next(self._seq), hook, arg) for at, hook, arg in events)
+
+    def drain(self):
+        """Applies the queued and fed calls in time order, up to the last step end."""
+        for source in list(self._sources):
+            source(self)  # outside the lock: a source may feed several profilers
+        with self._lock:
+            self._pending.sort()
+            last = max((i for i, event in enumerate(self._pending) if event[2] == "step_end"),
+                       default=-1)
+            ready, self._pending = self._pending[:last + 1], self._pending[last + 1:]
+            for at, _seq, hook, arg in ready:
+                if hook == "gradient_ready":
+                    self._gradient_ready(at, arg)
+                elif hook == "wait_begin":
+                    self._wait_begin_at(at)
+                elif hook == "wait_end":
+                    self._wait_end_at(at)
+                else:
+                    self._step_end_at(at)
+            self._read_lateness_if_due()
+
+    def records(self):
+        """The step records so far (after drain())."""
+        self.drain()
+        return list(self._steps)
+
+    def _queue(self, hook, at, arg=None):
+        with self._lock:
+            self._pending.append((self._clock() if at is None else at, next(self._seq), hook,
+                                  arg))
+            due = len(self._pending) >= self._drain_every
+        if due:
+            self.drain()
+
+    # --- applying the hooks ---
+    def _gradient_ready(self, at, nbytes):
+        if self._first_ready is None:
+            self._first_ready = at
+        self._bytes += nbytes
+
+    def _wait_begin_at(self, at):
+        if self._wait_begin is None:  # the first wait of the step (an adapter may wait per op)
+            self._wait_begin = at
+
+    def _wait_end_at(self, at):
+        self._wait_end = at
+
+    def _learn_topology(self):
         if not self._topology_known and basics.is_initialized():
             self._rank, self._size, self._topology_known = basics.rank(), basics.size(), True
+
+    def _step_end_at(self, now):
+        self._learn_topology()
         self._steps.append(self._record(now))
         self._reset(now)
         done = len(self._steps)
         printing = self.interval and done % self.interval == 0
         if self._rank == 0 and (done % self._lateness_every == 0 or printing):
-            self.read_lateness()
+            self._lateness_due = True
         if printing and self._rank == 0:
+            self._read_lateness_if_due()
             self._report(final=False)
+
+    def _read_lateness_if_due(self):
+        if self._lateness_due:
+            self._lateness_due = False
+            self.read_lateness()
 
     # --- records and reports ---
     def _record(self, now):
@@ -220,6 +315,8 @@ class StepProfiler:
 
     def close(self):
         """At exit: rank 0 prints the final table (the lateness as last read)."""
+        if self._sources:
+            self.drain()
         if self._steps and self._rank == 0:
             self._report(final=True)
         if self._output is not None:
@@ -230,7 +327,11 @@ class StepProfiler:
 def before_shutdown():
     """Called by runrun.common.basics.shutdown() while the runtime still runs: rank 0 keeps the
     last per-rank lateness for the final table printed at exit."""
-    if _profiler is not None and _profiler._rank == 0 and _profiler._steps:
+    if _profiler is None:
+        return
+    if _profiler._sources:
+        _profiler.drain()  # the deferred step ends, while the runtime can still be read
+    if _profiler._rank == 0 and _profiler._steps:
         _profiler.read_lateness()
 
 

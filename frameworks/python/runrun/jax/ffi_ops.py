@@ -19,6 +19,11 @@ The effect and the lowering hook are jax internals (jax._src: the public ffi_cal
 variant), so everything here is checked once: a jax without them, a _core built without the
 XLA FFI header, a jaxlib that refuses the target, or RUNRUN_JAX_JIT_PATH=callback select the
 io_callback path (jit_ops.py), with one warning when the native path was expected.
+
+runrun --profile's step end is a second target, MARK_TARGET (mark()): a custom call with the
+same ordered effect that takes the step's updated arrays as operands (so it runs once they are
+computed; has_side_effect keeps XLA from removing it) and records the time in native memory
+(frameworks/csrc/xla_ffi_profile.h): no host callback in the profiled step.
 Thread-safety: enabled() takes a lock once; the rest runs while tracing or lowering.
 """
 
@@ -33,11 +38,12 @@ import numpy as np
 from runrun.common import loader
 
 TARGET = "runrun_collective"
+MARK_TARGET = "runrun_profile_mark"
 ALLREDUCE, GROUPED_ALLREDUCE, BROADCAST, ALLGATHER, ALLTOALL, REDUCESCATTER = range(6)
 ENV_PATH = "RUNRUN_JAX_JIT_PATH"
 
 _lock = threading.Lock()
-_state = {}  # "enabled": bool once decided, "primitive": the bound primitive
+_state = {}  # "enabled": bool once decided, "primitives": target name -> primitive
 
 
 def _runtime_token_marker(*_args):
@@ -50,7 +56,7 @@ def _runtime_token_marker(*_args):
 
 
 def _setup():
-    """The primitive, or the reason the native path cannot be used."""
+    """The primitives (by target), or the reason the native path cannot be used."""
     info = getattr(loader.core(), "xla_ffi", None)
     if info is None:
         return None, ("runrun._core was built without the XLA FFI header (jax was not "
@@ -67,25 +73,37 @@ def _setup():
     except Exception as err:  # noqa: BLE001  (any refusal means: use the callback)
         return None, (f"jaxlib refused runrun's XLA FFI handler (built for XLA FFI API "
                       f"{info['api_version']}): {err}")
-    lower_ffi = jax.ffi.ffi_lowering(TARGET, has_side_effect=True)
+    if "mark_target" not in info:
+        return None, "runrun._core is older than runrun.jax (no profile mark target): rebuild"
+    try:
+        jax.ffi.register_ffi_target(MARK_TARGET, info["mark_target"], platform="cpu")
+    except Exception as err:  # noqa: BLE001
+        return None, f"jaxlib refused runrun's XLA FFI profile mark: {err}"
+    primitives = {}
+    for target in (TARGET, MARK_TARGET):
+        primitives[target] = _primitive(target, jcore, dispatch, _OrderedIOEffect, mlir)
+    return primitives, None
 
-    primitive = jcore.Primitive("runrun_collective")
+
+def _primitive(target, jcore, dispatch, effect, mlir):
+    """The ordered, side-effecting primitive that lowers to the custom call of `target`."""
+    lower_ffi = jax.ffi.ffi_lowering(target, has_side_effect=True)
+    primitive = jcore.Primitive(target)
     primitive.multiple_results = True
 
     def abstract_eval(*avals, result_avals, attrs):
         del avals, attrs
-        return result_avals, {_OrderedIOEffect}
+        return result_avals, {effect}
 
     def lowering(ctx, *args, result_avals, attrs):
         del result_avals
         if _runtime_token_marker not in ctx.module_context.host_callbacks:
             ctx.module_context.add_host_callback(_runtime_token_marker)
-        token = ctx.tokens_in.get(_OrderedIOEffect)
+        token = ctx.tokens_in.get(effect)
         framed = ctx.replace(avals_in=(jcore.abstract_token, *ctx.avals_in),
                              avals_out=(jcore.abstract_token, *ctx.avals_out))
         token_out, *results = lower_ffi(framed, token, *args, **dict(attrs))
-        ctx.set_tokens_out(ctx.tokens_in.update_tokens(
-            mlir.TokenSet({_OrderedIOEffect: token_out})))
+        ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({effect: token_out})))
         return results
 
     primitive.def_effectful_abstract_eval(abstract_eval)
@@ -93,7 +111,7 @@ def _setup():
     # alone and run, as jax does for io_callback.
     primitive.def_impl(functools.partial(dispatch.apply_primitive, primitive))
     mlir.register_lowering(primitive, lowering, platform="cpu")
-    return primitive, None
+    return primitive
 
 
 def enabled():
@@ -107,25 +125,32 @@ def enabled():
             if choice not in ("ffi", "callback"):
                 warnings.warn(f"{ENV_PATH}={choice!r} is not 'ffi' or 'callback'; using 'ffi'")
                 choice = "ffi"
-            primitive, reason = (None, None) if choice == "callback" else _setup()
+            primitives, reason = (None, None) if choice == "callback" else _setup()
             if reason is not None:
                 warnings.warn(f"runrun.jax inside jax.jit falls back to io_callback (one Python "
                               f"round trip per op): {reason}", RuntimeWarning, stacklevel=3)
-            _state["primitive"] = primitive
-            _state["enabled"] = primitive is not None
+            _state["primitives"] = primitives
+            _state["enabled"] = primitives is not None
     return _state["enabled"]
 
 
 def call(kind, results, args, name=None, op=0, prescale=1.0, postscale=1.0, process_set=0,
-         root_rank=0, profile=False):
+         root_rank=0, profile=0):
     """The custom call of one op: `args` in, arrays shaped as `results` (ShapeDtypeStructs)
-    out. name None means unnamed (named when it runs). profile: the handler records the op's
-    start and end for runrun --profile (profile_marks.py)."""
+    out. name None means unnamed (named when it runs). profile: a profiler's id (0: none); the
+    handler records the op's start and end for it (runrun --profile, profile_marks.py)."""
     from jax._src import core as jcore
 
     attrs = (("kind", np.int32(kind)), ("name", "" if name is None else str(name)),
              ("op", np.int32(int(op))), ("prescale", np.float64(prescale)),
              ("postscale", np.float64(postscale)), ("process_set", np.int32(process_set)),
-             ("root_rank", np.int32(root_rank)), ("profile", np.int32(bool(profile))))
+             ("root_rank", np.int32(root_rank)), ("profile", np.int32(profile)))
     avals = tuple(jcore.ShapedArray(r.shape, r.dtype) for r in results)
-    return _state["primitive"].bind(*args, result_avals=avals, attrs=attrs)
+    return _state["primitives"][TARGET].bind(*args, result_avals=avals, attrs=attrs)
+
+
+def mark(values, profiler_id):
+    """runrun --profile's step end inside jit: records the time once `values` (arrays) are
+    computed, for the profiler of id `profiler_id`."""
+    attrs = (("profile", np.int32(profiler_id)),)
+    _state["primitives"][MARK_TARGET].bind(*values, result_avals=(), attrs=attrs)

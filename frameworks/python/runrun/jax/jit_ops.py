@@ -110,9 +110,10 @@ def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_s
     # runrun --profile: the op itself marks the step's gradients ready/wait (profile_marks.py)
     hooks = profile_marks.claim()
     if flats and ffi_ops.enabled():
+        profiler_id = hooks.id if hooks is not None else 0
         reduced = ffi_ops.call(ffi_ops.GROUPED_ALLREDUCE, [_struct(f) for f in flats], flats,
                                name, op, prescale_factor, postscale_factor,
-                               process_set_id(process_set), profile=hooks is not None)
+                               process_set_id(process_set), profile=profiler_id)
         return fusion.unpack(list(reduced), groups, shapes)
     size = profile_marks.nbytes(flats) if hooks is not None else 0
 

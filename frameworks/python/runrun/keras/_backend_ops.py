@@ -7,9 +7,9 @@ to run there, in that framework. Each backend module offers
 grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, process_set, hooks)
 and step_end(hooks, variables): under runrun --profile (hooks, runrun.common.profile) the
 allreduce reports its gradients and wait and step_end ends the step, where they run per step:
-eager torch calls them directly, TensorFlow from the allreduce's own py_function and one more
-py_function after the update, JAX from the grouped allreduce itself and one step-end io_callback
-(runrun.jax.profile_marks).
+eager torch calls them directly, TensorFlow from the allreduce's own py_function and graph ops
+after the update that record the time in a tf.Variable ring (_tf_marks.py), JAX from the grouped
+allreduce itself and a native step-end custom call (runrun.jax.profile_marks).
 Importing this module imports only keras; the backend's adapter is imported on first use.
 Thread-safety: the cache is filled once; any thread after that.
 """
@@ -56,21 +56,15 @@ class _TFOps:
 
     @staticmethod
     def step_end(hooks, variables):
-        """A py_function reading one element of every updated variable (so that it runs after
-        the update) inside tf.function; a plain call eagerly."""
-        import tensorflow as tf
+        """A few graph ops after the update write the time into a tf.Variable ring inside
+        tf.function (_tf_marks.py); a plain call eagerly."""
         from runrun.tensorflow import graph
 
         if graph.eager():
             hooks.step_end()
             return
-        heads = tf.concat([tf.zeros([0])] + [tf.cast(tf.reshape(v.value, [-1])[:1], tf.float32)
-                                             for v in variables], 0)
-
-        def end(_heads):
-            hooks.step_end()
-
-        tf.py_function(end, [heads], [])  # stateful: tf.function keeps and orders it
+        from runrun.keras import _tf_marks
+        _tf_marks.step_end(hooks, variables)
 
 
 def backend_ops():
