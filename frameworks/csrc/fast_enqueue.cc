@@ -63,7 +63,8 @@ bool contiguous(const DLTensor& t) {
 // Exports `obj` with `exporter` and checks it; !ok means "take the general path" (any Python
 // error raised on the way is cleared). `exporter`: None calls obj.__dlpack__(); the memoryview
 // type reads obj's buffer (host_buffers.h; `writable` for an in-place op), falling back to
-// __dlpack__ for what the buffer protocol cannot describe (bfloat16); else exporter(obj).
+// __dlpack__ (out of place only) for what the buffer protocol cannot describe (bfloat16);
+// else exporter(obj).
 Exported export_tensor(PyObject* obj, PyObject* exporter, bool writable) {
   Exported out;
   if (exporter == reinterpret_cast<PyObject*>(&PyMemoryView_Type)) {
@@ -74,6 +75,9 @@ Exported export_tensor(PyObject* obj, PyObject* exporter, bool writable) {
       out.ok = true;
       return out;
     }
+    // In place needs a writable buffer; an immutable tensor (TF, JAX) goes to the general
+    // path, whose checks refuse it, instead of being written through its DLPack export.
+    if (writable) return out;
     exporter = Py_None;
   }
   PyObject* capsule = exporter == Py_None ? PyObject_CallMethod(obj, "__dlpack__", nullptr)

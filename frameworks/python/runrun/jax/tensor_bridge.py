@@ -32,6 +32,7 @@ SUPPORTED_DTYPES = tuple(np.dtype(d) for d in (
     jnp.float32, jnp.float64, jnp.bool_))
 _BFLOAT16 = np.dtype(jnp.bfloat16)
 _KDL_BFLOAT = 4
+_KDL_UINT = 1
 # offsetof(DLManagedTensor, dl_tensor.dtype.code): data (8), device (2 x int32), ndim (int32).
 _DTYPE_CODE_OFFSET = 20
 
@@ -130,10 +131,16 @@ def finish_host_buffer(handle):
 def finish_capsule(handle):
     """capsule_finish: the extension's completed output buffer (a "dltensor" capsule) as a new
     jax.Array."""
+    capsule = handle.result
     try:
-        host = np.from_dlpack(_Capsule(handle.result))
+        host = np.from_dlpack(_Capsule(capsule))
     except RuntimeError:  # bfloat16, which numpy cannot import (the capsule stays unused)
-        return jax.dlpack.from_dlpack(_Capsule(handle.result))
+        code = ctypes.c_uint8.from_address(
+            _capsule_pointer(capsule, b"dltensor") + _DTYPE_CODE_OFFSET)
+        if code.value != _KDL_BFLOAT:
+            raise
+        code.value = _KDL_UINT  # its bits as uint16, viewed back as bfloat16
+        host = np.from_dlpack(_Capsule(capsule)).view(_BFLOAT16)
     return host_to_jax(host)
 
 

@@ -99,7 +99,9 @@ class TFTensors(TensorAdapter):
     tf.function)."""
 
     framework = "tensorflow"
-    fast_export = staticmethod(_tf_dlpack.to_dlpack)
+    # The buffer protocol (EagerTensor implements it on CPU; read-only, so an in-place op never
+    # takes the fast path) costs what to_dlpack does; bfloat16 falls back to __dlpack__.
+    fast_export = memoryview
     capsule_finish = staticmethod(finish_capsule)
 
     def check(self, tensor, op, name, in_place=False):
