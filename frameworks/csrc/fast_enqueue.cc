@@ -197,8 +197,10 @@ PyObject* handle_of(runrun_status status, runrun_handle* handle, const char* op,
                     PyObject* runtime, Exported& in, Exported& out, py::object result,
                     PyObject* finish) {
   check_status(status, op);
-  std::vector<py::object> keep_alive{py::reinterpret_borrow<py::object>(runtime),
-                                     std::move(in.owner)};
+  std::vector<py::object> keep_alive;
+  keep_alive.reserve(3);
+  keep_alive.push_back(py::reinterpret_borrow<py::object>(runtime));
+  keep_alive.push_back(std::move(in.owner));
   if (out.owner) keep_alive.push_back(std::move(out.owner));
   return new_handle_object(handle, op, std::string(args.name, args.name_size),
                            std::move(keep_alive), std::move(result),

@@ -54,7 +54,7 @@ void capsule_destructor(PyObject* capsule) {
   if (managed != nullptr && managed->deleter != nullptr) managed->deleter(managed);
 }
 
-size_t round_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+uintptr_t round_up(uintptr_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
 }  // namespace
 
@@ -84,14 +84,17 @@ py::object new_host_output(const DLTensor& like, const DLTensor** tensor) {
   size_t elements = 1;
   for (int i = 0; i < like.ndim; ++i) elements *= static_cast<size_t>(like.shape[i]);
   const size_t item = (static_cast<size_t>(like.dtype.bits) * like.dtype.lanes + 7) / 8;
-  const size_t header = round_up(sizeof(HostOutput) + sizeof(int64_t) * like.ndim);
-  void* block = std::aligned_alloc(kAlignment, header + round_up(elements * item + 1));
+  // malloc and aligning by hand rather than aligned_alloc: glibc serves small malloc()s from
+  // its per-thread cache, never aligned_alloc()s (~0.2 us less per output).
+  const size_t header = sizeof(HostOutput) + sizeof(int64_t) * like.ndim;
+  void* block = std::malloc(header + kAlignment + elements * item);
   if (block == nullptr) throw std::bad_alloc();
   auto* out = static_cast<HostOutput*>(block);
   auto* shape = reinterpret_cast<int64_t*>(out + 1);
   if (like.ndim > 0) std::memcpy(shape, like.shape, sizeof(int64_t) * like.ndim);
   DLTensor& t = out->managed.dl_tensor;
-  t.data = static_cast<char*>(block) + header;
+  const auto data = reinterpret_cast<uintptr_t>(block) + header;
+  t.data = reinterpret_cast<void*>(round_up(data));
   t.device = DLDevice{kDLCPU, 0};
   t.ndim = like.ndim;
   t.dtype = like.dtype;

@@ -15,8 +15,9 @@ call per tensor under a fixed name per tensor (as a backward pass does), then wa
 - torch.distributed: dist.all_reduce(t, async_op=True), then work.wait();
 - with --adapters tensorflow,jax (opt-in: TensorFlow's import alone takes seconds):
   runrun.common+tensorflow / +jax, runrun.common.collectives.allreduce(adapter, tensor) out of
-  place (both frameworks' tensors are immutable; the output is allocated per call), the path
-  runrun.tensorflow's and runrun.jax's eager allreduce take, then each handle waited.
+  place (both frameworks' tensors are immutable: the extension allocates each output and the
+  handle's wait() makes it a tf.Tensor / jax.Array), the path runrun.tensorflow's and
+  runrun.jax's eager allreduce take, then each handle waited (output built).
 Results are checked against the exact sum before timing. Blocks alternate between the sides
 (rotating which goes first), each after a torch barrier. Reported per side, median and minimum
 over blocks: `enqueue_us_per_tensor` (this rank's time to enqueue all, / count; the largest
