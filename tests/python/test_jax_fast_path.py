@@ -91,6 +91,9 @@ def test_output_outlives_the_handle_and_handles_dropped_unwaited(jhvd):
 def test_numpy_inputs_are_canonicalized_as_jnp_asarray_does(jhvd):
     n = jhvd.size()
     wide = np.arange(6, dtype=np.float64)  # float32 without jax_enable_x64
+    with jax.enable_x64(True):  # the same shape and dtype first with it: nothing cached across
+        check(c.allreduce(J, wide, name="jfast.np64x", op=runrun.Sum).wait(), wide * n,
+              "float64")
     check(c.allreduce(J, wide, name="jfast.np64", op=runrun.Sum).wait(),
           (wide * n).astype(np.float32), "float32")
     strided = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]  # not contiguous

@@ -101,7 +101,7 @@ except (ImportError, AttributeError):
     _batched_device_put = None
 
 _placement = []  # [(SingleDeviceSharding, [device]) of the first CPU device], filled on first use
-_AVALS = {}  # (shape, numpy dtype) -> ShapedArray, or None for a dtype jax would canonicalize
+_AVALS = {}  # (shape, numpy dtype) -> ShapedArray
 
 
 def host_to_jax(host):
@@ -109,13 +109,17 @@ def host_to_jax(host):
     jnp.asarray makes it; it may share `host`'s memory, which nothing writes any more)."""
     if _batched_device_put is None:
         return jnp.asarray(host)
-    key = (host.shape, host.dtype)
-    aval = _AVALS.get(key, False)
-    if aval is False:  # float64 without jax_enable_x64 (a numpy input) becomes float32, as before
-        canonical = jax.dtypes.canonicalize_dtype(host.dtype) == host.dtype
-        aval = _AVALS[key] = _ShapedArray(host.shape, host.dtype) if canonical else None
-    if aval is None:
+    dtype = host.dtype
+    # 64-bit without jax_enable_x64 (a numpy input; the setting may change at any time) becomes
+    # 32-bit, as jnp.asarray makes it.
+    if dtype.itemsize == 8 and jax.dtypes.canonicalize_dtype(dtype) != dtype:
         return jnp.asarray(host)
+    key = (host.shape, dtype)
+    aval = _AVALS.get(key)
+    if aval is None:
+        if len(_AVALS) > 4096:  # a program of ever new shapes: bounded
+            _AVALS.clear()
+        aval = _AVALS[key] = _ShapedArray(host.shape, dtype)
     if not _placement:
         device = jax.devices("cpu")[0]
         _placement.append((jax.sharding.SingleDeviceSharding(device), [device]))
