@@ -13,6 +13,7 @@
 #include "csrc/errors.h"
 #include "csrc/guarded_call.h"
 #include "csrc/handle.h"
+#include "csrc/host_buffers.h"
 #include "csrc/runtime.h"
 
 namespace py = pybind11;
@@ -20,10 +21,13 @@ namespace py = pybind11;
 namespace runrun::python {
 namespace {
 
-// A tensor the fast path can pass on: its capsule (which owns it) and the borrowed DLTensor.
+// A tensor the fast path can pass on: what owns its memory (its capsule, or the memoryview of
+// its buffer) and a copy of its DLTensor (borrowing shape from the owner).
 struct Exported {
-  py::object capsule;
-  const DLTensor* tensor = nullptr;
+  py::object owner;
+  DLTensor view{};
+  bool ok = false;
+  const DLTensor* tensor() const { return ok ? &view : nullptr; }
 };
 
 // DLPack's bool type code (kDLBool), which this dlpack.h predates.
@@ -56,25 +60,43 @@ bool contiguous(const DLTensor& t) {
   return true;
 }
 
-// Exports `obj` with `exporter` (None: obj.__dlpack__()) and checks it; an empty result means
-// "take the general path" (any Python error raised on the way is cleared).
-Exported export_tensor(PyObject* obj, PyObject* exporter) {
+// Exports `obj` with `exporter` and checks it; !ok means "take the general path" (any Python
+// error raised on the way is cleared). `exporter`: None calls obj.__dlpack__(); the memoryview
+// type reads obj's buffer (host_buffers.h; `writable` for an in-place op), falling back to
+// __dlpack__ (out of place only) for what the buffer protocol cannot describe (bfloat16);
+// else exporter(obj).
+Exported export_tensor(PyObject* obj, PyObject* exporter, bool writable) {
+  Exported out;
+  if (exporter == reinterpret_cast<PyObject*>(&PyMemoryView_Type)) {
+    BufferView buffer;
+    if (buffer_view(obj, writable, buffer)) {
+      out.owner = std::move(buffer.owner);
+      out.view = buffer.view;
+      out.ok = true;
+      return out;
+    }
+    // In place needs a writable buffer; an immutable tensor (TF, JAX) goes to the general
+    // path, whose checks refuse it, instead of being written through its DLPack export.
+    if (writable) return out;
+    exporter = Py_None;
+  }
   PyObject* capsule = exporter == Py_None ? PyObject_CallMethod(obj, "__dlpack__", nullptr)
                                           : PyObject_CallOneArg(exporter, obj);
   if (capsule == nullptr) {
     PyErr_Clear();
-    return {};
+    return out;
   }
-  Exported out{py::reinterpret_steal<py::object>(capsule), nullptr};
-  if (!PyCapsule_CheckExact(capsule) || !PyCapsule_IsValid(capsule, "dltensor")) return {};
+  out.owner = py::reinterpret_steal<py::object>(capsule);
+  if (!PyCapsule_CheckExact(capsule) || !PyCapsule_IsValid(capsule, "dltensor")) return out;
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
   if (managed == nullptr) {
     PyErr_Clear();
-    return {};
+    return out;
   }
   const DLTensor& t = managed->dl_tensor;
-  if (t.device.device_type != kDLCPU || !supported_dtype(t.dtype) || !contiguous(t)) return {};
-  out.tensor = &t;
+  if (t.device.device_type != kDLCPU || !supported_dtype(t.dtype) || !contiguous(t)) return out;
+  out.view = t;
+  out.ok = true;
   return out;
 }
 
@@ -137,15 +159,23 @@ Args common_args(PyObject* runtime, PyObject* name, PyObject* process_set) {
   return args;
 }
 
-// Exports the input, allocates and exports the output unless in place (allocate is None).
-// Returns false for "take the general path".
+// Exports the input, then the output: none when in place (allocate is None), a host buffer
+// allocated here when allocate is True (result: its capsule, host_buffers.h), else
+// allocate(tensor), exported. Returns false for "take the general path".
 bool export_both(PyObject* tensor, PyObject* allocate, PyObject* exporter, Exported& in,
-             Exported& out, py::object& result) {
-  in = export_tensor(tensor, exporter);
-  if (in.tensor == nullptr) return false;
-  if (allocate == Py_None) {
-    out = in;
+                 Exported& out, py::object& result) {
+  in = export_tensor(tensor, exporter, allocate == Py_None);
+  if (!in.ok) return false;
+  if (allocate == Py_None) {  // out stays empty: output_of() is the input
     result = py::reinterpret_borrow<py::object>(tensor);
+    return true;
+  }
+  if (allocate == Py_True) {
+    const DLTensor* t = nullptr;
+    out.owner = new_host_output(in.view, &t);
+    out.view = *t;
+    out.ok = true;
+    result = out.owner;
     return true;
   }
   PyObject* output = PyObject_CallOneArg(allocate, tensor);
@@ -154,17 +184,24 @@ bool export_both(PyObject* tensor, PyObject* allocate, PyObject* exporter, Expor
     return false;
   }
   result = py::reinterpret_steal<py::object>(output);
-  out = export_tensor(output, exporter);
-  return out.tensor != nullptr;
+  out = export_tensor(output, exporter, true);
+  return out.ok;
+}
+
+// The output export_both made: the input itself when in place.
+const DLTensor* output_of(const Exported& in, const Exported& out) {
+  return out.ok ? out.tensor() : in.tensor();
 }
 
 PyObject* handle_of(runrun_status status, runrun_handle* handle, const char* op, const Args& args,
                     PyObject* runtime, Exported& in, Exported& out, py::object result,
                     PyObject* finish) {
   check_status(status, op);
-  std::vector<py::object> keep_alive{py::reinterpret_borrow<py::object>(runtime),
-                                     std::move(in.capsule)};
-  if (out.capsule) keep_alive.push_back(std::move(out.capsule));
+  std::vector<py::object> keep_alive;
+  keep_alive.reserve(3);
+  keep_alive.push_back(py::reinterpret_borrow<py::object>(runtime));
+  keep_alive.push_back(std::move(in.owner));
+  if (out.owner) keep_alive.push_back(std::move(out.owner));
   return new_handle_object(handle, op, std::string(args.name, args.name_size),
                            std::move(keep_alive), std::move(result),
                            py::reinterpret_borrow<py::object>(finish))
@@ -189,7 +226,8 @@ PyObject* fast_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
     py::object result;
     if (!export_both(a[1], a[2], a[8], in, out, result)) Py_RETURN_NONE;
     runrun_handle* handle = nullptr;
-    runrun_status status = runrun_allreduce(args.runtime->get(), args.name, in.tensor, out.tensor,
+    runrun_status status = runrun_allreduce(args.runtime->get(), args.name, in.tensor(),
+        output_of(in, out),
                                             &options, &handle);
     return handle_of(status, handle, "allreduce", args, a[0], in, out, std::move(result), a[9]);
   });
@@ -215,18 +253,20 @@ PyObject* fast_broadcast(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
     if (!export_both(a[1], a[2], a[6], in, out, result)) Py_RETURN_NONE;
     runrun_handle* handle = nullptr;
     runrun_status status =
-        runrun_broadcast(args.runtime->get(), args.name, in.tensor, out.tensor,
+        runrun_broadcast(args.runtime->get(), args.name, in.tensor(),
+        output_of(in, out),
                          static_cast<int32_t>(root), args.process_set, &handle);
     return handle_of(status, handle, "broadcast", args, a[0], in, out, std::move(result), a[7]);
   });
 }
 
 // fast_grouped_allreduce(runtime, tensors, allocate, names, op, prescale, postscale,
-//                        process_set, export) -> Handle (result: the list of outputs) or None.
+//                        process_set, export, finish) -> Handle (result: the list of outputs,
+// or finish(handle) when finish is not None) or None.
 // One export and check per tensor and one enqueue for the whole group.
 PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
-  if (nargs != 9) {
-    PyErr_SetString(PyExc_TypeError, "fast_grouped_allreduce takes 9 positional arguments");
+  if (nargs != 10) {
+    PyErr_SetString(PyExc_TypeError, "fast_grouped_allreduce takes 10 positional arguments");
     return nullptr;
   }
   return guarded([&]() -> PyObject* {
@@ -243,6 +283,7 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
     }
     const Py_ssize_t n = PyList_GET_SIZE(names);
     std::vector<const char*> c_names(n);
+    std::vector<DLTensor> in_views(n), out_views(n);
     std::vector<const DLTensor*> inputs(n), outputs(n);
     std::vector<py::object> keep_alive{py::reinterpret_borrow<py::object>(a[0])};
     keep_alive.reserve(2 * n + 1);
@@ -255,11 +296,14 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
       if (!export_both(PyList_GET_ITEM(tensors, i), a[2], a[8], in, out, result)) {
         Py_RETURN_NONE;
       }
-      inputs[i] = in.tensor;
-      outputs[i] = out.tensor;
+      // Copies that outlive this iteration's Exported (the enqueue reads them below).
+      in_views[i] = in.view;
+      out_views[i] = out.ok ? out.view : in.view;
+      inputs[i] = &in_views[i];
+      outputs[i] = &out_views[i];
       results[i] = std::move(result);
-      keep_alive.push_back(std::move(in.capsule));
-      if (a[2] != Py_None) keep_alive.push_back(std::move(out.capsule));
+      keep_alive.push_back(std::move(in.owner));
+      if (out.owner) keep_alive.push_back(std::move(out.owner));
     }
     runrun_handle* handle = nullptr;
     runrun_status status =
@@ -267,7 +311,8 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
                                  outputs.data(), static_cast<size_t>(n), &options, &handle);
     check_status(status, "grouped_allreduce");
     return new_handle_object(handle, "grouped_allreduce", std::string(args.name, args.name_size),
-                             std::move(keep_alive), std::move(results), py::none())
+                             std::move(keep_alive), std::move(results),
+                             py::reinterpret_borrow<py::object>(a[9]))
         .release()
         .ptr();
   });
@@ -278,7 +323,7 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL,
      "fast_allreduce(runtime, tensor, allocate, name, op, prescale, postscale, process_set, "
      "export, finish): enqueues an allreduce of a framework tensor (in place when allocate is "
-     "None); returns a Handle, or None when the general path must take the call."},
+     "None; into a host buffer allocated here, a capsule, when allocate is True); returns a Handle, or None when the general path must take the call."},
     {"fast_broadcast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_broadcast)),
      METH_FASTCALL,
      "fast_broadcast(runtime, tensor, allocate, name, root_rank, process_set, export, finish): "
@@ -287,7 +332,7 @@ PyMethodDef kMethods[] = {
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_grouped_allreduce)),
      METH_FASTCALL,
      "fast_grouped_allreduce(runtime, tensors, allocate, names, op, prescale, postscale, "
-     "process_set, export): one allreduce of a list of tensors (lists only); returns a Handle "
+     "process_set, export, finish): one allreduce of a list of tensors (lists only); returns a Handle "
      "whose result is the list of outputs, or None when the general path must take the call."},
     {nullptr, nullptr, 0, nullptr}};
 

@@ -3,9 +3,12 @@
 // enqueues one allreduce per gradient, so every microsecond per call counts ~100 times per step.
 // fast_allreduce / fast_broadcast (and fast_grouped_allreduce, a list in one enqueue) take the
 // framework's tensor object itself, export it through the adapter's DLPack function (or
-// __dlpack__), check in C++ what the adapters' Python checks check (a supported dtype, CPU
-// memory, a contiguous layout), enqueue and return one Handle carrying the result: one Python
-// call and one Python object per op, no pybind11 dispatch.
+// __dlpack__, or the buffer protocol when the adapter passes the memoryview type), check in C++
+// what the adapters' Python checks check (a supported dtype, CPU memory, a contiguous layout),
+// enqueue and return one Handle carrying the result: one Python call and one Python object per
+// op, no pybind11 dispatch. An out-of-place output comes from the adapter's allocate(tensor),
+// or, when allocate is True, is allocated here like the input (host_buffers.h): the handle's
+// result is then a "dltensor" capsule that the adapter's finish turns into its tensor.
 // They return None instead of raising for anything they cannot take (an argument of an odd
 // type, a tensor the adapter's own checks would refuse or must first copy): the caller then
 // takes the general path (runrun.common.collectives), whose checks raise the adapter's usual

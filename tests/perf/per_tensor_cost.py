@@ -15,8 +15,11 @@ call per tensor under a fixed name per tensor (as a backward pass does), then wa
 - torch.distributed: dist.all_reduce(t, async_op=True), then work.wait();
 - with --adapters tensorflow,jax (opt-in: TensorFlow's import alone takes seconds):
   runrun.common+tensorflow / +jax, runrun.common.collectives.allreduce(adapter, tensor) out of
-  place (both frameworks' tensors are immutable; the output is allocated per call), the path
-  runrun.tensorflow's and runrun.jax's eager allreduce take, then each handle waited.
+  place (both frameworks' tensors are immutable: the extension allocates each output and the
+  handle's wait() makes it a tf.Tensor / jax.Array), the path runrun.tensorflow's and
+  runrun.jax's eager allreduce take, then each handle waited (output built).
+  "... grouped": runrun.common.collectives.grouped_allreduce(adapter, list) of the same tensors
+  (the path runrun.tensorflow's grouped_allreduce takes), one handle waited.
 Results are checked against the exact sum before timing. Blocks alternate between the sides
 (rotating which goes first), each after a torch barrier. Reported per side, median and minimum
 over blocks: `enqueue_us_per_tensor` (this rank's time to enqueue all, / count; the largest
@@ -59,7 +62,8 @@ def parse_args():
                    help="leave torch.distributed out (no gloo process group: its threads take "
                         "CPU from runrun's on a small machine); barriers and maxima by runrun")
     p.add_argument("--adapters", default="",
-                   help="extra sides, comma-separated: tensorflow, jax (out of place)")
+                   help="extra sides, comma-separated: tensorflow, jax (out of place, one call "
+                        "per tensor and one grouped call)")
     return p.parse_args()
 
 
@@ -88,9 +92,21 @@ def framework_sides(adapters, count, elements, names):
                 results[i] = h.wait()
             return start, enqueued
 
+        grouped_results = [None] * count
+
+        def grouped(adapter=ADAPTER, inputs=inputs, results=grouped_results, tag=framework):
+            start = time.perf_counter()
+            handle = common.grouped_allreduce(adapter, inputs, name=f"per_tensor_cost.{tag}",
+                                              op=hvd.Sum)
+            enqueued = time.perf_counter()
+            results[:] = handle.wait()
+            return start, enqueued
+
         key = f"runrun.common+{framework}"
         sides[key] = side
         outputs[key] = results
+        sides[key + " grouped"] = grouped
+        outputs[key + " grouped"] = grouped_results
     return sides, outputs
 
 

@@ -18,6 +18,7 @@ from runrun.common.handles import new_handle
 from runrun.common.names import group_names, op_name
 from runrun.common.ops import Adasum, Average, ReduceOp, Sum, resolve_op
 from runrun.common.process_sets import ProcessSet, global_process_set, process_set_id
+from runrun.common.tensor_protocol import _Buffer
 
 _fast = None  # (fast_allreduce, fast_broadcast, fast_grouped_allreduce) of runrun._core
 
@@ -43,9 +44,9 @@ def allreduce(adapter, tensor, average=None, name=None, op=None, prescale_factor
     if runtime is not None and type(process_set) is ProcessSet and \
             process_set.process_set_id is not None:
         handle = (_fast or _fast_ops())[0](
-            runtime, tensor, None if in_place else adapter.empty_like, name, op,
+            runtime, tensor, None if in_place else adapter.fast_allocate, name, op,
             prescale_factor, postscale_factor, process_set.process_set_id,
-            adapter.fast_export, None if in_place else adapter.output_finish)
+            adapter.fast_export, None if in_place else adapter.fast_finish)
         if handle is not None:
             return handle
     if in_place:
@@ -72,11 +73,11 @@ def grouped_allreduce(adapter, tensors, average=None, name=None, op=None, presca
     names = group_names("grouped_allreduce", name, len(tensors), process_set)
     runtime = basics._runtime
     if runtime is not None and type(process_set) is ProcessSet and \
-            process_set.process_set_id is not None and \
-            (in_place or adapter.output_finish is None):
+            process_set.process_set_id is not None:
         handle = (_fast or _fast_ops())[2](
-            runtime, tensors, None if in_place else adapter.empty_like, names, op,
-            prescale_factor, postscale_factor, process_set.process_set_id, adapter.fast_export)
+            runtime, tensors, None if in_place else adapter.fast_allocate, names, op,
+            prescale_factor, postscale_factor, process_set.process_set_id, adapter.fast_export,
+            None if in_place else adapter.fast_grouped_finish)
         if handle is not None:
             return handle
     kind = "grouped_allreduce_" if in_place else "grouped_allreduce"
@@ -95,15 +96,6 @@ def grouped_allreduce(adapter, tensors, average=None, name=None, op=None, presca
     if in_place or finish is None:
         return new_handle(handle, None, lambda _h: list(outputs))
     return new_handle(handle, None, lambda h: [_finish_buffer(finish, h, o) for o in outputs])
-
-
-class _Buffer:
-    """What output_finish sees for one output of a grouped op: its buffer as .result."""
-
-    __slots__ = ("result",)
-
-    def __init__(self, result):
-        self.result = result
 
 
 def _finish_buffer(finish, _handle, output):
@@ -148,9 +140,9 @@ def broadcast(adapter, tensor, root_rank, name=None, process_set=global_process_
     if runtime is not None and type(process_set) is ProcessSet and \
             process_set.process_set_id is not None:
         handle = (_fast or _fast_ops())[1](
-            runtime, tensor, None if in_place else adapter.empty_like, name, root_rank,
+            runtime, tensor, None if in_place else adapter.fast_allocate, name, root_rank,
             process_set.process_set_id, adapter.fast_export,
-            None if in_place else adapter.output_finish)
+            None if in_place else adapter.fast_finish)
         if handle is not None:
             return handle
     if in_place:

@@ -20,13 +20,31 @@ class TensorAdapter:
     framework = "tensor"
 
     # A C-callable f(tensor) -> legacy "dltensor" capsule the fast path (runrun._core's
-    # fast_allreduce/fast_broadcast) calls directly; None: it calls tensor.__dlpack__().
+    # fast_allreduce/fast_broadcast) calls directly; None: it calls tensor.__dlpack__();
+    # `memoryview` (the type itself): it reads the tensor's buffer (buffer protocol, the
+    # cheapest export of TF and JAX CPU tensors), falling back to __dlpack__ (bfloat16).
     fast_export = None
+
+    # capsule_finish(handle) -> the framework's tensor, for an out-of-place allreduce or
+    # broadcast taken by the fast path, whose output the extension then allocates itself (a
+    # 64-byte aligned host buffer like the input, no Python call at enqueue): handle.result is
+    # that buffer as a "dltensor" capsule, turned into a tensor only when the handle is waited.
+    # None: the fast path's outputs come from empty_like (and output_finish) as elsewhere.
+    capsule_finish = None
 
     # finish(handle) -> the framework's tensor, for the output buffer of an out-of-place op
     # (handle.result, made by empty_like) once the op completed; None when the buffer already
     # is the framework's tensor (torch, numpy). A JAX adapter would wrap a numpy buffer here.
     output_finish = None
+
+    def __init__(self):
+        # What the fast path is given for an out-of-place op: its output allocation (True:
+        # the extension allocates) and finish; computed once, not per call.
+        self.fast_allocate = True if self.capsule_finish is not None else self.empty_like
+        self.fast_finish = self.capsule_finish or self.output_finish
+        finish = self.fast_finish
+        self.fast_grouped_finish = None if finish is None else \
+            (lambda handle: [finish(_Buffer(out)) for out in handle.result])
 
     def check(self, tensor, op, name, in_place=False):
         """Validates `tensor` for `op` (named `name` in messages) and returns what to enqueue:
@@ -65,6 +83,16 @@ class TensorAdapter:
     def int32_tensor(self, values):
         """The framework's 1-D int32 tensor of a list of ints (alltoall's received splits)."""
         raise NotImplementedError
+
+
+class _Buffer:
+    """What an output_finish / capsule_finish sees for one output of a grouped op: that
+    output's buffer as .result."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result):
+        self.result = result
 
 
 def require_adapter(adapter):
