@@ -143,13 +143,19 @@ TEST_CASE("shm group: the name is unlinked as soon as every member mapped it") {
   CHECK(names[0] == names[2]);
 }
 
-TEST_CASE("shm wait: reaches a published value, times out, stops on abort") {
+// One word to wait on, its sleeper count, and limits that end any wait within kMustEndWithin.
+struct WaitSetup {
+  WaitSetup() {
+    limits.aborted = &aborted;
+    limits.deadline = Clock::now() + kMustEndWithin;
+  }
   std::atomic<uint32_t> word{0};
   std::atomic<uint32_t> waiters{0};
   std::atomic<bool> aborted{false};
   shm::WaitLimits limits;
-  limits.aborted = &aborted;
-  limits.deadline = Clock::now() + kMustEndWithin;
+};
+
+TEST_CASE_METHOD(WaitSetup, "shm wait: reaches a published value, times out, stops on abort") {
   SECTION("a publisher on another thread wakes the sleeper") {
     std::thread publisher([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the spin
@@ -186,13 +192,8 @@ TEST_CASE("shm wait: reaches a published value, times out, stops on abort") {
   }
 }
 
-TEST_CASE("shm wait: the costly liveness check comes late, the cheap one at once") {
-  std::atomic<uint32_t> word{0};
-  std::atomic<uint32_t> waiters{0};
-  std::atomic<bool> aborted{false};
-  shm::WaitLimits limits;
-  limits.aborted = &aborted;
-  limits.deadline = Clock::now() + kMustEndWithin;
+TEST_CASE_METHOD(WaitSetup,
+                 "shm wait: the costly liveness check comes late, the cheap one at once") {
   SECTION("the costly check is not made before costly_after") {
     limits.spin = std::chrono::microseconds(0);
     limits.costly_after = std::chrono::hours(1);
