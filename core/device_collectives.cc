@@ -33,6 +33,7 @@ DeviceCollectives::DeviceCollectives(Transport& transport, const Config& config,
     : transport_(transport),
       mode_(config.gpu_operations),
       collective_timeout_(config.collective_timeout),
+      hierarchical_(config.hierarchical_allreduce),
       logger_(std::move(logger)) {}
 
 DeviceCollectives::~DeviceCollectives() {
@@ -89,6 +90,13 @@ bool DeviceCollectives::ready(int device) {
   for (int r = 0; r < topology.size; ++r) all[static_cast<size_t>(r)] = r;
   nccl_ = make_nccl_backend(transport_.control->create_subgroup(all), topology, device,
                             collective_timeout_, logger_);
+  if (hierarchical_) {  // collective too: every rank gets here with the same setting
+    std::string why_not;
+    nccl_ = make_hierarchical_device(std::move(nccl_), topology, &why_not);
+    if (logger_ && !why_not.empty()) {
+      logger_->info("hierarchical allreduce of CUDA tensors is off: {}", why_not);
+    }
+  }
   published_ = nccl_.get();
   if (aborted_) nccl_->abort();
   state_ = State::kReady;

@@ -61,6 +61,7 @@ class DeviceCollectives {
   Transport& transport_;
   std::string mode_;  // RUNRUN_GPU_OPERATIONS: auto, nccl, staging
   std::chrono::milliseconds collective_timeout_;
+  bool hierarchical_;  // RUNRUN_HIERARCHICAL_ALLREDUCE: nccl_ is hierarchical_device_backend.h's
   Logger logger_;
   State state_ = State::kUnknown;
   std::unique_ptr<DeviceBackend> nccl_;
