@@ -1,10 +1,7 @@
 #include "ops/hierarchical/hierarchical_device_backend.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 
 #include "common/errors.h"
 #include "ops/backend_checks.h"
@@ -38,50 +35,6 @@ std::unique_ptr<DeviceBackend> as_device(std::unique_ptr<Backend> backend) {
   backend.release();
   return std::unique_ptr<DeviceBackend>(device);
 }
-
-// The stages of one allreduce, enqueued in order on one stream: done when all are; waited in
-// order, so the first stage that failed throws its error — after `on_failure` (which aborts the
-// other stages' communicators: a peer waiting in one of them must not wait for this rank).
-class StagesCompletion final : public Completion {
- public:
-  StagesCompletion(std::vector<Backend::CompletionPtr> stages, std::function<void()> on_failure)
-      : stages_(std::move(stages)), on_failure_(std::move(on_failure)) {}
-  bool poll() override {
-    return guarded([&] {
-      while (next_ < stages_.size() && stages_[next_]->poll()) ++next_;
-      return next_ == stages_.size();
-    });
-  }
-  bool wait_for(std::chrono::milliseconds timeout) override {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    return guarded([&] {
-      while (next_ < stages_.size()) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (!stages_[next_]->wait_for(std::max(left, std::chrono::milliseconds(0)))) {
-          return false;
-        }
-        ++next_;
-      }
-      return true;
-    });
-  }
-
- private:
-  template <typename Body>
-  bool guarded(Body&& body) {
-    try {
-      return body();
-    } catch (...) {
-      on_failure_();
-      throw;
-    }
-  }
-
-  std::vector<Backend::CompletionPtr> stages_;
-  std::function<void()> on_failure_;
-  size_t next_ = 0;
-};
 
 }  // namespace
 
@@ -141,30 +94,31 @@ Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce_scaled(
   DeviceReduceScaling across = scaling;
   if (scaling.average) across = {scaling.factor / static_cast<double>(size()), false};
   const DLDevice dev{kDLCUDA, device()};
-  const auto abort_stages = [this] {
-    local_->abort();
-    cross_->abort();
-  };
-  try {
-  void* part = slice(mine * esize);
-  std::vector<CompletionPtr> stages;
-  // Inside the host: slice `place` reduced over the host's ranks.
-  stages.push_back(local_->start_reducescatter_scaled(in, {part, dev}, slices, type, op, {}));
-  // Across hosts: that slice over the rank holding it on every host (every rank of the cross
-  // group holds the same place, so all skip an empty slice alike).
-  if (mine > 0) {
-    stages.push_back(
-        cross_->start_allreduce_scaled({part, dev}, {part, dev}, mine, type, op, across));
-  }
-  // Inside the host: every reduced slice to every rank.
-  std::vector<size_t> bytes(slices.size());
-  for (size_t p = 0; p < slices.size(); ++p) bytes[p] = slices[p] * esize;
-  stages.push_back(local_->start_allgatherv({part, dev}, mine * esize, out, bytes));
-  return std::make_unique<StagesCompletion>(std::move(stages), abort_stages);
-  } catch (...) {  // a stage that failed to start: the others' peers must not wait for it
-    abort_stages();
-    throw;
-  }
+  // Each stage is waited for before the next starts: a rank whose stage failed then never
+  // starts the next one with a partial slice (which a peer in that stage's communicator would
+  // take as its input), and aborts its other communicators, so every rank of the job fails the
+  // op instead of some completing with wrong data or waiting for it. The cost is a host round
+  // trip between stages; the device path waits for every op's end anyway.
+  return run_to_completion([&] {
+    try {
+      void* part = slice(mine * esize);
+      // Inside the host: slice `place` reduced over the host's ranks.
+      local_->start_reducescatter_scaled(in, {part, dev}, slices, type, op, {})->wait();
+      // Across hosts: that slice over the rank holding it on every host (every rank of the
+      // cross group holds the same place, so all skip an empty slice alike).
+      if (mine > 0) {
+        cross_->start_allreduce_scaled({part, dev}, {part, dev}, mine, type, op, across)->wait();
+      }
+      // Inside the host: every reduced slice to every rank.
+      std::vector<size_t> bytes(slices.size());
+      for (size_t p = 0; p < slices.size(); ++p) bytes[p] = slices[p] * esize;
+      local_->start_allgatherv({part, dev}, mine * esize, out, bytes)->wait();
+    } catch (...) {  // the other stages' peers must not wait for this rank
+      local_->abort();
+      cross_->abort();
+      throw;
+    }
+  });
 }
 
 Backend::CompletionPtr HierarchicalDeviceBackend::start_allgatherv(

@@ -12,6 +12,8 @@
 // reduce-scatter and the allgather of uneven blocks are the flat backend's.
 // Everything else (other collectives, subgroups, the control channel) goes to the flat backend.
 // Reduction order: inside each host in rank order, then across hosts (as the CPU form).
+// Failure: the stages run one after the other; a rank whose stage failed aborts its other
+// communicators, so a dead peer fails the op on every rank (none completes with a partial sum).
 // Threading contract: Backend's; abort() reaches the flat backend and both sub-backends.
 
 #include <memory>
