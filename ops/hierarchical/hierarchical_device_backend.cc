@@ -83,7 +83,7 @@ Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce(ConstDeviceBuf
 Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce_scaled(
     ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type, ReduceOp op,
     const DeviceReduceScaling& scaling) {
-  if (!flat_->can_scale(type, op, scaling)) {  // the flat backend's own error
+  if (!enabled_ || !flat_->can_scale(type, op, scaling)) {  // flat (or its own error)
     return flat_->start_allreduce_scaled(in, out, count, type, op, scaling);
   }
   const size_t esize = element_size(type);

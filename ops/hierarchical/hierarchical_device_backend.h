@@ -21,11 +21,12 @@
 #include <vector>
 
 #include "ops/device_backend.h"
+#include "ops/hierarchical_switch.h"
 
 namespace runrun {
 
 // make_hierarchical_device (ops/device_backend.h) builds one.
-class HierarchicalDeviceBackend final : public DeviceBackend {
+class HierarchicalDeviceBackend final : public DeviceBackend, public HierarchicalSwitch {
  public:
   HierarchicalDeviceBackend(std::unique_ptr<DeviceBackend> flat,
                             std::unique_ptr<DeviceBackend> local,
@@ -61,6 +62,12 @@ class HierarchicalDeviceBackend final : public DeviceBackend {
   // Process sets other than the global one run flat (the flat backend's subgroup).
   std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
 
+  // Off: allreduce goes flat too. The core sets it from the CPU backend's switch before each
+  // allreduce bucket (the autotuner's, RUNRUN_AUTOTUNE), so CUDA and CPU tensors follow one
+  // setting. Driving thread only; every rank switches before the same collective.
+  void set_hierarchical(bool enabled) override { enabled_ = enabled; }
+  bool hierarchical() const override { return enabled_; }
+
   const DeviceBackend& local() const { return *local_; }
   const DeviceBackend& cross() const { return *cross_; }
 
@@ -75,6 +82,7 @@ class HierarchicalDeviceBackend final : public DeviceBackend {
   std::unique_ptr<DeviceBackend> cross_;
   void* slice_ = nullptr;  // on flat_->device(), slice_bytes_ long; freed on runrun's stream
   size_t slice_bytes_ = 0;
+  bool enabled_ = true;  // driving thread
 };
 
 }  // namespace runrun

@@ -26,6 +26,7 @@
 #include "ops/hierarchical/hierarchical_device_backend.h"
 #include "ops/local/local_backend.h"
 #include "tests/support/backend_conformance.h"
+#include "tests/unit/gpu/fake_cuda.h"
 #include "tests/unit/ops/rank_errors.h"
 
 // Rank threads check by throwing (Catch2 v2 assertions are not thread-safe).
@@ -172,6 +173,27 @@ TEST_CASE("hierarchical nccl allreduce (2 hosts x 2 ranks) passes the conformanc
   // host, fewer elements than ranks), in place and not, compared exactly with a reference.
   run_nccl_ranks(4, [](OnDevice& backend) { conformance::run_all(backend, quick()); },
                  std::chrono::milliseconds(0), 2);
+}
+
+TEST_CASE("hierarchical nccl: switched off (the autotuner's switch) the allreduce runs flat") {
+  for (bool on : {false, true}) {
+    INFO("hierarchical: " << on);
+    const long before = fake_nccl_calls();
+    run_nccl_ranks(4, [on](OnDevice& b) {
+      auto* hierarchical = dynamic_cast<HierarchicalDeviceBackend*>(&b.nccl());
+      RANK_CHECK(hierarchical != nullptr);
+      hierarchical->set_hierarchical(on);
+      std::vector<float> v(8, static_cast<float>(b.rank()));
+      const DLDevice dev{kDLCUDA, b.nccl().device()};
+      b.nccl()
+          .start_allreduce({v.data(), dev}, {v.data(), dev}, 8, DataType::kFloat32,
+                           ReduceOp::kSum)
+          ->wait();
+      RANK_CHECK(v == std::vector<float>(8, 6.0f));
+    }, std::chrono::milliseconds(0), 2);
+    // Flat: one ncclAllReduce per rank; hierarchical: reduce-scatter, allreduce, allgather.
+    CHECK(fake_nccl_calls() - before == (on ? 12 : 4));
+  }
 }
 
 TEST_CASE("hierarchical nccl: not a grid of hosts runs flat, and says why") {
