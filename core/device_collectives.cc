@@ -6,6 +6,7 @@
 #include "core/device_staging.h"
 #include "core/handle.h"
 #include "ops/device_ops.h"
+#include "ops/hierarchical_switch.h"
 #include "ops/cuda_streams.h"
 
 namespace runrun {
@@ -33,6 +34,8 @@ DeviceCollectives::DeviceCollectives(Transport& transport, const Config& config,
     : transport_(transport),
       mode_(config.gpu_operations),
       collective_timeout_(config.collective_timeout),
+      hierarchical_(config.hierarchical_allreduce || config.autotune.enabled),
+      hierarchical_configured_(config.hierarchical_allreduce),
       logger_(std::move(logger)) {}
 
 DeviceCollectives::~DeviceCollectives() {
@@ -89,6 +92,14 @@ bool DeviceCollectives::ready(int device) {
   for (int r = 0; r < topology.size; ++r) all[static_cast<size_t>(r)] = r;
   nccl_ = make_nccl_backend(transport_.control->create_subgroup(all), topology, device,
                             collective_timeout_, logger_);
+  if (hierarchical_) {  // collective too: every rank gets here with the same setting
+    // (also under RUNRUN_AUTOTUNE, off until the CPU backend's switch says on: run_allreduce)
+    std::string why_not;
+    nccl_ = make_hierarchical_device(std::move(nccl_), topology, &why_not);
+    if (logger_ && !why_not.empty() && hierarchical_configured_) {
+      logger_->info("hierarchical allreduce of CUDA tensors is off: {}", why_not);
+    }
+  }
   published_ = nccl_.get();
   if (aborted_) nccl_->abort();
   state_ = State::kReady;
@@ -149,6 +160,13 @@ void DeviceCollectives::run_allreduce(const std::vector<Response>& responses,
                                       std::vector<std::unique_ptr<TensorEntry>>& entries) {
   const Response& r = responses[bucket.members[0]];
   const ReduceOp op = nccl_reduce_op(r.reduce_op);
+  // The autotuner switches the CPU backend's hierarchical allreduce; CUDA tensors follow it.
+  auto* device_switch = dynamic_cast<HierarchicalSwitch*>(nccl_.get());
+  if (device_switch != nullptr) {
+    auto* host_switch = dynamic_cast<HierarchicalSwitch*>(transport_.data.get());
+    device_switch->set_hierarchical(host_switch != nullptr ? host_switch->hierarchical()
+                                                           : hierarchical_configured_);
+  }
   const DLDevice device{kDLCUDA, nccl_->device()};
   if (!bucket.fused()) {
     TensorEntry& entry = *entries[bucket.members[0]];

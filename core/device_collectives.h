@@ -61,6 +61,10 @@ class DeviceCollectives {
   Transport& transport_;
   std::string mode_;  // RUNRUN_GPU_OPERATIONS: auto, nccl, staging
   std::chrono::milliseconds collective_timeout_;
+  // RUNRUN_HIERARCHICAL_ALLREDUCE or RUNRUN_AUTOTUNE: nccl_ is made hierarchical where the hosts
+  // allow (make_hierarchical_device), switched per allreduce as the CPU backend's switch is.
+  bool hierarchical_;
+  bool hierarchical_configured_;  // RUNRUN_HIERARCHICAL_ALLREDUCE (when the CPU one has no switch)
   Logger logger_;
   State state_ = State::kUnknown;
   std::unique_ptr<DeviceBackend> nccl_;

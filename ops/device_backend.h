@@ -61,4 +61,15 @@ std::unique_ptr<DeviceBackend> make_nccl_backend(std::unique_ptr<ControlChannel>
                                                  std::chrono::milliseconds timeout,
                                                  Logger logger);
 
+// Hierarchical allreduce of CUDA tensors (RUNRUN_HIERARCHICAL_ALLREDUCE; the implementation is
+// ops/hierarchical/hierarchical_device_backend.h). Collective over every rank of `flat` (its
+// control channel carries the topologies): a backend whose allreduce is a reduce-scatter inside
+// each host, an allreduce across hosts and an allgather inside, over subgroups of `flat`, when
+// `topology` (this rank's cross_rank, local_size, cross_size) makes a full grid of at least two
+// hosts with at least two ranks each; otherwise `flat` unchanged with *why_not set (every rank
+// decides alike).
+std::unique_ptr<DeviceBackend> make_hierarchical_device(std::unique_ptr<DeviceBackend> flat,
+                                                        const Topology& topology,
+                                                        std::string* why_not);
+
 }  // namespace runrun

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <map>
 
 #include "common/errors.h"
 #include "ops/backend_checks.h"
 #include "ops/block_layout.h"
+#include "ops/hierarchical/hierarchy.h"
 
 namespace runrun {
 namespace {
@@ -25,58 +25,10 @@ std::vector<int32_t> exchange_topologies(Backend& flat) {
 }  // namespace
 
 std::unique_ptr<Backend> make_hierarchical(std::unique_ptr<Backend> flat, std::string* why_not) {
-  const auto all = exchange_topologies(*flat);
-  const auto n = static_cast<size_t>(flat->size());
-  std::map<int32_t, std::vector<int>> hosts;  // cross_rank -> its ranks, in rank order
-  for (size_t r = 0; r < n; ++r) hosts[all[3 * r]].push_back(static_cast<int>(r));
-  std::string problem;
-  const size_t per_host = hosts.begin()->second.size();
-  if (hosts.size() < 2) {
-    problem = "every rank is on one host";
-  } else if (per_host < 2) {
-    problem = "one rank per host";
-  }
-  for (const auto& [host, ranks] : hosts) {
-    if (problem.empty() && ranks.size() != per_host) {
-      problem = "hosts hold different numbers of ranks (host " + std::to_string(host) + ": " +
-                std::to_string(ranks.size()) + ", host " +
-                std::to_string(hosts.begin()->first) + ": " + std::to_string(per_host) + ")";
-    }
-  }
-  for (size_t r = 0; r < n && problem.empty(); ++r) {
-    if (static_cast<size_t>(all[3 * r + 1]) != per_host ||
-        static_cast<size_t>(all[3 * r + 2]) != hosts.size()) {
-      problem = "rank " + std::to_string(r) + "'s local_size/cross_size do not match the hosts";
-    }
-  }
-  if (!problem.empty()) {
-    if (why_not != nullptr) *why_not = problem;
-    return flat;
-  }
-  // Every rank takes part in every split (create_subgroup is collective over the flat group).
-  const auto me = static_cast<int>(flat->rank());
-  std::unique_ptr<Backend> local;
-  size_t place = 0;
-  for (const auto& [host, ranks] : hosts) {
-    auto group = flat->create_subgroup(ranks);
-    if (group) {
-      local = std::move(group);
-      place = static_cast<size_t>(std::find(ranks.begin(), ranks.end(), me) - ranks.begin());
-    }
-  }
-  std::unique_ptr<Backend> cross;
-  for (size_t j = 0; j < per_host; ++j) {
-    std::vector<int> ranks;
-    for (const auto& entry : hosts) ranks.push_back(entry.second[j]);
-    std::sort(ranks.begin(), ranks.end());
-    auto group = flat->create_subgroup(ranks);
-    if (j == place) cross = std::move(group);
-  }
-  RUNRUN_ENFORCE(local && cross, InternalError,
-                 "hierarchical allreduce on rank " + std::to_string(me) +
-                     ": this rank is missing from its host's or its cross group");
-  return std::make_unique<HierarchicalBackend>(std::move(flat), std::move(local),
-                                               std::move(cross));
+  HierarchySplit split = split_hierarchy(*flat, exchange_topologies(*flat), why_not);
+  if (!split.local) return flat;
+  return std::make_unique<HierarchicalBackend>(std::move(flat), std::move(split.local),
+                                               std::move(split.cross));
 }
 
 HierarchicalBackend::HierarchicalBackend(std::unique_ptr<Backend> flat,

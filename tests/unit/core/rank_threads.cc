@@ -12,8 +12,10 @@
 namespace runrun::testing {
 
 void run_ranks(int size, const RankBody& body,
-               const std::map<std::string, std::string>& overrides) {
-  auto world = std::make_shared<LocalWorld>(size);
+               const std::map<std::string, std::string>& overrides, int ranks_per_host) {
+  LocalWorldOptions options;
+  options.ranks_per_host = ranks_per_host;
+  auto world = std::make_shared<LocalWorld>(size, options);
   std::mutex mutex;
   std::string first_failure;
   std::vector<std::thread> threads;

@@ -316,6 +316,58 @@ TEST_CASE("over NCCL: a fused bucket is one NCCL call on the device fusion buffe
   CHECK(calls_in_group.load() >= 1);
   CHECK(calls_in_group.load() <= 2);
 }
+
+TEST_CASE("over NCCL hierarchical (2 hosts x 2 ranks): fused uneven averaged bucket is exact",
+          "[cuda]") {
+  REQUIRE(fake_selected);
+  std::atomic<long> buckets{0};
+  const long calls_before = fake_nccl_calls();
+  testing::run_ranks(
+      4,
+      [&](int rank, Runtime& runtime) {
+        Framework fw(rank);
+        // Float32 tensors of 3, 1 and 5 elements (9 in the bucket: not divisible by the 2
+        // ranks of a host) holding i + 10 * t + r, and one float64 tensor of 7.
+        const std::vector<int64_t> lengths{3, 1, 5};
+        std::vector<Framework::Tensor> tensors;
+        std::vector<TensorView> views;
+        std::vector<std::string> names;
+        for (size_t t = 0; t < lengths.size(); ++t) {
+          std::vector<int64_t> values;
+          for (int64_t i = 0; i < lengths[t]; ++i) {
+            values.push_back(i + 10 * static_cast<int64_t>(t) + rank);
+          }
+          tensors.push_back(fw.tensor(DataType::kFloat32, {lengths[t]}, values));
+          views.push_back(tensors.back().view);
+          names.push_back("hier." + std::to_string(t));
+        }
+        // Average with prescale 4 and postscale 0.5 over 4 ranks: sum / 2, scaled once.
+        testing::require_ok(*runtime.grouped_allreduce(
+            names, views, views, AllreduceOptions{ReduceOp::kAverage, 4.0, 0.5, 0}));
+        for (size_t t = 0; t < lengths.size(); ++t) {
+          std::vector<int64_t> expected;  // (4 * (i + 10t) + 6) / 2
+          for (int64_t i = 0; i < lengths[t]; ++i) {
+            expected.push_back(2 * (i + 10 * static_cast<int64_t>(t)) + 3);
+          }
+          check_bytes(fw.read(views[t]), encode(DataType::kFloat32, expected),
+                      DataType::kFloat32, "hierarchical fused average, tensor " +
+                                              std::to_string(t));
+        }
+        // Max of int32 over 7 elements (uneven slices 4 + 3): the largest rank's values.
+        auto m = fw.tensor(DataType::kInt32, {7}, std::vector<int64_t>(7, 100 * rank - 5));
+        testing::require_ok(*runtime.allreduce("hier.max", m.view, m.view,
+                                               AllreduceOptions{ReduceOp::kMax, 1.0, 1.0, 0}));
+        check_bytes(fw.read(m.view), encode(DataType::kInt32, std::vector<int64_t>(7, 295)),
+                    DataType::kInt32, "hierarchical max");
+        if (rank == 0) buckets = static_cast<long>(runtime.topology().cross_size);
+      },
+      {{"RUNRUN_HIERARCHICAL_ALLREDUCE", "1"}}, 2);
+  CHECK(buckets.load() == 2);  // the world really had two hosts
+  const long calls = fake_nccl_calls() - calls_before;
+  // Flat: one NCCL call per op and rank (8); hierarchical: at least a reduce-scatter, an
+  // allreduce and an allgather per op and rank (24; 40 with the uneven ones as grouped calls).
+  CHECK(calls >= 24);
+}
 #endif
 
 // A rank body that allreduces [rank + 1] * 4 (float32, in place) and returns the result read on

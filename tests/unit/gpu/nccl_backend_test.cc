@@ -23,8 +23,10 @@
 
 #include "common/errors.h"
 #include "ops/device_backend.h"
+#include "ops/hierarchical/hierarchical_device_backend.h"
 #include "ops/local/local_backend.h"
 #include "tests/support/backend_conformance.h"
+#include "tests/unit/gpu/fake_cuda.h"
 #include "tests/unit/ops/rank_errors.h"
 
 // Rank threads check by throwing (Catch2 v2 assertions are not thread-safe).
@@ -107,8 +109,11 @@ class OnDevice final : public Backend {
 
 // Runs `body` on `size` thread-ranks, each with an NCCL backend on cuda:rank whose control
 // channel is the local backend's; rethrows the first failure.
+// hosts > 1: the ranks are split into that many "hosts" of consecutive ranks (the topology a
+// launcher reports) and the backend is the hierarchical one over the NCCL backend.
 void run_nccl_ranks(int size, const std::function<void(OnDevice&)>& body,
-                    std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+                    std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                    int hosts = 1) {
   REQUIRE(fakes_selected);
   REQUIRE(nccl_unusable_reason().empty());
   auto world = std::make_shared<LocalWorld>(size);
@@ -118,8 +123,20 @@ void run_nccl_ranks(int size, const std::function<void(OnDevice&)>& body,
     threads.emplace_back([&, rank] {
       try {
         LocalBackend local(world, rank);
-        OnDevice backend(make_nccl_backend(local.create_control_channel(), local.topology(),
-                                           rank, timeout, nullptr));
+        Topology topology = local.topology();
+        if (hosts > 1) {
+          const int per_host = size / hosts;
+          topology = {rank, size, rank % per_host, per_host, rank / per_host, hosts};
+        }
+        std::unique_ptr<DeviceBackend> nccl =
+            make_nccl_backend(local.create_control_channel(), topology, rank, timeout, nullptr);
+        if (hosts > 1) {
+          std::string why_not;
+          nccl = make_hierarchical_device(std::move(nccl), topology, &why_not);
+          RANK_CHECK_EQ(why_not, "");
+          RANK_CHECK(dynamic_cast<HierarchicalDeviceBackend*>(nccl.get()) != nullptr);
+        }
+        OnDevice backend(std::move(nccl));
         body(backend);
       } catch (...) {
         errors[static_cast<size_t>(rank)] = std::current_exception();
@@ -151,7 +168,49 @@ std::vector<float> floats(size_t n, const std::function<float(size_t)>& f) {
   return v;
 }
 
+TEST_CASE("hierarchical nccl allreduce (2 hosts x 2 ranks) passes the conformance suite") {
+  // Every op and dtype NCCL reduces, even and uneven counts (not divisible by the 2 ranks of a
+  // host, fewer elements than ranks), in place and not, compared exactly with a reference.
+  run_nccl_ranks(4, [](OnDevice& backend) { conformance::run_all(backend, quick()); },
+                 std::chrono::milliseconds(0), 2);
+}
+
+TEST_CASE("hierarchical nccl: switched off (the autotuner's switch) the allreduce runs flat") {
+  for (bool on : {false, true}) {
+    INFO("hierarchical: " << on);
+    const long before = fake_nccl_calls();
+    run_nccl_ranks(4, [on](OnDevice& b) {
+      auto* hierarchical = dynamic_cast<HierarchicalDeviceBackend*>(&b.nccl());
+      RANK_CHECK(hierarchical != nullptr);
+      hierarchical->set_hierarchical(on);
+      std::vector<float> v(8, static_cast<float>(b.rank()));
+      const DLDevice dev{kDLCUDA, b.nccl().device()};
+      b.nccl()
+          .start_allreduce({v.data(), dev}, {v.data(), dev}, 8, DataType::kFloat32,
+                           ReduceOp::kSum)
+          ->wait();
+      RANK_CHECK(v == std::vector<float>(8, 6.0f));
+    }, std::chrono::milliseconds(0), 2);
+    // Flat: one ncclAllReduce per rank; hierarchical: reduce-scatter, allreduce, allgather.
+    CHECK(fake_nccl_calls() - before == (on ? 12 : 4));
+  }
+}
+
+TEST_CASE("hierarchical nccl: not a grid of hosts runs flat, and says why") {
+  run_nccl_ranks(2, [](OnDevice& b) {
+    std::string why_not;  // both ranks on one host (the local backend's topology)
+    auto same = b.nccl().create_subgroup({0, 1});
+    std::unique_ptr<DeviceBackend> flat(static_cast<DeviceBackend*>(same.release()));
+    DeviceBackend* before = flat.get();
+    auto result = make_hierarchical_device(std::move(flat), b.topology(), &why_not);
+    RANK_CHECK(result.get() == before);
+    RANK_CHECK_EQ(why_not, "every rank is on one host");
+  });
+}
+
 TEST_CASE("nccl allreduce: average by ncclAvg, pre/postscale and averages by pre-multiplied sums") {
+  for (int hosts : {1, 2}) {  // flat, and hierarchical: scaled once, not per stage
+  INFO("hosts: " << hosts);
   run_nccl_ranks(4, [](OnDevice& b) {
     const int rank = b.rank();
     const DLDevice dev{kDLCUDA, b.nccl().device()};
@@ -181,7 +240,8 @@ TEST_CASE("nccl allreduce: average by ncclAvg, pre/postscale and averages by pre
     for (size_t i = 0; i < count; ++i) {
       RANK_CHECK(out[i] == static_cast<double>(first + i) + 6.0);
     }
-  });
+  }, std::chrono::milliseconds(0), hosts);
+  }
 }
 
 TEST_CASE("nccl can_scale: what NCCL does without kernels, and what is left to staging") {
@@ -235,6 +295,30 @@ TEST_CASE("nccl: a peer that died (aborted its communicator) fails the op with P
                                                DataType::kFloat32, ReduceOp::kSum);
     RANK_CHECK_THROWS(PeerFailureError, completion->wait());
   });
+}
+
+TEST_CASE("hierarchical nccl: a peer on the other host that died fails the op, no hang") {
+  // Rank 3 is gone: rank 2 fails inside its host, rank 1 across hosts; a rank whose stage fails
+  // aborts its other communicators, so rank 0 (which shares none with rank 3) fails too, neither
+  // waiting for rank 2 nor completing with its partial slice.
+  std::atomic<int> failed{0};
+  run_nccl_ranks(4, [&](OnDevice& b) {
+    if (b.rank() == 3) {
+      b.abort();  // as its runtime does when its process is going away
+      return;
+    }
+    std::vector<float> v(16, 1.0f);
+    const DLDevice dev{kDLCUDA, b.nccl().device()};
+    try {
+      b.nccl()
+          .start_allreduce({v.data(), dev}, {v.data(), dev}, 16, DataType::kFloat32,
+                           ReduceOp::kSum)
+          ->wait();
+    } catch (const Error&) {
+      ++failed;
+    }
+  }, std::chrono::milliseconds(0), 2);
+  CHECK(failed.load() == 3);
 }
 
 TEST_CASE("nccl: abort() from another thread makes a waiting op throw ShutDownError") {
