@@ -15,6 +15,7 @@
 
 #include "core/runtime.h"
 #include "ops/local/local_world.h"
+#include "tests/unit/ops/rank_errors.h"  // RANK_CHECK
 
 namespace runrun::testing {
 
@@ -42,11 +43,3 @@ std::string require_error(Handle& handle, ErrorCode code);
 void wait_for(const std::atomic<bool>& flag);
 
 }  // namespace runrun::testing
-
-#define RANK_CHECK(condition)                                                         \
-  do {                                                                                \
-    if (!(condition)) {                                                               \
-      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
-                               ": check failed: " #condition);                        \
-    }                                                                                 \
-  } while (0)

@@ -12,7 +12,7 @@
 
 #include "core/config.h"
 #include "core/thread_placement.h"
-#include "rank_threads.h"
+#include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;
 

@@ -30,25 +30,6 @@
 #include "tests/unit/ops/rank_errors.h"
 
 // Rank threads check by throwing (Catch2 v2 assertions are not thread-safe).
-#define RANK_CHECK(condition)                                                           \
-  do {                                                                                  \
-    if (!(condition)) {                                                                 \
-      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
-                               ": check failed: " #condition);                          \
-    }                                                                                   \
-  } while (0)
-#define RANK_CHECK_EQ(a, b) RANK_CHECK((a) == (b))
-#define RANK_CHECK_THROWS(ErrorType, expression) \
-  do {                                           \
-    bool threw = false;                          \
-    try {                                        \
-      (void)(expression);                        \
-    } catch (const ErrorType&) {                 \
-      threw = true;                              \
-    }                                            \
-    RANK_CHECK(threw);                           \
-  } while (0)
-
 namespace runrun {
 namespace {
 

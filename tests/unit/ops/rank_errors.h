@@ -3,9 +3,12 @@
 // When one rank fails, its peers usually fail too with a PeerFailureError that is only a
 // consequence; reporting the root cause first, and reading collected errors, is shared by every
 // backend's harness and failure tests (local_ranks.h, gloo_ranks.h).
-// Thread-safety: call from the test's main thread after the rank threads joined.
+// Thread-safety: call from the test's main thread after the rank threads joined. RANK_CHECK and
+// its siblings are for rank threads: Catch2 v2 assertions are not thread-safe, so a rank thread
+// throws the failure (file, line, condition) for the main thread to report.
 
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,3 +55,22 @@ bool is(const std::exception_ptr& error) {
 }
 
 }  // namespace runrun::testing
+
+#define RANK_CHECK(condition)                                                           \
+  do {                                                                                  \
+    if (!(condition)) {                                                                 \
+      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
+                               ": check failed: " #condition);                          \
+    }                                                                                   \
+  } while (0)
+#define RANK_CHECK_EQ(a, b) RANK_CHECK((a) == (b))
+#define RANK_CHECK_THROWS(ErrorType, expression) \
+  do {                                           \
+    bool threw = false;                          \
+    try {                                        \
+      (void)(expression);                        \
+    } catch (const ErrorType&) {                 \
+      threw = true;                              \
+    }                                            \
+    RANK_CHECK(threw);                           \
+  } while (0)
