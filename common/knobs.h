@@ -25,6 +25,11 @@ inline constexpr Knob kCycleTimeMs{
     "RUNRUN_CYCLE_TIME_MS", "1",
     "longest time (ms) the background thread waits to batch more tensors into a round when the "
     "previous round agreed nothing; never a fixed sleep"};
+inline constexpr Knob kBurstGapUs{
+    "RUNRUN_BURST_GAP_US", "50",
+    "when ops arrive one call at a time, the background thread starts negotiating once none came "
+    "for this long (us), or at once when the caller waits on a handle; capped by "
+    "RUNRUN_CYCLE_TIME_MS; 0: it starts with the first op"};
 inline constexpr Knob kFusionThreshold{
     "RUNRUN_FUSION_THRESHOLD", "4194304",
     "bytes of the fusion buffer; tensors are fused up to this size, larger ones go unfused; 0 "
@@ -102,6 +107,7 @@ inline constexpr Knob kThreadAffinity{
 
 inline constexpr std::array kAllKnobs = {
     knobs::kLogLevel,         knobs::kBackend,        knobs::kCycleTimeMs,
+    knobs::kBurstGapUs,
     knobs::kFusionThreshold,  knobs::kCacheCapacity,  knobs::kTimeline,
     knobs::kStallCheckTime,   knobs::kStallShutdownTime, knobs::kShutdownTimeout,
     knobs::kCollectiveTimeout, knobs::kPeerTimeout,    knobs::kJoinAverage,

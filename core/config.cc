@@ -91,6 +91,8 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   c.backend = reader.text(knobs::kBackend);
   c.cycle_time = std::chrono::microseconds(
       static_cast<int64_t>(reader.number(knobs::kCycleTimeMs, 0) * 1000));
+  c.burst_gap = std::chrono::microseconds(
+      static_cast<int64_t>(reader.number(knobs::kBurstGapUs, 0)));
   c.fusion_threshold = static_cast<size_t>(reader.number(knobs::kFusionThreshold, 0));
   c.cache_capacity = static_cast<size_t>(reader.number(knobs::kCacheCapacity, 0));
   c.timeline_path = reader.text(knobs::kTimeline);

@@ -16,6 +16,7 @@ struct Config {
   std::string log_level = "warn";
   std::string backend = "auto";
   std::chrono::microseconds cycle_time{1000};
+  std::chrono::microseconds burst_gap{50};  // TensorQueue::settle
   size_t fusion_threshold = 4 << 20;
   size_t cache_capacity = 1024;
   std::string timeline_path;

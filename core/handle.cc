@@ -12,6 +12,10 @@ bool Handle::done() const {
 
 bool Handle::wait(std::optional<std::chrono::duration<double>> timeout) const {
   std::unique_lock<std::mutex> lock(mutex_);
+  if (done_) return true;
+  if (timeout && timeout->count() <= 0) return false;
+  std::optional<FrameworkWaits::Scope> blocked;  // ends the worker's wait for more enqueues
+  if (waits_) blocked.emplace(*waits_);
   if (!timeout) {
     done_cv_.wait(lock, [&] { return done_; });
     return true;
@@ -64,14 +68,21 @@ void Handle::set_result(int64_t value) {
 }
 
 void Handle::complete_part() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (done_) return;
-  if (parts_left_ > 0) --parts_left_;
-  if (parts_left_ == 0) {
-    done_ = true;
-    done_cv_.notify_all();
-  }
+  if (complete_part_quietly()) notify_done();
 }
+
+bool Handle::complete_part_quietly() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (done_) return false;
+  if (parts_left_ > 0) --parts_left_;
+  if (parts_left_ > 0) return false;
+  done_ = true;
+  return true;
+}
+
+// A waiter checks done_ under mutex_ before it sleeps, and done_ was set under mutex_ before
+// this: notifying without the lock loses no wake-up.
+void Handle::notify_done() const { done_cv_.notify_all(); }
 
 void Handle::fail(ErrorCode code, const std::string& message) {
   std::lock_guard<std::mutex> lock(mutex_);

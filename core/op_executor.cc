@@ -91,7 +91,7 @@ void OpExecutor::execute(const std::vector<Response>& responses,
     // copies (core/device_staging.h); host ones as they are.
     if (device_.run(responses, bucket, entries)) {
       if (bucket.fused()) ++fused_collectives_;
-      for (size_t member : bucket.members) entries[member]->handle->complete_part();
+      complete_members(bucket, entries);
       continue;
     }
     DeviceStaging staging(responses, bucket, entries);
@@ -101,9 +101,7 @@ void OpExecutor::execute(const std::vector<Response>& responses,
     if (first.op == OpType::kAllreduce) {  // joined ranks take part without entries
       run_allreduce_bucket(staged, bucket, entries);
       staging.finish();
-      for (size_t member : bucket.members) {
-        if (entries[member]) entries[member]->handle->complete_part();
-      }
+      complete_members(bucket, entries);
       continue;
     }
     if (!entry) {
@@ -127,8 +125,19 @@ void OpExecutor::execute(const std::vector<Response>& responses,
         break;
     }
     staging.finish();
-    for (size_t member : bucket.members) entries[member]->handle->complete_part();
+    complete_members(bucket, entries);
   }
+}
+
+void OpExecutor::complete_members(const FusionBucket& bucket,
+                                  const std::vector<std::unique_ptr<TensorEntry>>& entries) {
+  completed_.clear();
+  for (size_t member : bucket.members) {
+    if (entries[member] && entries[member]->handle->complete_part_quietly()) {
+      completed_.push_back(entries[member]->handle.get());
+    }
+  }
+  for (const Handle* handle : completed_) handle->notify_done();
 }
 
 bool OpExecutor::run_action(TensorEntry& entry) {

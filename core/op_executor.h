@@ -48,6 +48,10 @@ class OpExecutor {
  private:
   void run_allreduce_bucket(const std::vector<Response>& responses, const FusionBucket& bucket,
                             std::vector<std::unique_ptr<TensorEntry>>& entries);
+  // Completes the bucket's members: all marked done first, their waiters woken after
+  // (Handle::complete_part_quietly). Members without an entry (joined ranks) are skipped.
+  void complete_members(const FusionBucket& bucket,
+                        const std::vector<std::unique_ptr<TensorEntry>>& entries);
   void run_single_allreduce(const Response& response, TensorEntry* entry_or_null);
   // Runs a process-set change; false when it failed its handle (invalid request).
   bool run_action(TensorEntry& entry);
@@ -72,6 +76,7 @@ class OpExecutor {
   FusionBuffer fusion_buffer_;
   DeviceCollectives device_;  // CUDA tensors over NCCL; the rest is staged
   std::atomic<size_t> fused_collectives_{0};
+  std::vector<Handle*> completed_;  // complete_members' scratch, reused (worker thread)
 };
 
 // Backends reduce Sum for Average (the core divides afterwards).

@@ -111,6 +111,7 @@ void ProcessSetWorker::loop() {
       if (!controller_.has_pending() && !shutdown_requested_) {
         waiting_since_ = 0;
         queue_.wait(std::nullopt);
+        queue_.settle(config_.burst_gap, std::chrono::steady_clock::now() + cycle_time_);
       }
       {
         std::lock_guard<std::mutex> lock(failure_mutex_);

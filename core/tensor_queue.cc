@@ -1,5 +1,6 @@
 #include "core/tensor_queue.h"
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -22,9 +23,12 @@ void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int ra
                          "before reusing the name, or give each tensor a distinct name");
     }
     for (auto& entry : entries) {
+      if (!entry->handle->reports_waits()) entry->handle->report_waits_to(waits_);
       in_flight_.insert(std::string_view(entry->request.name));
       incoming_.push_back(std::move(entry));
     }
+    last_push_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                     std::memory_order_relaxed);
   }
   cv_.notify_one();
 }
@@ -38,6 +42,18 @@ void TensorQueue::wait(std::optional<std::chrono::steady_clock::time_point> dead
     cv_.wait(lock, ready);
   }
   woken_ = false;
+}
+
+void TensorQueue::settle(std::chrono::microseconds gap,
+                         std::chrono::steady_clock::time_point limit) const {
+  using Clock = std::chrono::steady_clock;
+  for (;;) {
+    const Clock::time_point quiet_at =
+        Clock::time_point(Clock::duration(last_push_.load(std::memory_order_relaxed))) + gap;
+    const Clock::time_point now = Clock::now();
+    if (now >= quiet_at || now >= limit) return;
+    if (waits_->sleep_until_waited(std::min(quiet_at, limit))) return;
+  }
 }
 
 std::vector<std::unique_ptr<TensorEntry>> TensorQueue::pop_all() {

@@ -6,7 +6,9 @@
 // Thread-safety: push/finished/close may be called from any thread; pop_all and wait are for
 // the one background thread of the process set.
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -57,6 +59,15 @@ class TensorQueue {
   // Wakes wait() without pushing (shutdown requests).
   void wake();
 
+  // Lets an enqueue burst finish before the background thread takes it. A framework that enqueues
+  // one op per tensor (a gradient hook, a loop of async calls) pushes every few microseconds;
+  // taking the first push alone starts a round that needs the CPUs the enqueuing thread is using,
+  // and where there is no spare core the rest of the burst then waits a scheduler slice
+  // (~0.5 ms) for the next round. Sleeps until `gap` passed since the last push, or until
+  // `limit`, whichever comes first. Background thread only.
+  // A thread blocking on a handle of this queue's ops ends it at once (core/framework_waits.h).
+  void settle(std::chrono::microseconds gap, std::chrono::steady_clock::time_point limit) const;
+
   // The op named `name` completed or failed: the name may be enqueued again. The entry that
   // carried the name must still be alive (the in-flight set refers to its name, not a copy).
   void finished(std::string_view name);
@@ -75,6 +86,9 @@ class TensorQueue {
   // Views of the names of the entries pushed and not yet finished(): every entry stays alive
   // (in incoming_, the controller or the executor) until its name was finished, so no copy.
   std::unordered_set<std::string_view> in_flight_;
+  std::shared_ptr<FrameworkWaits> waits_ = std::make_shared<FrameworkWaits>();
+  // steady_clock ticks of the last push (read by settle() without the lock)
+  std::atomic<int64_t> last_push_{0};
   bool woken_ = false;
   bool closed_ = false;
   std::string close_reason_;

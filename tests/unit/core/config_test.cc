@@ -17,6 +17,8 @@ TEST_CASE("config reads defaults, then the environment, then overrides", "[confi
   CHECK(Config::load({{"RUNRUN_FUSION_THRESHOLD", "7"}}).fusion_threshold == 7);
   unsetenv("RUNRUN_FUSION_THRESHOLD");
   CHECK(Config::load({{"RUNRUN_CYCLE_TIME_MS", "2.5"}}).cycle_time.count() == 2500);
+  CHECK(Config::load().burst_gap.count() == 50);
+  CHECK(Config::load({{"RUNRUN_BURST_GAP_US", "0"}}).burst_gap.count() == 0);
 }
 
 TEST_CASE("config rejects malformed values and unknown names", "[config]") {
@@ -24,6 +26,8 @@ TEST_CASE("config rejects malformed values and unknown names", "[config]") {
                     Catch::Contains("RUNRUN_CACHE_CAPACITY='lots' is not a number"));
   CHECK_THROWS_WITH(Config::load({{"RUNRUN_CYCLE_TIME_MS", "-1"}}),
                     Catch::Contains("RUNRUN_CYCLE_TIME_MS"));
+  CHECK_THROWS_WITH(Config::load({{"RUNRUN_BURST_GAP_US", "-5"}}),
+                    Catch::Contains("RUNRUN_BURST_GAP_US='-5' is not a number >= 0"));
   CHECK_THROWS_WITH(Config::load({{"RUNRUN_NO_SUCH", "1"}}),
                     Catch::Contains("unknown runtime setting 'RUNRUN_NO_SUCH'"));
 }
