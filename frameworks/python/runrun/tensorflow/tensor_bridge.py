@@ -41,9 +41,10 @@ SUPPORTED_DTYPES = (
 )
 
 
-def check_tensor(tensor, op, name):
+def check_tensor(tensor, op, name, hand_over=True):
     """`tensor` (a tf.Tensor, a tf.Variable or anything tf.convert_to_tensor takes, as Horovod's
-    TF ops accept) as an eager tensor the runtime can read; raises InvalidArgumentError."""
+    TF ops accept) as an eager tensor the runtime can read; raises InvalidArgumentError. A GPU
+    tensor is handed over (hand_over_gpu_tensor) unless the caller did that for the op."""
     if isinstance(tensor, tf.Variable):
         tensor = tensor.read_value()
     elif not isinstance(tensor, tf.Tensor):
@@ -58,7 +59,7 @@ def check_tensor(tensor, op, name):
         raise InvalidArgumentError(
             f"{op} '{name}': dtype {tensor.dtype.name} is not supported; cast the tensor "
             f"(tf.cast) to one of {supported}")
-    if "GPU" in tensor.device.upper():
+    if hand_over and "GPU" in tensor.device.upper():
         hand_over_gpu_tensor()
     return tensor
 
@@ -203,6 +204,11 @@ class TFGPUTensors(TFTensors):
     fast_export = staticmethod(_tf_dlpack.to_dlpack)
     capsule_finish = None
 
+    def check(self, tensor, op, name, in_place=False):
+        if in_place:
+            return super().check(tensor, op, name, in_place)
+        return check_tensor(tensor, op, name, hand_over=False)  # adapter_for did, once
+
 
 GPU_ADAPTER = TFGPUTensors()
 # Whether TF sees a GPU at all (fixed per process): on a machine without one no tensor is
@@ -211,7 +217,9 @@ HAS_GPU = bool(tf.config.list_physical_devices("GPU"))
 
 
 def adapter_for(tensors):
-    """GPU_ADAPTER when one of `tensors` is on a GPU, else ADAPTER (call only when HAS_GPU)."""
+    """GPU_ADAPTER when one of `tensors` is on a GPU, having handed them over (once for the
+    op, however many tensors), else ADAPTER. Call only when HAS_GPU."""
     if any("GPU" in t.device.upper() for t in tensors):
+        hand_over_gpu_tensor()
         return GPU_ADAPTER
     return ADAPTER
