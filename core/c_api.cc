@@ -5,9 +5,11 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.h"
+#include "core/allocated_output.h"
 #include "core/c_api_last_error.h"
 #include "core/config.h"
 #include "core/dlpack_convert.h"
@@ -115,6 +117,25 @@ void give(std::shared_ptr<runrun::Handle> handle, runrun_handle** out) {
   *out = new runrun_handle{std::move(handle), {}, {}};
 }
 
+// Outputs the runtime allocates for NULL outputs of allreduce/broadcast (c_api.h): each is
+// enqueued as the op's output and handed to the handle (take_output_at(index)) before the
+// caller sees the handle.
+struct AllocatedOutputs {
+  std::vector<std::pair<size_t, runrun::OwnedTensor>> outputs;
+
+  // The output view for tensor `index`: `output` itself, or a new one like `input`.
+  runrun::TensorView output(runrun::OpType op, const char* name, int rank, size_t index,
+                            const runrun::TensorView& input, const DLTensor* output,
+                            const char* api_op) {
+    if (output != nullptr) return view(api_op, name, rank, output, "output");
+    outputs.emplace_back(index, runrun::allocate_output_like(op, name_of(name), rank, input));
+    return outputs.back().second.view();
+  }
+  void hand_to(runrun::Handle& handle) {
+    for (auto& [index, tensor] : outputs) handle.set_output(index, std::move(tensor));
+  }
+};
+
 
 }  // namespace
 
@@ -184,9 +205,14 @@ runrun_status runrun_allreduce(runrun_runtime* rt, const char* name, const DLTen
     require(out != nullptr, "runrun_allreduce: out is null");
     runrun::Runtime& r = runtime_of(rt);
     int rank = r.topology().rank;
-    give(r.allreduce(name_of(name), view("allreduce", name, rank, input, "input"),
-                     view("allreduce", name, rank, output, "output"), options_of(options)),
-         out);
+    runrun::TensorView in = view("allreduce", name, rank, input, "input");
+    AllocatedOutputs allocated;
+    runrun::TensorView result =
+        allocated.output(runrun::OpType::kAllreduce, name, rank, 0, in, output, "allreduce");
+    std::shared_ptr<runrun::Handle> handle =
+        r.allreduce(name_of(name), std::move(in), std::move(result), options_of(options));
+    allocated.hand_to(*handle);
+    give(std::move(handle), out);
   });
 }
 
@@ -196,10 +222,20 @@ runrun_status runrun_grouped_allreduce(runrun_runtime* rt, const char* const* na
                                        const runrun_allreduce_options* options,
                                        runrun_handle** out) {
   return guarded([&] {
-    require(out && names && inputs && outputs, "runrun_grouped_allreduce: null argument");
+    require(out && names && inputs, "runrun_grouped_allreduce: null argument");
     runrun::Runtime& r = runtime_of(rt);
-    GroupArgs args = group_args("allreduce", r.topology().rank, names, inputs, outputs, n);
-    give(r.grouped_allreduce(args.names, args.inputs, args.outputs, options_of(options)), out);
+    const int rank = r.topology().rank;
+    GroupArgs args = group_args("allreduce", rank, names, inputs, nullptr, n);
+    AllocatedOutputs allocated;
+    for (size_t i = 0; i < n; ++i) {
+      args.outputs.push_back(allocated.output(runrun::OpType::kAllreduce, names[i], rank, i,
+                                              args.inputs[i], outputs ? outputs[i] : nullptr,
+                                              "allreduce"));
+    }
+    std::shared_ptr<runrun::Handle> handle =
+        r.grouped_allreduce(args.names, args.inputs, args.outputs, options_of(options));
+    allocated.hand_to(*handle);
+    give(std::move(handle), out);
   });
 }
 
@@ -226,9 +262,14 @@ runrun_status runrun_broadcast(runrun_runtime* rt, const char* name, const DLTen
     require(out != nullptr, "runrun_broadcast: out is null");
     runrun::Runtime& r = runtime_of(rt);
     int rank = r.topology().rank;
-    give(r.broadcast(name_of(name), view("broadcast", name, rank, input, "input"),
-                     view("broadcast", name, rank, output, "output"), root_rank, process_set),
-         out);
+    runrun::TensorView in = view("broadcast", name, rank, input, "input");
+    AllocatedOutputs allocated;
+    runrun::TensorView result =
+        allocated.output(runrun::OpType::kBroadcast, name, rank, 0, in, output, "broadcast");
+    std::shared_ptr<runrun::Handle> handle =
+        r.broadcast(name_of(name), in, result, root_rank, process_set);
+    allocated.hand_to(*handle);
+    give(std::move(handle), out);
   });
 }
 

@@ -31,7 +31,8 @@ class Handle {
   bool wait(std::optional<std::chrono::duration<double>> timeout = std::nullopt) const;
   ErrorCode code() const;
   std::string error() const;
-  // Moves output `index` out; nullopt when there is none or it was taken already.
+  // Moves output `index` out; nullopt when there is none, it was taken already or the op
+  // failed (an output allocated at enqueue holds no result then).
   std::optional<OwnedTensor> take_output(size_t index);
   std::vector<int64_t> received_splits() const;
   // Integer result: the last rank to join (join), the new set id (add_process_set).

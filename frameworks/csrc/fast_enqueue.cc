@@ -60,6 +60,21 @@ bool contiguous(const DLTensor& t) {
   return true;
 }
 
+// False when obj.__dlpack_device__() names a device other than the host (any error cleared:
+// then __dlpack__() decides). Only for what the buffer protocol could not read.
+bool on_host(PyObject* obj) {
+  PyObject* device = PyObject_CallMethod(obj, "__dlpack_device__", nullptr);
+  if (device == nullptr) {
+    PyErr_Clear();
+    return true;
+  }
+  const bool host = !PyTuple_Check(device) || PyTuple_GET_SIZE(device) < 1 ||
+                    PyLong_AsLong(PyTuple_GET_ITEM(device, 0)) == kDLCPU;
+  PyErr_Clear();
+  Py_DECREF(device);
+  return host;
+}
+
 // Exports `obj` with `exporter` and checks it; !ok means "take the general path" (any Python
 // error raised on the way is cleared). `exporter`: None calls obj.__dlpack__(); the memoryview
 // type reads obj's buffer (host_buffers.h; `writable` for an in-place op), falling back to
@@ -78,6 +93,9 @@ Exported export_tensor(PyObject* obj, PyObject* exporter, bool writable) {
     // In place needs a writable buffer; an immutable tensor (TF, JAX) goes to the general
     // path, whose checks refuse it, instead of being written through its DLPack export.
     if (writable) return out;
+    // A tensor on a device (a CUDA jax.Array has no host buffer) takes the general path, which
+    // hands its stream over; asked before __dlpack__(), which would wait on the host for it.
+    if (!on_host(obj)) return out;
     exporter = Py_None;
   }
   PyObject* capsule = exporter == Py_None ? PyObject_CallMethod(obj, "__dlpack__", nullptr)

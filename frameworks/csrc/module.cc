@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include "csrc/elastic.h"
+#include "csrc/errors.h"
 #include "csrc/fast_enqueue.h"
 #include "csrc/handle.h"
 #include "csrc/orphaned_ops.h"
@@ -32,6 +33,17 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_cuda_stream",
         [](uintptr_t stream) { runrun_set_cuda_stream(reinterpret_cast<void*>(stream)); },
         "The CUDA stream (cudaStream_t as an int) of this thread's next CUDA tensors.");
+  m.def("cuda_stream_wait_host",
+        [](uintptr_t stream, int32_t device) {
+          runrun_status status = RUNRUN_OK;
+          {
+            py::gil_scoped_release released;
+            status = runrun_cuda_stream_wait_host(reinterpret_cast<void*>(stream), device);
+          }
+          runrun::python::check_status(status, "cuda_stream_wait_host");
+        },
+        "Blocks (GIL released) until the work enqueued so far on the CUDA stream (an int) of "
+        "the device ran (runrun_cuda_stream_wait_host).");
   m.attr("STATUS_IN_PROGRESS") = static_cast<int>(RUNRUN_IN_PROGRESS);
   runrun::python::bind_handle(m);
   runrun::python::bind_runtime(m);

@@ -32,13 +32,22 @@ runrun_allreduce_options make_options(int op, double prescale, double postscale,
   return options;
 }
 
-// Borrows each tensor of a list and records its owner for the handle's keep-alive set.
+// An output argument: None asks the runtime to allocate the output (c_api.h; TensorFlow and
+// JAX, whose tensors are immutable), anything else is borrowed.
+BorrowedTensor borrow_output(const py::object& obj, const char* what) {
+  if (obj.is_none()) return BorrowedTensor{};
+  return borrow_tensor(obj, what);
+}
+
+// Borrows each tensor of a list (an output list: None entries stay NULL, see borrow_output)
+// and records its owner for the handle's keep-alive set.
 std::vector<const DLTensor*> borrow_all(const std::vector<py::object>& objects, const char* what,
-                                        std::vector<py::object>& keep_alive) {
+                                        std::vector<py::object>& keep_alive,
+                                        bool outputs = false) {
   std::vector<const DLTensor*> tensors;
   tensors.reserve(objects.size());
   for (const py::object& obj : objects) {
-    BorrowedTensor borrowed = borrow_tensor(obj, what);
+    BorrowedTensor borrowed = outputs ? borrow_output(obj, what) : borrow_tensor(obj, what);
     tensors.push_back(borrowed.tensor);
     keep_alive.push_back(std::move(borrowed.owner));
   }
@@ -63,7 +72,7 @@ HandlePtr allreduce(py::object self, const std::string& name, const py::object& 
                     int32_t process_set) {
   Runtime& rt = self.cast<Runtime&>();
   BorrowedTensor in = borrow_tensor(input, "allreduce input");
-  BorrowedTensor out = borrow_tensor(output, "allreduce output");
+  BorrowedTensor out = borrow_output(output, "allreduce output");
   runrun_allreduce_options options = make_options(op, prescale, postscale, process_set);
   runrun_handle* handle = nullptr;
   runrun_status status =
@@ -82,7 +91,7 @@ HandlePtr grouped_allreduce(py::object self, const std::vector<std::string>& nam
   }
   std::vector<py::object> keep_alive{self};
   auto in = borrow_all(inputs, "grouped_allreduce input", keep_alive);
-  auto out = borrow_all(outputs, "grouped_allreduce output", keep_alive);
+  auto out = borrow_all(outputs, "grouped_allreduce output", keep_alive, true);
   auto cnames = c_names(names);
   runrun_allreduce_options options = make_options(op, prescale, postscale, process_set);
   runrun_handle* handle = nullptr;
@@ -122,7 +131,7 @@ HandlePtr broadcast(py::object self, const std::string& name, const py::object& 
                     const py::object& output, int32_t root_rank, int32_t process_set) {
   Runtime& rt = self.cast<Runtime&>();
   BorrowedTensor in = borrow_tensor(input, "broadcast input");
-  BorrowedTensor out = borrow_tensor(output, "broadcast output");
+  BorrowedTensor out = borrow_output(output, "broadcast output");
   runrun_handle* handle = nullptr;
   runrun_status status = runrun_broadcast(rt.get(), name.c_str(), in.tensor, out.tensor, root_rank,
                                           process_set, &handle);

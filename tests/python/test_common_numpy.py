@@ -230,3 +230,28 @@ def test_fast_path_results_match_the_general_path(hvd):
     flags = torch.tensor([hvd.rank() == 0, True])
     assert torch.equal(hvd.allreduce(flags, op=hvd.Min, name="fast.bool"),
                        torch.tensor([n == 1, True]))
+
+
+class _RuntimeAllocated(type(NP)):
+    """The numpy adapter as an immutable framework's adapter on a device sees it: empty_like
+    answers None, so the runtime allocates every out-of-place output (C API NULL output) and
+    from_dlpack takes it over, the path of TF/JAX CUDA tensors (docs/gpu.md)."""
+
+    def empty_like(self, tensor):
+        return None
+
+
+def test_outputs_the_runtime_allocates_for_allreduce_broadcast_and_grouped(hvd):
+    adapter = _RuntimeAllocated()
+    n, rank = hvd.size(), hvd.rank()
+    x = np.arange(4, dtype=np.float32) + rank
+    out = c.allreduce(adapter, x, None, "alloc.sum", runrun.Sum).wait()
+    np.testing.assert_array_equal(out, np.arange(4) * n + n * (n - 1) / 2)
+    assert not np.shares_memory(out, x)
+    np.testing.assert_array_equal(x, np.arange(4, dtype=np.float32) + rank)  # input untouched
+    b = c.broadcast(adapter, np.full(3, rank, np.int32), n - 1, "alloc.bcast").wait()
+    np.testing.assert_array_equal(b, np.full(3, n - 1, np.int32))
+    grouped = c.grouped_allreduce(adapter, [np.full(2, rank, np.int64), np.ones(3, np.int8)],
+                                  None, "alloc.group", runrun.Max).wait()
+    np.testing.assert_array_equal(grouped[0], np.full(2, n - 1))
+    np.testing.assert_array_equal(grouped[1], np.ones(3, np.int8))

@@ -106,7 +106,14 @@ int runrun_mpi_threads_supported(void);
 /* --- collectives ------------------------------------------------------------------------- *
  * `name` identifies the op across ranks: every rank must enqueue an op of the same name, and a
  * name may have one op in flight at a time. `output` may equal `input` (in place); shapes and
- * dtypes must match, both contiguous. process_set 0 is the global set. */
+ * dtypes must match, both contiguous. process_set 0 is the global set.
+ * A NULL `output` of allreduce/broadcast (or NULL `outputs`, or a NULL entry of them, for
+ * grouped_allreduce) makes the runtime allocate the output like the input, on the input's
+ * device (for frameworks whose tensors are immutable: TensorFlow, JAX); take it with
+ * runrun_handle_take_output(_at) (index: the tensor's position in the group) once the handle
+ * completed. Host input: 64-byte aligned host memory. CUDA input: cudaMallocAsync on this
+ * thread's stream (runrun_set_cuda_stream), freed by the DLPack deleter with cudaFreeAsync on
+ * that stream. */
 
 typedef struct {
   runrun_reduce_op op;
@@ -230,6 +237,13 @@ runrun_status runrun_stop_timeline(runrun_runtime* rt);
 void runrun_set_cuda_stream(void* stream);
 /* This thread's stream as set above (NULL by default). */
 void* runrun_cuda_stream(void);
+/* Blocks the calling thread until the work enqueued on `stream` (of cuda:`device`) so far ran:
+ * an event recorded there and waited for, never a device-wide synchronization. For a framework
+ * that has no stream to hand over and none to consume on (TensorFlow: docs/gpu.md, "Framework
+ * adapters"): after runrun_handle_wait it waits on the host for the outputs, which the
+ * handle's completion made `stream` wait for. RUNRUN_UNSUPPORTED (with what the library search
+ * found) without a usable CUDA runtime. */
+runrun_status runrun_cuda_stream_wait_host(void* stream, int32_t device);
 
 /* --- handles ------------------------------------------------------------------------------ */
 

@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "core/allocated_output.h"
 #include "core/dlpack_convert.h"
 #include "core/fusion_planner.h"
 #include "core/message.h"
 #include "core/message_table.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/device_ops.h"
+#include "runrun/c_api.h"
 #include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;
@@ -181,4 +183,31 @@ TEST_CASE("a tensor on a GPU is refused at enqueue with UnsupportedError naming 
     // Nothing was enqueued: the runtime goes on.
     testing::require_ok(*runtime.allreduce("after", on_cpu, on_cpu, AllreduceOptions{}));
   });
+}
+
+TEST_CASE("without a CUDA runtime, an output to allocate for a CUDA input and a host wait on a "
+          "stream are refused, naming what the library search looked at", "[device]") {
+  REQUIRE(no_cuda_runtime);
+  std::vector<float> values{1, 2};
+  TensorView on_gpu = testing::view_of(values);
+  on_gpu.device = kCuda0;
+  std::string message;
+  try {
+    allocate_output_like(OpType::kAllreduce, "grad.w", 3, on_gpu);
+  } catch (const UnsupportedError& e) {
+    message = e.what();
+  }
+  CHECK(message.find("allreduce of tensor 'grad.w' on rank 3") != std::string::npos);
+  CHECK(message.find("cuda:0") != std::string::npos);
+  CHECK(message.find("/nonexistent/runrun-test/libcudart.so") != std::string::npos);
+  // A host input gets a host output like it.
+  OwnedTensor host = allocate_output_like(OpType::kBroadcast, "b", 0, testing::view_of(values));
+  CHECK(host.device.device_type == kDLCPU);
+  CHECK(host.shape == std::vector<int64_t>{2});
+  CHECK(host.storage != nullptr);
+
+  CHECK(runrun_cuda_stream_wait_host(nullptr, 0) == RUNRUN_UNSUPPORTED);
+  const std::string wait_error = runrun_last_error();
+  CHECK(wait_error.find("cuda:0") != std::string::npos);
+  CHECK(wait_error.find("RUNRUN_CUDART_LIBRARY") != std::string::npos);
 }

@@ -143,6 +143,87 @@ int main(int argc, char** argv) {
     }
     runrun_handle_release(h);
   }
+  // Outputs the runtime allocates for a NULL output (TensorFlow's and JAX's out-of-place ops):
+  // on the input's device, exact, and freed by their deleters (no cudaMallocAsync left over).
+  {  // allreduce, sum: rank + i summed is size * i + size * (size - 1) / 2
+    CudaTensor t({0.f + rank, 1.f + rank}, {2}, device, stream);
+    runrun_allreduce_options o = runrun_allreduce_default_options();
+    o.op = RUNRUN_OP_SUM;
+    DLManagedTensor* out = nullptr;
+    if (ok(runrun_allreduce(rt, "sum.alloc", &t.dl, nullptr, &o, &h), "allreduce NULL output") &&
+        wait(h, "sum.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
+      const float base = size * (size - 1) / 2.0f;
+      expect(out->dl_tensor.device.device_type == kDLCUDA &&
+                 out->dl_tensor.device.device_id == device && out->dl_tensor.data != t.dl.data,
+             rank, "allreduce allocated output device");
+      expect(read(out->dl_tensor, 2, stream) == std::vector<float>{base, size + base}, rank,
+             "allreduce into an allocated output");
+      expect(read(t.dl, 2, stream) == std::vector<float>{0.f + rank, 1.f + rank}, rank,
+             "allreduce with an allocated output leaves its input");
+      out->deleter(out);
+    }
+    runrun_handle_release(h);
+  }
+  {  // broadcast from rank 0
+    CudaTensor t({7.f + rank}, {1}, device, stream);
+    DLManagedTensor* out = nullptr;
+    if (ok(runrun_broadcast(rt, "bcast.alloc", &t.dl, nullptr, 0, 0, &h), "broadcast NULL") &&
+        wait(h, "bcast.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
+      expect(out->dl_tensor.device.device_type == kDLCUDA, rank, "broadcast output device");
+      expect(read(out->dl_tensor, 1, stream) == std::vector<float>{7.f}, rank,
+             "broadcast into an allocated output");
+      out->deleter(out);
+    }
+    runrun_handle_release(h);
+  }
+  {  // grouped allreduce (max): one output allocated, one the caller's
+    CudaTensor a({1.f * rank}, {1}, device, stream), b({-1.f * rank, 2.f}, {2}, device, stream);
+    CudaTensor b_out({0.f, 0.f}, {2}, device, stream);
+    const char* names[] = {"group.a", "group.b"};
+    const DLTensor* inputs[] = {&a.dl, &b.dl};
+    const DLTensor* outputs[] = {nullptr, &b_out.dl};
+    runrun_allreduce_options o = runrun_allreduce_default_options();
+    o.op = RUNRUN_OP_MAX;
+    DLManagedTensor* out = nullptr;
+    DLManagedTensor* none = nullptr;
+    if (ok(runrun_grouped_allreduce(rt, names, inputs, outputs, 2, &o, &h), "grouped NULL") &&
+        wait(h, "group") && ok(runrun_handle_take_output_at(h, 0, &out), "take_output_at")) {
+      expect(read(out->dl_tensor, 1, stream) == std::vector<float>{float(size - 1)}, rank,
+             "grouped allreduce into an allocated output");
+      expect(read(b_out.dl, 2, stream) == std::vector<float>{0.f, 2.f}, rank,
+             "grouped allreduce into the caller's output");
+      expect(runrun_handle_take_output_at(h, 1, &none) == RUNRUN_INVALID_ARGUMENT, rank,
+             "no allocated output for a tensor whose output the caller passed");
+      out->deleter(out);
+    }
+    runrun_handle_release(h);
+  }
+  {  // a host tensor gets a host output
+    std::vector<float> values{1.f, 2.f};
+    int64_t shape[] = {2};
+    DLTensor host{};
+    host.data = values.data();
+    host.device = {kDLCPU, 0};
+    host.ndim = 1;
+    host.dtype = {kDLFloat, 32, 1};
+    host.shape = shape;
+    runrun_allreduce_options o = runrun_allreduce_default_options();
+    DLManagedTensor* out = nullptr;
+    if (ok(runrun_allreduce(rt, "host.alloc", &host, nullptr, &o, &h), "host NULL output") &&
+        wait(h, "host.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
+      const auto* data = static_cast<const float*>(out->dl_tensor.data);
+      expect(out->dl_tensor.device.device_type == kDLCPU && data[0] == 1.f && data[1] == 2.f,
+             rank, "host allreduce into an allocated output");
+      out->deleter(out);
+    }
+    runrun_handle_release(h);
+  }
+  cudaStreamSynchronize(stream);  // the deleters' cudaFreeAsync ran
+  expect(fake_cuda_async_allocations() >= 6 &&
+             fake_cuda_async_allocations() == fake_cuda_async_frees(),
+         rank, "every device output was freed: " + std::to_string(fake_cuda_async_allocations()) +
+                   " cudaMallocAsync, " + std::to_string(fake_cuda_async_frees()) +
+                   " cudaFreeAsync");
   runrun_shutdown(rt);
   runrun_destroy(rt);
   if (failures == 0) std::printf("rank %d: CUDA staging over %s: all ops exact\n", rank,

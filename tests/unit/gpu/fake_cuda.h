@@ -21,6 +21,9 @@ int cudaStreamSynchronize(CUstream_st* stream);
 int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, CUstream_st* stream);
 int cudaMalloc(void** p, size_t bytes);
 int cudaFree(void* p);
+// cudaMallocAsync calls so far, and cudaFreeAsync calls whose free ran on its stream.
+long fake_cuda_async_allocations();
+long fake_cuda_async_frees();
 long fake_nccl_calls();  // fake_nccl.cc: communication calls so far (NCCL tests only)
 }
 

@@ -232,10 +232,22 @@ int cudaFree(void* p) {
 }
 int cudaMallocHost(void** p, size_t bytes) { return cudaMalloc(p, bytes); }
 int cudaFreeHost(void* p) { return cudaFree(p); }
-int cudaMallocAsync(void** p, size_t bytes, CUstream_st*) { return cudaMalloc(p, bytes); }
+// Stream-ordered allocations and the frees that ran, for the tests' leak checks.
+std::atomic<long> async_allocations{0};
+std::atomic<long> async_frees{0};
+int cudaMallocAsync(void** p, size_t bytes, CUstream_st*) {
+  const int status = cudaMalloc(p, bytes);
+  if (status == kSuccess) ++async_allocations;
+  return status;
+}
 int cudaFreeAsync(void* p, CUstream_st* s) {
-  enqueue(s, [p] { std::free(p); });
+  enqueue(s, [p] {
+    std::free(p);
+    ++async_frees;
+  });
   return kSuccess;
 }
+long fake_cuda_async_allocations() { return async_allocations.load(); }
+long fake_cuda_async_frees() { return async_frees.load(); }
 
 }  // extern "C"

@@ -59,9 +59,9 @@ def allreduce(adapter, tensor, average=None, name=None, op=None, prescale_factor
     tensor = adapter.check(tensor, "allreduce", name)
     output = adapter.empty_like(tensor)
     handle = basics.runtime().allreduce(
-        name, adapter.to_dlpack(tensor), adapter.to_dlpack(output), int(op),
+        name, adapter.to_dlpack(tensor), _output_dlpack(adapter, output), int(op),
         float(prescale_factor), float(postscale_factor), process_set_id(process_set))
-    return new_handle(handle, output, adapter.output_finish)
+    return _output_handle(handle, adapter, output)
 
 
 def grouped_allreduce(adapter, tensors, average=None, name=None, op=None, prescale_factor=1.0,
@@ -88,11 +88,16 @@ def grouped_allreduce(adapter, tensors, average=None, name=None, op=None, presca
         outputs, out_caps = inputs, in_caps
     else:
         outputs = [adapter.empty_like(t) for t in inputs]
-        out_caps = [to_dlpack(t) for t in outputs]
+        out_caps = [_output_dlpack(adapter, t) for t in outputs]
     handle = basics.runtime().grouped_allreduce(
         names, in_caps, out_caps, int(op), float(prescale_factor), float(postscale_factor),
         process_set_id(process_set))
     finish = adapter.output_finish
+    if not in_place and None in out_caps:  # outputs the runtime allocated (device tensors)
+        return new_handle(handle, None, lambda h: [
+            adapter.from_dlpack(h.take_output(i)) if o is None else
+            o if finish is None else _finish_buffer(finish, h, o)
+            for i, o in enumerate(outputs)])
     if in_place or finish is None:
         return new_handle(handle, None, lambda _h: list(outputs))
     return new_handle(handle, None, lambda h: [_finish_buffer(finish, h, o) for o in outputs])
@@ -100,6 +105,19 @@ def grouped_allreduce(adapter, tensors, average=None, name=None, op=None, presca
 
 def _finish_buffer(finish, _handle, output):
     return finish(_Buffer(output))
+
+
+def _output_dlpack(adapter, output):
+    """The output argument of an out-of-place op: None (adapter.empty_like's answer for a
+    tensor on a device of an immutable framework, TF/JAX on CUDA) makes the runtime allocate
+    the output on the input's device (c_api.h), which the handle then takes."""
+    return None if output is None else adapter.to_dlpack(output)
+
+
+def _output_handle(handle, adapter, output):
+    if output is None:
+        return new_handle(handle, None, _allocated(adapter, None))
+    return new_handle(handle, output, adapter.output_finish)
 
 
 def _allocated(adapter, count):
@@ -154,9 +172,9 @@ def broadcast(adapter, tensor, root_rank, name=None, process_set=global_process_
     tensor = adapter.check(tensor, "broadcast", name)
     output = adapter.empty_like(tensor)
     handle = basics.runtime().broadcast(name, adapter.to_dlpack(tensor),
-                                        adapter.to_dlpack(output), int(root_rank),
+                                        _output_dlpack(adapter, output), int(root_rank),
                                         process_set_id(process_set))
-    return new_handle(handle, output, adapter.output_finish)
+    return _output_handle(handle, adapter, output)
 
 
 def _splits_list(adapter, splits, name):

@@ -67,7 +67,9 @@ class TensorAdapter:
     def empty_like(self, tensor):
         """A new contiguous output buffer with `tensor`'s shape, dtype and device that the
         runtime writes into (an object the adapter can export with to_dlpack and fast_export;
-        output_finish turns it into the framework's tensor when it is not one)."""
+        output_finish turns it into the framework's tensor when it is not one). None: the
+        runtime allocates the output like `tensor`, on its device, and from_dlpack takes it
+        over (what an immutable framework's CUDA tensors need: TF, JAX; docs/gpu.md)."""
         raise NotImplementedError
 
     def ndim(self, tensor):

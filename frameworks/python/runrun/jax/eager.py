@@ -11,6 +11,7 @@ from runrun.common.process_sets import global_process_set
 from runrun.jax import fusion
 from runrun.jax.tensor_bridge import ADAPTER as _J
 from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
+from runrun.jax.tensor_bridge import cuda_device
 
 
 def allreduce(tensor, op=Average, name=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -28,7 +29,9 @@ def grouped_allreduce(tensors, op=Average, name=None, prescale_factor=1.0,
         return []
     groups, shapes = fusion.layout(tensors)
     flats = fusion.pack_jit(tensors, groups)
-    reduced = _c.grouped_allreduce(_H, flats, None, name, op, prescale_factor,
+    # Host flats: numpy outputs (_H); CUDA flats: device outputs the runtime allocates (_J).
+    adapter = _H if cuda_device(flats[0]) is None else _J
+    reduced = _c.grouped_allreduce(adapter, flats, None, name, op, prescale_factor,
                                    postscale_factor, process_set, False).wait()
     return fusion.unpack_jit(reduced, groups, shapes)
 

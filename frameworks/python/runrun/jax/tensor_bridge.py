@@ -14,6 +14,13 @@ dispatch), with the same result (uncommitted, on the CPU device, zero copy when 
 when that internal function is missing (another jax), through jnp.asarray.
 numpy cannot export bfloat16 through DLPack, so a bfloat16 output buffer is exported as its
 uint16 view with the DLPack type code patched to kDLBfloat.
+A jax.Array on one CUDA device (docs/gpu.md, "Framework adapters") goes to the runtime as
+kDLCUDA with a stream: the device's stream for external ready events
+(Device.get_stream_for_external_ready_events(), what jax.dlpack.from_dlpack consumes on) is
+this thread's runrun stream, the input is exported with __dlpack__(stream=that stream) (JAX
+makes it wait for the array), the runtime allocates every output on the device (empty_like
+answers None), and the handle's completion makes that stream wait for the outputs before
+from_dlpack imports them on it.
 Thread-safety: stateless but for caches filled on first use (dict updates are atomic under the
 GIL); any thread (also XLA's callback threads inside jax.jit).
 """
@@ -24,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from runrun.common import loader
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.tensor_protocol import TensorAdapter
 
@@ -35,6 +43,9 @@ _KDL_BFLOAT = 4
 _KDL_UINT = 1
 # offsetof(DLManagedTensor, dl_tensor.dtype.code): data (8), device (2 x int32), ndim (int32).
 _DTYPE_CODE_OFFSET = 20
+_DEVICE_OFFSET = 8  # offsetof(DLManagedTensor, dl_tensor.device)
+_KDL_CUDA = 2
+_STREAMS = {}  # jax Device -> its stream for external ready events (an int), on first use
 
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
@@ -59,28 +70,64 @@ def check_array(tensor, op, name):
                 f"{op} '{name}': expected a jax.Array, got {type(tensor).__name__}")
         tensor = jnp.asarray(tensor)
     check_dtype(tensor.dtype, op, name)
-    platforms = {d.platform for d in tensor.devices()}
+    devices = tensor.devices()
+    platforms = {d.platform for d in devices}
     if platforms != {"cpu"}:
+        if platforms == {"gpu"} and len(devices) == 1:
+            loader.core().set_cuda_stream(cuda_stream(next(iter(devices))))
+            return tensor
         raise InvalidArgumentError(
-            f"{op} '{name}': array is on {sorted(platforms)} but this runrun build only handles "
-            "CPU arrays; move it with jax.device_put(x, jax.devices('cpu')[0])")
+            f"{op} '{name}': array is on {sorted(str(d) for d in devices)} but runrun takes "
+            "arrays on the CPU or on one CUDA device; move it with "
+            "jax.device_put(x, jax.local_devices()[hvd.local_rank()])")
     return tensor
 
 
+def cuda_stream(device):
+    """The stream runrun produces and consumes `device`'s arrays on: JAX's stream for external
+    ready events of that device, which jax.dlpack.from_dlpack imports on."""
+    stream = _STREAMS.get(device)
+    if stream is None:
+        stream = _STREAMS[device] = device.get_stream_for_external_ready_events()
+    return stream
+
+
+def cuda_device(tensor):
+    """The CUDA device of a single-device jax.Array, else None (host arrays, numpy)."""
+    if not isinstance(tensor, jax.Array):
+        return None
+    devices = tensor.devices()
+    if len(devices) != 1:
+        return None
+    device = next(iter(devices))
+    return device if device.platform == "gpu" else None
+
+
 class _Capsule:
-    """Hands a "dltensor" capsule to jax.dlpack.from_dlpack, which wants __dlpack__."""
+    """Hands a "dltensor" capsule to jax.dlpack.from_dlpack, which wants __dlpack__ and
+    __dlpack_device__ (the capsule's own device: the runtime allocates on the input's)."""
 
-    __slots__ = ("_capsule",)
+    __slots__ = ("_capsule", "_device")
 
-    def __init__(self, capsule):
+    def __init__(self, capsule, device=(1, 0)):
         self._capsule = capsule
+        self._device = device
 
     def __dlpack__(self, *args, **kwargs):
+        # stream=: from_dlpack consumes on the device's stream for external ready events, the
+        # one handed over at enqueue, which the handle's completion made wait for the output.
         del args, kwargs
         return self._capsule
 
     def __dlpack_device__(self):
-        return (1, 0)  # kDLCPU: the runtime allocates host memory for CPU ops
+        return self._device
+
+
+def capsule_device(capsule):
+    """(device_type, device_id) of a "dltensor" capsule."""
+    device = ctypes.cast(_capsule_pointer(capsule, b"dltensor") + _DEVICE_OFFSET,
+                         ctypes.POINTER(ctypes.c_int32))
+    return (device[0], device[1])
 
 
 def export_host_buffer(buffer):
@@ -168,12 +215,17 @@ class JaxArrays(TensorAdapter):
     def to_dlpack(self, tensor):
         if isinstance(tensor, np.ndarray):
             return export_host_buffer(tensor)
+        device = cuda_device(tensor)
+        if device is not None:  # the stream waits for the array, not the host
+            return tensor.__dlpack__(stream=cuda_stream(device))
         return tensor.__dlpack__()
 
     def from_dlpack(self, capsule):
-        return jax.dlpack.from_dlpack(_Capsule(capsule))
+        return jax.dlpack.from_dlpack(_Capsule(capsule, capsule_device(capsule)))
 
     def empty_like(self, tensor):
+        if cuda_device(tensor) is not None:
+            return None  # the runtime allocates it on the device (immutable arrays)
         return np.empty(tensor.shape, dtype=tensor.dtype)
 
     def ndim(self, tensor):

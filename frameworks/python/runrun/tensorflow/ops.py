@@ -21,6 +21,8 @@ from runrun.common.process_sets import global_process_set
 from runrun.tensorflow import graph
 from runrun.tensorflow.compression import Compression
 from runrun.tensorflow.tensor_bridge import ADAPTER as _T
+from runrun.tensorflow.tensor_bridge import HAS_GPU as _HAS_GPU
+from runrun.tensorflow.tensor_bridge import adapter_for as _adapter_for
 
 
 def _require_differentiable(op, what):
@@ -47,7 +49,9 @@ def _allreduce_raw(tensor, op, prescale, postscale, name, process_set):
     name = graph.trace_name("allreduce", name, process_set)
 
     def run(x):
-        return [_c.allreduce(_T, x, None, name, op, prescale, postscale, process_set).wait()]
+        adapter = _adapter_for((x,)) if _HAS_GPU else _T
+        return [_c.allreduce(adapter, x, None, name, op, prescale, postscale,
+                             process_set).wait()]
 
     return graph.run(run, [tensor], [tensor.dtype], [tensor.shape])[0]
 
@@ -59,11 +63,13 @@ def _grouped_allreduce_raw(tensors, op, prescale, postscale, name, process_set, 
     name = graph.trace_name("grouped_allreduce", name, process_set)
 
     def run(*xs):
+        adapter = _adapter_for(xs) if _HAS_GPU else _T
         if hooks is None:
-            return _c.grouped_allreduce(_T, xs, None, name, op, prescale, postscale,
+            return _c.grouped_allreduce(adapter, xs, None, name, op, prescale, postscale,
                                         process_set).wait()
         hooks.gradient_ready(sum(x.shape.num_elements() * x.dtype.size for x in xs))
-        handle = _c.grouped_allreduce(_T, xs, None, name, op, prescale, postscale, process_set)
+        handle = _c.grouped_allreduce(adapter, xs, None, name, op, prescale, postscale,
+                                      process_set)
         hooks.wait_begin()
         reduced = handle.wait()
         hooks.wait_end()
@@ -91,7 +97,8 @@ def _broadcast_raw(tensor, root_rank, name, process_set):
     name = graph.trace_name("broadcast", name, process_set)
 
     def run(x):
-        return [_c.broadcast(_T, x, root_rank, name, process_set).wait()]
+        adapter = _adapter_for((x,)) if _HAS_GPU else _T
+        return [_c.broadcast(adapter, x, root_rank, name, process_set).wait()]
 
     return graph.run(run, [tensor], [tensor.dtype], [tensor.shape])[0]
 

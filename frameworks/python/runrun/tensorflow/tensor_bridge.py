@@ -11,16 +11,27 @@ cost 7-17 us per tensor there. On the general path an output of allreduce/broadc
 fresh host buffer (numpy) that TF adopts through DLPack before the runtime writes into it;
 outputs the runtime allocates (allgather, alltoall, reducescatter) are adopted the same way.
 Nothing here is compiled against TensorFlow.
+A tensor on a GPU (docs/gpu.md, "Framework adapters") goes to the runtime as kDLCUDA; TF gives
+Python neither its streams nor an event, and XLA's stream executor creates its streams
+non-blocking (they do not order with the legacy default stream), so: before an op on GPU
+tensors the TF devices are synchronized (tf.test.experimental.sync_devices: the inputs are
+written), runrun's stream for the thread is the legacy default stream, the runtime allocates
+every output on the device (empty_like answers None), and from_dlpack waits on the host for
+that stream (runrun._core.cuda_stream_wait_host, one event) before TF adopts an output. TF's
+DLPack device id is its own GPU index (tf.config.get_visible_devices), runrun's the CUDA
+ordinal: capsules are patched between the two both ways.
 Thread-safety: stateless but for a dtype cache (dict updates are atomic under the GIL); any
 thread (inside tf.function the ops run in py_function threads).
 """
 
+import ctypes
 import math
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.experimental import dlpack as _tf_dlpack
 
+from runrun.common import loader
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.tensor_protocol import TensorAdapter
 
@@ -30,9 +41,10 @@ SUPPORTED_DTYPES = (
 )
 
 
-def check_tensor(tensor, op, name):
+def check_tensor(tensor, op, name, hand_over=True):
     """`tensor` (a tf.Tensor, a tf.Variable or anything tf.convert_to_tensor takes, as Horovod's
-    TF ops accept) as an eager tensor the runtime can read; raises InvalidArgumentError."""
+    TF ops accept) as an eager tensor the runtime can read; raises InvalidArgumentError. A GPU
+    tensor is handed over (hand_over_gpu_tensor) unless the caller did that for the op."""
     if isinstance(tensor, tf.Variable):
         tensor = tensor.read_value()
     elif not isinstance(tensor, tf.Tensor):
@@ -47,11 +59,58 @@ def check_tensor(tensor, op, name):
         raise InvalidArgumentError(
             f"{op} '{name}': dtype {tensor.dtype.name} is not supported; cast the tensor "
             f"(tf.cast) to one of {supported}")
-    if "GPU" in tensor.device.upper():
-        raise InvalidArgumentError(
-            f"{op} '{name}': tensor is on {tensor.device} but this runrun build only handles "
-            "CPU tensors; place it on the CPU (with tf.device('/CPU:0'))")
+    if hand_over and "GPU" in tensor.device.upper():
+        hand_over_gpu_tensor()
     return tensor
+
+
+def hand_over_gpu_tensor():
+    """The stream contract for GPU tensors as far as TF allows (module docstring): TF's work
+    so far is done, and runrun's stream of this thread is the legacy default stream."""
+    tf.test.experimental.sync_devices()
+    loader.core().set_cuda_stream(0)
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_DEVICE_OFFSET = 8  # offsetof(DLManagedTensor, dl_tensor.device): device_type, device_id
+_KDL_CUDA = 2
+_ORDINALS = []  # [TF GPU index -> CUDA ordinal], filled on first use
+
+
+def _cuda_ordinals():
+    """TF's GPU index -> the CUDA ordinal ("/physical_device:GPU:k" is CUDA's device k)."""
+    if not _ORDINALS:
+        _ORDINALS.append([int(d.name.rsplit(":", 1)[1])
+                          for d in tf.config.get_visible_devices("GPU")])
+    return _ORDINALS[0]
+
+
+def _capsule_device(capsule):
+    """The int32 pair (device_type, device_id) inside a "dltensor" capsule, writable."""
+    return ctypes.cast(_capsule_pointer(capsule, b"dltensor") + _DEVICE_OFFSET,
+                       ctypes.POINTER(ctypes.c_int32))
+
+
+def export(tensor):
+    """tf.experimental.dlpack.to_dlpack, with a GPU tensor's device id as the CUDA ordinal."""
+    capsule = _tf_dlpack.to_dlpack(tensor)
+    device = _capsule_device(capsule)
+    if device[0] == _KDL_CUDA:
+        device[1] = _cuda_ordinals()[device[1]]
+    return capsule
+
+
+def adopt(capsule):
+    """tf.experimental.dlpack.from_dlpack of a runtime-allocated output; a CUDA one once its
+    data is there (a host wait on runrun's stream of this thread, the legacy default stream,
+    which the handle's completion made wait for it), under TF's GPU index."""
+    device = _capsule_device(capsule)
+    if device[0] == _KDL_CUDA:
+        loader.core().cuda_stream_wait_host(0, device[1])
+        device[1] = _cuda_ordinals().index(device[1])
+    return _tf_dlpack.from_dlpack(capsule)
 
 
 # TF's kernels (Eigen) require 64-byte aligned buffers and tf.experimental.dlpack.from_dlpack
@@ -77,7 +136,10 @@ _NUMPY_DTYPES = {}
 
 def empty_like(tensor):
     """A new 64-byte aligned host buffer with `tensor`'s shape and dtype, adopted by TF (shared
-    memory) so the runtime can write the result into it before anyone reads it."""
+    memory) so the runtime can write the result into it before anyone reads it; None for a GPU
+    tensor (the runtime allocates its output on the device)."""
+    if "GPU" in tensor.device.upper():
+        return None  # the runtime allocates it on the device (immutable tensors)
     dtype = tensor.dtype
     shape = tuple(tensor.shape)
     np_dtype = _NUMPY_DTYPES.get(dtype)
@@ -111,10 +173,10 @@ class TFTensors(TensorAdapter):
         return check_tensor(tensor, op, name)
 
     def to_dlpack(self, tensor):
-        return _tf_dlpack.to_dlpack(tensor)
+        return export(tensor)
 
     def from_dlpack(self, capsule):
-        return _tf_dlpack.from_dlpack(capsule)
+        return adopt(capsule)
 
     def empty_like(self, tensor):
         return empty_like(tensor)
@@ -132,3 +194,32 @@ class TFTensors(TensorAdapter):
 
 
 ADAPTER = TFTensors()
+
+
+class TFGPUTensors(TFTensors):
+    """The adapter of GPU tensors: no fast path (the buffer protocol would copy a GPU tensor
+    to the host; TF's DLPack export is refused there as a device tensor, so the general path,
+    which hands the tensor over as kDLCUDA, runs), outputs allocated by the runtime."""
+
+    fast_export = staticmethod(_tf_dlpack.to_dlpack)
+    capsule_finish = None
+
+    def check(self, tensor, op, name, in_place=False):
+        if in_place:
+            return super().check(tensor, op, name, in_place)
+        return check_tensor(tensor, op, name, hand_over=False)  # adapter_for did, once
+
+
+GPU_ADAPTER = TFGPUTensors()
+# Whether TF sees a GPU at all (fixed per process): on a machine without one no tensor is
+# asked for its device per call (runrun.tensorflow.ops' raw ops).
+HAS_GPU = bool(tf.config.list_physical_devices("GPU"))
+
+
+def adapter_for(tensors):
+    """GPU_ADAPTER when one of `tensors` is on a GPU, having handed them over (once for the
+    op, however many tensors), else ADAPTER. Call only when HAS_GPU."""
+    if any("GPU" in t.device.upper() for t in tensors):
+        hand_over_gpu_tensor()
+        return GPU_ADAPTER
+    return ADAPTER
