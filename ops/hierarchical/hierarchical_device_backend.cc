@@ -51,7 +51,9 @@ std::unique_ptr<DeviceBackend> make_hierarchical_device(std::unique_ptr<DeviceBa
 HierarchicalDeviceBackend::HierarchicalDeviceBackend(std::unique_ptr<DeviceBackend> flat,
                                                      std::unique_ptr<DeviceBackend> local,
                                                      std::unique_ptr<DeviceBackend> cross)
-    : flat_(std::move(flat)), local_(std::move(local)), cross_(std::move(cross)) {}
+    : FlatForwardingDevice(std::move(flat)),
+      local_(std::move(local)),
+      cross_(std::move(cross)) {}
 
 HierarchicalDeviceBackend::~HierarchicalDeviceBackend() {
   if (slice_ != nullptr) gpu::free_async(slice_, gpu::runrun_stream(device()));
@@ -66,11 +68,6 @@ void* HierarchicalDeviceBackend::slice(size_t bytes) {
     slice_bytes_ = bytes;
   }
   return slice_;
-}
-
-bool HierarchicalDeviceBackend::can_scale(DataType type, ReduceOp op,
-                                          const DeviceReduceScaling& scaling) const {
-  return flat_->can_scale(type, op, scaling);
 }
 
 Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce(ConstDeviceBuffer in,
@@ -121,50 +118,8 @@ Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce_scaled(
   });
 }
 
-Backend::CompletionPtr HierarchicalDeviceBackend::start_allgatherv(
-    ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
-    const std::vector<size_t>& recv_bytes) {
-  return flat_->start_allgatherv(in, send_bytes, out, recv_bytes);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_broadcast(DeviceBuffer buffer,
-                                                                  size_t bytes, int root) {
-  return flat_->start_broadcast(buffer, bytes, root);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_alltoallv(
-    ConstDeviceBuffer in, const std::vector<size_t>& send_bytes, DeviceBuffer out,
-    const std::vector<size_t>& recv_bytes) {
-  return flat_->start_alltoallv(in, send_bytes, out, recv_bytes);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_reducescatter(
-    ConstDeviceBuffer in, DeviceBuffer out, const std::vector<size_t>& recv_counts, DataType type,
-    ReduceOp op) {
-  return flat_->start_reducescatter(in, out, recv_counts, type, op);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_reducescatter_scaled(
-    ConstDeviceBuffer in, DeviceBuffer out, const std::vector<size_t>& recv_counts, DataType type,
-    ReduceOp op, const DeviceReduceScaling& scaling) {
-  return flat_->start_reducescatter_scaled(in, out, recv_counts, type, op, scaling);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_barrier() {
-  return flat_->start_barrier();
-}
-
-std::unique_ptr<ControlChannel> HierarchicalDeviceBackend::create_control_channel() {
-  return flat_->create_control_channel();
-}
-
-std::unique_ptr<Backend> HierarchicalDeviceBackend::create_subgroup(
-    const std::vector<int>& ranks) {
-  return flat_->create_subgroup(ranks);
-}
-
 void HierarchicalDeviceBackend::abort_transport() {
-  flat_->abort();
+  FlatForwardingDevice::abort_transport();
   local_->abort();
   cross_->abort();
 }
