@@ -8,6 +8,7 @@
 #include "ops/block_layout.h"
 #include "ops/cuda_streams.h"
 #include "ops/hierarchical/hierarchy.h"
+#include "ops/hierarchical/staged_allreduce_backend.h"
 
 namespace runrun {
 namespace {
@@ -40,12 +41,17 @@ std::unique_ptr<DeviceBackend> as_device(std::unique_ptr<Backend> backend) {
 
 std::unique_ptr<DeviceBackend> make_hierarchical_device(std::unique_ptr<DeviceBackend> flat,
                                                         const Topology& topology,
-                                                        std::string* why_not) {
+                                                        std::string* why_not,
+                                                        Backend* staged_cross) {
   HierarchySplit split =
-      split_hierarchy(*flat, exchange_topologies(*flat, topology), why_not);
+      split_hierarchy(*flat, exchange_topologies(*flat, topology), why_not, staged_cross);
   if (!split.local) return flat;
+  std::unique_ptr<DeviceBackend> cross =
+      staged_cross != nullptr
+          ? std::make_unique<StagedAllreduceBackend>(std::move(split.cross), flat->device())
+          : as_device(std::move(split.cross));
   return std::make_unique<HierarchicalDeviceBackend>(
-      std::move(flat), as_device(std::move(split.local)), as_device(std::move(split.cross)));
+      std::move(flat), as_device(std::move(split.local)), std::move(cross));
 }
 
 HierarchicalDeviceBackend::HierarchicalDeviceBackend(std::unique_ptr<DeviceBackend> flat,
@@ -80,16 +86,17 @@ Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce(ConstDeviceBuf
 Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce_scaled(
     ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type, ReduceOp op,
     const DeviceReduceScaling& scaling) {
-  if (!enabled_ || !flat_->can_scale(type, op, scaling)) {  // flat (or its own error)
+  // Applied once, across hosts: an average is a sum times 1/(every rank of the group).
+  DeviceReduceScaling across = scaling;
+  if (scaling.average) across = {scaling.factor / static_cast<double>(size()), false};
+  if (!enabled_ || !flat_->can_scale(type, op, scaling) ||
+      !cross_->can_scale(type, op, across)) {  // flat (or its own error); the same on every rank
     return flat_->start_allreduce_scaled(in, out, count, type, op, scaling);
   }
   const size_t esize = element_size(type);
   const auto slices = even_split(count, static_cast<size_t>(local_->size()));
   const auto place = static_cast<size_t>(local_->rank());
   const size_t mine = slices[place];
-  // Applied once, across hosts: an average is a sum times 1/(every rank of the group).
-  DeviceReduceScaling across = scaling;
-  if (scaling.average) across = {scaling.factor / static_cast<double>(size()), false};
   const DLDevice dev{kDLCUDA, device()};
   // Each stage is waited for before the next starts: a rank whose stage failed then never
   // starts the next one with a partial slice (which a peer in that stage's communicator would

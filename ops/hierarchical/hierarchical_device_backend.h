@@ -5,6 +5,9 @@
 // in their hosts, and an allgather inside each host — here over sub-backends of a flat
 // DeviceBackend (the NCCL backend: create_subgroup gives a communicator of the host's ranks and
 // one of the ranks at this place on every host), on the device, stream-ordered on runrun's stream.
+// The stage across hosts may instead be a StagedAllreduceBackend (staged_allreduce_backend.h:
+// the slice through pinned host memory over subgroups of MPI or Gloo;
+// RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS=staging): an op whose scaling it cannot do runs flat.
 // Scaling (prescale, postscale, average) is applied once, by the across-hosts stage: the
 // reduce-scatter reduces plainly, then the allreduce of the host sums multiplies by the factor
 // (an average's 1/size of the whole group folded in), so the result is the flat one's.
