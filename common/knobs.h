@@ -99,6 +99,11 @@ inline constexpr Knob kGpuOperations{
     "how CUDA tensors move (docs/gpu.md): auto (NCCL when every rank of the process set finds a "
     "usable NCCL, else staging through host memory over MPI/Gloo), nccl (the same, but an error "
     "instead of staging), staging (never NCCL)"};
+inline constexpr Knob kHierarchicalAllreduceCross{
+    "RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS", "nccl",
+    "the stage across hosts of the hierarchical allreduce of CUDA tensors over NCCL (docs/gpu.md): "
+    "nccl (an NCCL communicator per place in a host) or staging (through pinned host memory over "
+    "the controller's transport, MPI or Gloo, as Horovod's NCCL hierarchical allreduce does)"};
 inline constexpr Knob kThreadAffinity{
     "RUNRUN_THREAD_AFFINITY", "",
     "CPU ids, one per local rank, comma-separated (as Horovod's HOROVOD_THREAD_AFFINITY): each "
@@ -117,6 +122,7 @@ inline constexpr std::array kAllKnobs = {
     knobs::kAutotuneStepsPerSample, knobs::kAutotuneSamplesPerCandidate, knobs::kAutotuneMargin,
     knobs::kProfile,
     knobs::kGpuOperations,
+    knobs::kHierarchicalAllreduceCross,
     knobs::kThreadAffinity,
 };
 

@@ -110,6 +110,8 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
       reader.choice(knobs::kJoinAverage, {"set_size", "contributors"}) == "contributors";
   c.hierarchical_allreduce = reader.choice(knobs::kHierarchicalAllreduce, {"0", "1"}) == "1";
   c.gpu_operations = reader.choice(knobs::kGpuOperations, {"auto", "nccl", "staging"});
+  c.hierarchical_allreduce_cross =
+      reader.choice(knobs::kHierarchicalAllreduceCross, {"nccl", "staging"});
   c.autotune.enabled = reader.choice(knobs::kAutotune, {"0", "1"}) == "1";
   c.autotune.log_path = reader.text(knobs::kAutotuneLog);
   c.autotune.warmup_samples = static_cast<int>(reader.number(knobs::kAutotuneWarmupSamples, 0));

@@ -33,6 +33,9 @@ struct Config {
   bool hierarchical_allreduce = false;
   // RUNRUN_GPU_OPERATIONS: auto, nccl or staging (core/device_collectives.h).
   std::string gpu_operations = "auto";
+  // RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS: nccl or staging, the stage across hosts of the
+  // hierarchical allreduce of CUDA tensors (core/device_collectives.h).
+  std::string hierarchical_allreduce_cross = "nccl";
   // RUNRUN_AUTOTUNE*: the online search of the global set's tunables (core/autotuner.h).
   struct Autotune {
     bool enabled = false;

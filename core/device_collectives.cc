@@ -36,6 +36,7 @@ DeviceCollectives::DeviceCollectives(Transport& transport, const Config& config,
       collective_timeout_(config.collective_timeout),
       hierarchical_(config.hierarchical_allreduce || config.autotune.enabled),
       hierarchical_configured_(config.hierarchical_allreduce),
+      stage_across_hosts_(config.hierarchical_allreduce_cross == "staging"),
       logger_(std::move(logger)) {}
 
 DeviceCollectives::~DeviceCollectives() {
@@ -95,7 +96,8 @@ bool DeviceCollectives::ready(int device) {
   if (hierarchical_) {  // collective too: every rank gets here with the same setting
     // (also under RUNRUN_AUTOTUNE, off until the CPU backend's switch says on: run_allreduce)
     std::string why_not;
-    nccl_ = make_hierarchical_device(std::move(nccl_), topology, &why_not);
+    nccl_ = make_hierarchical_device(std::move(nccl_), topology, &why_not,
+                                     stage_across_hosts_ ? transport_.data.get() : nullptr);
     if (logger_ && !why_not.empty() && hierarchical_configured_) {
       logger_->info("hierarchical allreduce of CUDA tensors is off: {}", why_not);
     }

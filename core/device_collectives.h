@@ -13,6 +13,10 @@
 // broadcast over that channel and the communicator made; otherwise the set stages for good. Every
 // decision depends only on agreed responses and that one agreed answer, so all ranks take the
 // same path.
+// Hierarchical (RUNRUN_HIERARCHICAL_ALLREDUCE or RUNRUN_AUTOTUNE): the communicator is then made
+// hierarchical (ops/device_backend.h make_hierarchical_device), its stage across hosts over NCCL
+// or, with RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS=staging, over subgroups of the set's CPU data
+// backend (transport.data) through pinned host memory.
 // Threading contract: the process set's background thread; abort() from any thread.
 
 #include <atomic>
@@ -65,6 +69,9 @@ class DeviceCollectives {
   // allow (make_hierarchical_device), switched per allreduce as the CPU backend's switch is.
   bool hierarchical_;
   bool hierarchical_configured_;  // RUNRUN_HIERARCHICAL_ALLREDUCE (when the CPU one has no switch)
+  // RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS=staging: the stage across hosts over transport_.data
+  // (MPI/Gloo), staged through pinned host memory, instead of over NCCL.
+  bool stage_across_hosts_;
   Logger logger_;
   State state_ = State::kUnknown;
   std::unique_ptr<DeviceBackend> nccl_;

@@ -56,6 +56,7 @@ struct RawOptions {
   std::string discovery_script;
   bool check_build = false;
   bool hierarchical_allreduce = false;
+  std::string hierarchical_allreduce_cross;
   std::string thread_affinity;
   AutotuneFlags autotune;
   NetworkCheckFlags network_check;
@@ -112,6 +113,10 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("--timeline-filename", raw.timeline_filename, "write a Chrome-trace timeline");
   app.add_flag("--hierarchical-allreduce", raw.hierarchical_allreduce,
                "allreduce CPU tensors host by host (RUNRUN_HIERARCHICAL_ALLREDUCE=1)");
+  app.add_option("--hierarchical-allreduce-cross", raw.hierarchical_allreduce_cross,
+                 "nccl or staging: the stage across hosts of the hierarchical allreduce of CUDA "
+                 "tensors, over NCCL or staged through host memory over MPI/Gloo "
+                 "(RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS)");
   app.add_option("--thread-affinity", raw.thread_affinity,
                  "CPU ids, one per local rank (e.g. 0,1): pin each rank's background threads "
                  "(RUNRUN_THREAD_AFFINITY)");
@@ -211,6 +216,15 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
   }
   if (!raw.timeline_filename.empty()) set(knobs::kTimeline, raw.timeline_filename);
   if (raw.hierarchical_allreduce) set(knobs::kHierarchicalAllreduce, "1");
+  if (!raw.hierarchical_allreduce_cross.empty()) {
+    if (raw.hierarchical_allreduce_cross != "nccl" &&
+        raw.hierarchical_allreduce_cross != "staging") {
+      invalid("--hierarchical-allreduce-cross '" + raw.hierarchical_allreduce_cross +
+              "' is not a choice: use nccl (the stage across hosts over NCCL) or staging "
+              "(through host memory over MPI/Gloo)");
+    }
+    set(knobs::kHierarchicalAllreduceCross, raw.hierarchical_allreduce_cross);
+  }
   if (!raw.thread_affinity.empty()) {
     if (!is_cpu_list(raw.thread_affinity)) {
       invalid("--thread-affinity '" + raw.thread_affinity +

@@ -67,9 +67,13 @@ std::unique_ptr<DeviceBackend> make_nccl_backend(std::unique_ptr<ControlChannel>
 // each host, an allreduce across hosts and an allgather inside, over subgroups of `flat`, when
 // `topology` (this rank's cross_rank, local_size, cross_size) makes a full grid of at least two
 // hosts with at least two ranks each; otherwise `flat` unchanged with *why_not set (every rank
-// decides alike).
+// decides alike). `staged_cross` (RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS=staging): a host-memory
+// backend (MPI, Gloo) over the same ranks, numbered alike; the stage across hosts then runs over
+// subgroups of it, staged through pinned host memory, instead of over NCCL (collective over it
+// too; the returned backend owns those subgroups and must be destroyed before `staged_cross`).
 std::unique_ptr<DeviceBackend> make_hierarchical_device(std::unique_ptr<DeviceBackend> flat,
                                                         const Topology& topology,
-                                                        std::string* why_not);
+                                                        std::string* why_not,
+                                                        Backend* staged_cross = nullptr);
 
 }  // namespace runrun

@@ -34,7 +34,7 @@ std::unique_ptr<Backend> make_hierarchical(std::unique_ptr<Backend> flat, std::s
 HierarchicalBackend::HierarchicalBackend(std::unique_ptr<Backend> flat,
                                          std::unique_ptr<Backend> local,
                                          std::unique_ptr<Backend> cross)
-    : flat_(std::move(flat)), local_(std::move(local)), cross_(std::move(cross)) {}
+    : FlatForwarding(std::move(flat)), local_(std::move(local)), cross_(std::move(cross)) {}
 
 Backend::CompletionPtr HierarchicalBackend::start_allreduce(ConstDeviceBuffer in, DeviceBuffer out,
                                                             size_t count, DataType type,
@@ -63,41 +63,8 @@ Backend::CompletionPtr HierarchicalBackend::start_allreduce(ConstDeviceBuffer in
   });
 }
 
-Backend::CompletionPtr HierarchicalBackend::start_allgatherv(
-    ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
-    const std::vector<size_t>& recv_bytes) {
-  return flat_->start_allgatherv(in, send_bytes, out, recv_bytes);
-}
-
-Backend::CompletionPtr HierarchicalBackend::start_broadcast(DeviceBuffer buffer, size_t bytes,
-                                                            int root) {
-  return flat_->start_broadcast(buffer, bytes, root);
-}
-
-Backend::CompletionPtr HierarchicalBackend::start_alltoallv(
-    ConstDeviceBuffer in, const std::vector<size_t>& send_bytes, DeviceBuffer out,
-    const std::vector<size_t>& recv_bytes) {
-  return flat_->start_alltoallv(in, send_bytes, out, recv_bytes);
-}
-
-Backend::CompletionPtr HierarchicalBackend::start_reducescatter(
-    ConstDeviceBuffer in, DeviceBuffer out, const std::vector<size_t>& recv_counts, DataType type,
-    ReduceOp op) {
-  return flat_->start_reducescatter(in, out, recv_counts, type, op);
-}
-
-Backend::CompletionPtr HierarchicalBackend::start_barrier() { return flat_->start_barrier(); }
-
-std::unique_ptr<ControlChannel> HierarchicalBackend::create_control_channel() {
-  return flat_->create_control_channel();
-}
-
-std::unique_ptr<Backend> HierarchicalBackend::create_subgroup(const std::vector<int>& ranks) {
-  return flat_->create_subgroup(ranks);
-}
-
 void HierarchicalBackend::abort_transport() {
-  flat_->abort();
+  FlatForwarding::abort_transport();
   local_->abort();
   cross_->abort();
 }

@@ -5,7 +5,8 @@
 // gloo, Open MPI's vader under mpi), an allreduce across hosts between the ranks that hold the
 // same slice (one per host), and an allgather inside each host. This decorator does that over
 // sub-backends of any flat backend (Backend v2's create_subgroup); everything else (the other
-// collectives, non-CPU buffers, the control channel, process sets) goes to the flat backend.
+// collectives, non-CPU buffers, the control channel, process sets) goes to the flat backend
+// (FlatForwarding, flat_forwarding.h).
 //
 // Topology (the launcher's, as Backend::topology() reports it): a host is the set of ranks with
 // one host index, the cross_rank (Horovod's: a rank's index among the ranks of its local_rank,
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "ops/backend.h"
+#include "ops/hierarchical/flat_forwarding.h"
 #include "ops/hierarchical_switch.h"
 
 namespace runrun {
@@ -31,28 +33,14 @@ namespace runrun {
 // sets *why_not (every rank decides alike).
 std::unique_ptr<Backend> make_hierarchical(std::unique_ptr<Backend> flat, std::string* why_not);
 
-class HierarchicalBackend final : public Backend, public HierarchicalSwitch {
+class HierarchicalBackend final : public FlatForwarding<Backend>, public HierarchicalSwitch {
  public:
   HierarchicalBackend(std::unique_ptr<Backend> flat, std::unique_ptr<Backend> local,
                       std::unique_ptr<Backend> cross);
 
-  std::string_view name() const override { return flat_->name(); }
-  const Topology& topology() const override { return flat_->topology(); }
-
+  // CPU buffers while switched on: the three steps; anything else: flat.
   CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
                                 DataType type, ReduceOp op) override;
-  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
-                                 const std::vector<size_t>& recv_bytes) override;
-  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;
-  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
-                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override;
-  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
-                                    const std::vector<size_t>& recv_counts, DataType type,
-                                    ReduceOp op) override;
-  CompletionPtr start_barrier() override;
-  std::unique_ptr<ControlChannel> create_control_channel() override;
-  // Process sets other than the global one run flat (the flat backend's subgroup).
-  std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
 
   // Off: allreduce goes flat too (the autotuner's switch, RUNRUN_AUTOTUNE). Driving thread
   // only; every rank switches before the same collective.
@@ -66,7 +54,6 @@ class HierarchicalBackend final : public Backend, public HierarchicalSwitch {
   void abort_transport() override;
 
  private:
-  std::unique_ptr<Backend> flat_;
   std::unique_ptr<Backend> local_;  // the ranks of this host, in rank order
   std::unique_ptr<Backend> cross_;  // one rank per host: those at this rank's place in theirs
   std::vector<char> slice_;         // this rank's slice between the three steps (driving thread)

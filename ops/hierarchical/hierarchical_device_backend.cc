@@ -8,6 +8,7 @@
 #include "ops/block_layout.h"
 #include "ops/cuda_streams.h"
 #include "ops/hierarchical/hierarchy.h"
+#include "ops/hierarchical/staged_allreduce_backend.h"
 
 namespace runrun {
 namespace {
@@ -40,18 +41,25 @@ std::unique_ptr<DeviceBackend> as_device(std::unique_ptr<Backend> backend) {
 
 std::unique_ptr<DeviceBackend> make_hierarchical_device(std::unique_ptr<DeviceBackend> flat,
                                                         const Topology& topology,
-                                                        std::string* why_not) {
+                                                        std::string* why_not,
+                                                        Backend* staged_cross) {
   HierarchySplit split =
-      split_hierarchy(*flat, exchange_topologies(*flat, topology), why_not);
+      split_hierarchy(*flat, exchange_topologies(*flat, topology), why_not, staged_cross);
   if (!split.local) return flat;
+  std::unique_ptr<DeviceBackend> cross =
+      staged_cross != nullptr
+          ? std::make_unique<StagedAllreduceBackend>(std::move(split.cross), flat->device())
+          : as_device(std::move(split.cross));
   return std::make_unique<HierarchicalDeviceBackend>(
-      std::move(flat), as_device(std::move(split.local)), as_device(std::move(split.cross)));
+      std::move(flat), as_device(std::move(split.local)), std::move(cross));
 }
 
 HierarchicalDeviceBackend::HierarchicalDeviceBackend(std::unique_ptr<DeviceBackend> flat,
                                                      std::unique_ptr<DeviceBackend> local,
                                                      std::unique_ptr<DeviceBackend> cross)
-    : flat_(std::move(flat)), local_(std::move(local)), cross_(std::move(cross)) {}
+    : FlatForwardingDevice(std::move(flat)),
+      local_(std::move(local)),
+      cross_(std::move(cross)) {}
 
 HierarchicalDeviceBackend::~HierarchicalDeviceBackend() {
   if (slice_ != nullptr) gpu::free_async(slice_, gpu::runrun_stream(device()));
@@ -68,11 +76,6 @@ void* HierarchicalDeviceBackend::slice(size_t bytes) {
   return slice_;
 }
 
-bool HierarchicalDeviceBackend::can_scale(DataType type, ReduceOp op,
-                                          const DeviceReduceScaling& scaling) const {
-  return flat_->can_scale(type, op, scaling);
-}
-
 Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce(ConstDeviceBuffer in,
                                                                   DeviceBuffer out, size_t count,
                                                                   DataType type, ReduceOp op) {
@@ -83,16 +86,17 @@ Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce(ConstDeviceBuf
 Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce_scaled(
     ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type, ReduceOp op,
     const DeviceReduceScaling& scaling) {
-  if (!enabled_ || !flat_->can_scale(type, op, scaling)) {  // flat (or its own error)
+  // Applied once, across hosts: an average is a sum times 1/(every rank of the group).
+  DeviceReduceScaling across = scaling;
+  if (scaling.average) across = {scaling.factor / static_cast<double>(size()), false};
+  if (!enabled_ || !flat_->can_scale(type, op, scaling) ||
+      !cross_->can_scale(type, op, across)) {  // flat (or its own error); the same on every rank
     return flat_->start_allreduce_scaled(in, out, count, type, op, scaling);
   }
   const size_t esize = element_size(type);
   const auto slices = even_split(count, static_cast<size_t>(local_->size()));
   const auto place = static_cast<size_t>(local_->rank());
   const size_t mine = slices[place];
-  // Applied once, across hosts: an average is a sum times 1/(every rank of the group).
-  DeviceReduceScaling across = scaling;
-  if (scaling.average) across = {scaling.factor / static_cast<double>(size()), false};
   const DLDevice dev{kDLCUDA, device()};
   // Each stage is waited for before the next starts: a rank whose stage failed then never
   // starts the next one with a partial slice (which a peer in that stage's communicator would
@@ -121,50 +125,8 @@ Backend::CompletionPtr HierarchicalDeviceBackend::start_allreduce_scaled(
   });
 }
 
-Backend::CompletionPtr HierarchicalDeviceBackend::start_allgatherv(
-    ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
-    const std::vector<size_t>& recv_bytes) {
-  return flat_->start_allgatherv(in, send_bytes, out, recv_bytes);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_broadcast(DeviceBuffer buffer,
-                                                                  size_t bytes, int root) {
-  return flat_->start_broadcast(buffer, bytes, root);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_alltoallv(
-    ConstDeviceBuffer in, const std::vector<size_t>& send_bytes, DeviceBuffer out,
-    const std::vector<size_t>& recv_bytes) {
-  return flat_->start_alltoallv(in, send_bytes, out, recv_bytes);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_reducescatter(
-    ConstDeviceBuffer in, DeviceBuffer out, const std::vector<size_t>& recv_counts, DataType type,
-    ReduceOp op) {
-  return flat_->start_reducescatter(in, out, recv_counts, type, op);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_reducescatter_scaled(
-    ConstDeviceBuffer in, DeviceBuffer out, const std::vector<size_t>& recv_counts, DataType type,
-    ReduceOp op, const DeviceReduceScaling& scaling) {
-  return flat_->start_reducescatter_scaled(in, out, recv_counts, type, op, scaling);
-}
-
-Backend::CompletionPtr HierarchicalDeviceBackend::start_barrier() {
-  return flat_->start_barrier();
-}
-
-std::unique_ptr<ControlChannel> HierarchicalDeviceBackend::create_control_channel() {
-  return flat_->create_control_channel();
-}
-
-std::unique_ptr<Backend> HierarchicalDeviceBackend::create_subgroup(
-    const std::vector<int>& ranks) {
-  return flat_->create_subgroup(ranks);
-}
-
 void HierarchicalDeviceBackend::abort_transport() {
-  flat_->abort();
+  FlatForwardingDevice::abort_transport();
   local_->abort();
   cross_->abort();
 }

@@ -5,12 +5,16 @@
 // in their hosts, and an allgather inside each host — here over sub-backends of a flat
 // DeviceBackend (the NCCL backend: create_subgroup gives a communicator of the host's ranks and
 // one of the ranks at this place on every host), on the device, stream-ordered on runrun's stream.
+// The stage across hosts may instead be a StagedAllreduceBackend (staged_allreduce_backend.h:
+// the slice through pinned host memory over subgroups of MPI or Gloo;
+// RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS=staging): an op whose scaling it cannot do runs flat.
 // Scaling (prescale, postscale, average) is applied once, by the across-hosts stage: the
 // reduce-scatter reduces plainly, then the allreduce of the host sums multiplies by the factor
 // (an average's 1/size of the whole group folded in), so the result is the flat one's.
 // Uneven counts: the slices are even_split(count, local_size) (block_layout.h), the
 // reduce-scatter and the allgather of uneven blocks are the flat backend's.
-// Everything else (other collectives, subgroups, the control channel) goes to the flat backend.
+// Everything else (other collectives, subgroups, the control channel) goes to the flat backend
+// (FlatForwardingDevice, flat_forwarding.h).
 // Reduction order: inside each host in rank order, then across hosts (as the CPU form).
 // Failure: the stages run one after the other; a rank whose stage failed aborts its other
 // communicators, so a dead peer fails the op on every rank (none completes with a partial sum).
@@ -21,46 +25,25 @@
 #include <vector>
 
 #include "ops/device_backend.h"
+#include "ops/hierarchical/flat_forwarding.h"
 #include "ops/hierarchical_switch.h"
 
 namespace runrun {
 
 // make_hierarchical_device (ops/device_backend.h) builds one.
-class HierarchicalDeviceBackend final : public DeviceBackend, public HierarchicalSwitch {
+class HierarchicalDeviceBackend final : public FlatForwardingDevice, public HierarchicalSwitch {
  public:
   HierarchicalDeviceBackend(std::unique_ptr<DeviceBackend> flat,
                             std::unique_ptr<DeviceBackend> local,
                             std::unique_ptr<DeviceBackend> cross);
   ~HierarchicalDeviceBackend() override;
 
-  std::string_view name() const override { return flat_->name(); }
-  const Topology& topology() const override { return flat_->topology(); }
-  int device() const override { return flat_->device(); }
-
+  // While switched on and `flat` can do the scaling: the three stages; otherwise flat.
   CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
                                 DataType type, ReduceOp op) override;
-  CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
-                                 const std::vector<size_t>& recv_bytes) override;
-  CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;
-  CompletionPtr start_alltoallv(ConstDeviceBuffer in, const std::vector<size_t>& send_bytes,
-                                DeviceBuffer out, const std::vector<size_t>& recv_bytes) override;
-  CompletionPtr start_reducescatter(ConstDeviceBuffer in, DeviceBuffer out,
-                                    const std::vector<size_t>& recv_counts, DataType type,
-                                    ReduceOp op) override;
-  CompletionPtr start_barrier() override;
-
-  bool can_scale(DataType type, ReduceOp op, const DeviceReduceScaling& scaling) const override;
   CompletionPtr start_allreduce_scaled(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
                                        DataType type, ReduceOp op,
                                        const DeviceReduceScaling& scaling) override;
-  CompletionPtr start_reducescatter_scaled(ConstDeviceBuffer in, DeviceBuffer out,
-                                           const std::vector<size_t>& recv_counts, DataType type,
-                                           ReduceOp op,
-                                           const DeviceReduceScaling& scaling) override;
-
-  std::unique_ptr<ControlChannel> create_control_channel() override;
-  // Process sets other than the global one run flat (the flat backend's subgroup).
-  std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
 
   // Off: allreduce goes flat too. The core sets it from the CPU backend's switch before each
   // allreduce bucket (the autotuner's, RUNRUN_AUTOTUNE), so CUDA and CPU tensors follow one
@@ -77,7 +60,6 @@ class HierarchicalDeviceBackend final : public DeviceBackend, public Hierarchica
  private:
   void* slice(size_t bytes);  // device memory for this rank's slice (driving thread)
 
-  std::unique_ptr<DeviceBackend> flat_;
   std::unique_ptr<DeviceBackend> local_;
   std::unique_ptr<DeviceBackend> cross_;
   void* slice_ = nullptr;  // on flat_->device(), slice_bytes_ long; freed on runrun's stream

@@ -8,7 +8,7 @@
 namespace runrun {
 
 HierarchySplit split_hierarchy(Backend& flat, const std::vector<int32_t>& all,
-                               std::string* why_not) {
+                               std::string* why_not, Backend* cross_from) {
   const auto n = static_cast<size_t>(flat.size());
   std::map<int32_t, std::vector<int>> hosts;  // cross_rank -> its ranks, in rank order
   for (size_t r = 0; r < n; ++r) hosts[all[3 * r]].push_back(static_cast<int>(r));
@@ -38,6 +38,13 @@ HierarchySplit split_hierarchy(Backend& flat, const std::vector<int32_t>& all,
   }
   // Every rank takes part in every split (create_subgroup is collective over the flat group).
   const auto me = static_cast<int>(flat.rank());
+  Backend& across = cross_from != nullptr ? *cross_from : flat;
+  RUNRUN_ENFORCE(across.rank() == me && across.size() == flat.size(), InternalError,
+                 "hierarchical allreduce on rank " + std::to_string(me) + ": the " +
+                     std::string(across.name()) + " backend for the stage across hosts numbers "
+                     "this rank " + std::to_string(across.rank()) + " of " +
+                     std::to_string(across.size()) + ", the " + std::string(flat.name()) +
+                     " backend " + std::to_string(me) + " of " + std::to_string(flat.size()));
   HierarchySplit split;
   size_t place = 0;
   for (const auto& [host, ranks] : hosts) {
@@ -51,7 +58,7 @@ HierarchySplit split_hierarchy(Backend& flat, const std::vector<int32_t>& all,
     std::vector<int> ranks;
     for (const auto& entry : hosts) ranks.push_back(entry.second[j]);
     std::sort(ranks.begin(), ranks.end());
-    auto group = flat.create_subgroup(ranks);
+    auto group = across.create_subgroup(ranks);
     if (j == place) split.cross = std::move(group);
   }
   RUNRUN_ENFORCE(split.local && split.cross, InternalError,

@@ -26,8 +26,10 @@ struct HierarchySplit {
 // `topologies`: every rank's (cross_rank, local_size, cross_size), indexed by rank (the same on
 // every rank). Splits `flat` (create_subgroup, collective) when the job is a full grid of at
 // least two hosts with at least two ranks each; otherwise splits nothing, sets *why_not and
-// returns empty groups (every rank decides alike).
+// returns empty groups (every rank decides alike). `cross_from`, when given, is split for the
+// cross groups instead of `flat` (collective over it too): a backend of another transport over
+// the same ranks, numbered alike (the CUDA form's MPI/Gloo stage across hosts).
 HierarchySplit split_hierarchy(Backend& flat, const std::vector<int32_t>& topologies,
-                               std::string* why_not);
+                               std::string* why_not, Backend* cross_from = nullptr);
 
 }  // namespace runrun

@@ -120,6 +120,8 @@ TEST_CASE("tunables map to their RUNRUN_* knobs") {
   CHECK(parse({"-np", "1", "x"}).knob_values.empty());
   CHECK(knob(parse({"-np", "2", "--thread-affinity", "0,11", "x"}), k::kThreadAffinity) ==
         "0,11");
+  CHECK(knob(parse({"-np", "4", "--hierarchical-allreduce-cross", "staging", "x"}),
+             k::kHierarchicalAllreduceCross) == "staging");
 }
 
 TEST_CASE("autotune flags map to their RUNRUN_AUTOTUNE* knobs") {
@@ -193,6 +195,9 @@ TEST_CASE("every command-line error names the option and the value") {
                Catch::Contains("--thread-affinity '" + std::string(cpus) + "'") &&
                    Catch::Contains("one non-negative integer per local rank"));
   }
+  CHECK_THAT(error_of({"-np", "2", "--hierarchical-allreduce-cross", "mpi", "x"}),
+             Catch::Contains("--hierarchical-allreduce-cross 'mpi'") &&
+                 Catch::Contains("nccl") && Catch::Contains("staging"));
   CHECK_THAT(error_of({"-np", "2", "--stall-check-warning-time-seconds", "x1", "x"}),
              Catch::Contains("--stall-check-warning-time-seconds"));
   CHECK_THAT(error_of({"-np", "2", "--stall-check-shutdown-time-seconds", "-5", "x"}),
