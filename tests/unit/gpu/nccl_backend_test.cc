@@ -244,22 +244,38 @@ TEST_CASE("nccl can_scale: what NCCL does without kernels, and what is left to s
   });
 }
 
+// The failure cases' op: an in-place float32 sum of `v` (which must outlive the completion)
+// on this rank's device.
+Backend::CompletionPtr start_sum(OnDevice& b, std::vector<float>& v) {
+  const DLDevice dev{kDLCUDA, b.nccl().device()};
+  return b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, v.size(), DataType::kFloat32,
+                                  ReduceOp::kSum);
+}
+
+// The failure cases' bystander: alive on the control channel, absent from the collective,
+// until the rank under test sets `done` (through a SetOnExit, so also when its check fails).
+void idle_until(const std::atomic<bool>& done) {
+  while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+struct SetOnExit {
+  std::atomic<bool>& flag;
+  ~SetOnExit() { flag = true; }
+};
+
 TEST_CASE("nccl: a peer that never arrives fails the op at the collective timeout, no hang") {
   std::atomic<bool> done{false};
   run_nccl_ranks(
       2,
       [&](OnDevice& b) {
-        if (b.rank() == 1) {  // alive on the control channel, absent from the collective
-          while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (b.rank() == 1) {
+          idle_until(done);
           return;
         }
+        const SetOnExit release{done};
         std::vector<float> v(16, 1.0f);
-        const DLDevice dev{kDLCUDA, b.nccl().device()};
-        auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
-                                                   DataType::kFloat32, ReduceOp::kSum);
+        auto completion = start_sum(b, v);
         RANK_CHECK_THROWS(TimeoutError, completion->wait());
         RANK_CHECK_THROWS(TimeoutError, b.nccl().start_barrier());  // broken for good
-        done = true;
       },
       std::chrono::milliseconds(300));
 }
@@ -271,9 +287,7 @@ TEST_CASE("nccl: a peer that died (aborted its communicator) fails the op with P
       return;
     }
     std::vector<float> v(16, 1.0f);
-    const DLDevice dev{kDLCUDA, b.nccl().device()};
-    auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
-                                               DataType::kFloat32, ReduceOp::kSum);
+    auto completion = start_sum(b, v);
     RANK_CHECK_THROWS(PeerFailureError, completion->wait());
   });
 }
@@ -289,12 +303,8 @@ TEST_CASE("hierarchical nccl: a peer on the other host that died fails the op, n
       return;
     }
     std::vector<float> v(16, 1.0f);
-    const DLDevice dev{kDLCUDA, b.nccl().device()};
     try {
-      b.nccl()
-          .start_allreduce({v.data(), dev}, {v.data(), dev}, 16, DataType::kFloat32,
-                           ReduceOp::kSum)
-          ->wait();
+      start_sum(b, v)->wait();
     } catch (const Error&) {
       ++failed;
     }
@@ -306,17 +316,14 @@ TEST_CASE("nccl: abort() from another thread makes a waiting op throw ShutDownEr
   std::atomic<bool> done{false};
   run_nccl_ranks(2, [&](OnDevice& b) {
     if (b.rank() == 1) {
-      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      idle_until(done);
       return;
     }
+    const SetOnExit release{done};
     std::vector<float> v(16, 1.0f);
-    const DLDevice dev{kDLCUDA, b.nccl().device()};
-    auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
-                                               DataType::kFloat32, ReduceOp::kSum);
-    std::thread aborter([&] { b.abort(); });
+    auto completion = start_sum(b, v);
+    std::jthread aborter([&] { b.abort(); });  // joined however the check ends
     RANK_CHECK_THROWS(ShutDownError, completion->wait());
-    aborter.join();
-    done = true;
   });
 }
 
