@@ -252,26 +252,32 @@ Backend::CompletionPtr start_sum(OnDevice& b, std::vector<float>& v) {
                                   ReduceOp::kSum);
 }
 
-// The failure cases' bystander: alive on the control channel, absent from the collective,
-// until the rank under test sets `done` (through a SetOnExit, so also when its check fails).
-void idle_until(const std::atomic<bool>& done) {
-  while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-}
-struct SetOnExit {
-  std::atomic<bool>& flag;
-  ~SetOnExit() { flag = true; }
-};
-
-TEST_CASE("nccl: a peer that never arrives fails the op at the collective timeout, no hang") {
+// Two ranks: rank 0 runs `body`; rank 1, the bystander, stays alive on the control channel and
+// absent from the collective until rank 0's body has ended, however it ended (a failed check
+// included: the bystander never outlives it, so a failure fails instead of hanging).
+void run_with_bystander(const std::function<void(OnDevice&)>& body,
+                        std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+  struct SetOnExit {
+    std::atomic<bool>& flag;
+    ~SetOnExit() { flag = true; }
+  };
   std::atomic<bool> done{false};
   run_nccl_ranks(
       2,
       [&](OnDevice& b) {
         if (b.rank() == 1) {
-          idle_until(done);
+          while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
           return;
         }
         const SetOnExit release{done};
+        body(b);
+      },
+      timeout);
+}
+
+TEST_CASE("nccl: a peer that never arrives fails the op at the collective timeout, no hang") {
+  run_with_bystander(
+      [](OnDevice& b) {
         std::vector<float> v(16, 1.0f);
         auto completion = start_sum(b, v);
         RANK_CHECK_THROWS(TimeoutError, completion->wait());
@@ -313,13 +319,7 @@ TEST_CASE("hierarchical nccl: a peer on the other host that died fails the op, n
 }
 
 TEST_CASE("nccl: abort() from another thread makes a waiting op throw ShutDownError") {
-  std::atomic<bool> done{false};
-  run_nccl_ranks(2, [&](OnDevice& b) {
-    if (b.rank() == 1) {
-      idle_until(done);
-      return;
-    }
-    const SetOnExit release{done};
+  run_with_bystander([](OnDevice& b) {
     std::vector<float> v(16, 1.0f);
     auto completion = start_sum(b, v);
     std::jthread aborter([&] { b.abort(); });  // joined however the check ends
