@@ -40,6 +40,11 @@ class Mesh {
   uint64_t next_slot();
 
   // Closes every connection: peers see them closed, later transfers fail. Idempotent.
+  // gloo's hard close (a reset: bytes not yet sent are dropped), for abort and failure only.
+  // A clean shutdown never calls it: destruction closes softly (the bytes written go out
+  // before the end of the stream), and after the shutdown round no transfer of a peer is left
+  // to need this rank (gloo writes an unbound send only once the receiver posted it, and this
+  // rank left the round only after every peer's bytes for it arrived).
   void close();
 
  private:

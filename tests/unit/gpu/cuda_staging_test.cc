@@ -271,6 +271,37 @@ TEST_CASE("CUDA tensors over a host backend: every op and dtype exact, outputs o
 }
 
 #ifdef RUNRUN_FAKE_NCCL
+// A bucket of three float32 tensors of 3, 1 and 5 elements (9 in all: uneven over 2 or 4
+// ranks), named `prefix`.0 to .2, where rank r holds i + 10 * t + r (t: the tensor).
+struct Bucket {
+  std::vector<int64_t> lengths{3, 1, 5};
+  std::vector<Framework::Tensor> tensors;
+  std::vector<TensorView> views;
+  std::vector<std::string> names;
+
+  Bucket(Framework& fw, int rank, const std::string& prefix) {
+    for (size_t t = 0; t < lengths.size(); ++t) {
+      std::vector<int64_t> values;
+      for (int64_t i = 0; i < lengths[t]; ++i) values.push_back(base(t, i) + rank);
+      tensors.push_back(fw.tensor(DataType::kFloat32, {lengths[t]}, values));
+      views.push_back(tensors.back().view);
+      names.push_back(prefix + "." + std::to_string(t));
+    }
+  }
+  static int64_t base(size_t t, int64_t i) { return i + 10 * static_cast<int64_t>(t); }
+
+  // Throws unless element i of tensor t holds expected(i + 10 * t).
+  void check(const Framework& fw, const std::function<int64_t(int64_t)>& expected,
+             const std::string& what) const {
+    for (size_t t = 0; t < lengths.size(); ++t) {
+      std::vector<int64_t> values;
+      for (int64_t i = 0; i < lengths[t]; ++i) values.push_back(expected(base(t, i)));
+      check_bytes(fw.read(views[t]), encode(DataType::kFloat32, values), DataType::kFloat32,
+                  what + ", tensor " + std::to_string(t));
+    }
+  }
+};
+
 TEST_CASE("over NCCL: a fused bucket is one NCCL call on the device fusion buffer, scaled by NCCL",
           "[cuda]") {
   REQUIRE(fake_selected);
@@ -278,20 +309,7 @@ TEST_CASE("over NCCL: a fused bucket is one NCCL call on the device fusion buffe
   std::atomic<int> arrived{0};
   testing::run_ranks(2, [&](int rank, Runtime& runtime) {
     Framework fw(rank);
-    // Three float32 tensors of 3, 1 and 5 elements: rank r holds i + 10 * t + r (t: tensor).
-    std::vector<Framework::Tensor> tensors;
-    std::vector<TensorView> views;
-    std::vector<std::string> names;
-    const std::vector<int64_t> lengths{3, 1, 5};
-    for (size_t t = 0; t < lengths.size(); ++t) {
-      std::vector<int64_t> values;
-      for (int64_t i = 0; i < lengths[t]; ++i) {
-        values.push_back(i + 10 * static_cast<int64_t>(t) + rank);
-      }
-      tensors.push_back(fw.tensor(DataType::kFloat32, {lengths[t]}, values));
-      views.push_back(tensors.back().view);
-      names.push_back("fused." + std::to_string(t));
-    }
+    const Bucket bucket(fw, rank, "fused");
     // Both ranks enqueue after the other one's last op ended, so the counter brackets this op.
     ++arrived;
     while (arrived.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -299,17 +317,11 @@ TEST_CASE("over NCCL: a fused bucket is one NCCL call on the device fusion buffe
     // Average with prescale 4 and postscale 1.5 over 2 ranks: 3 * sum, by one pre-multiplied
     // sum with factor 4 * 1.5 / 2 (the staged path would scale on the host instead).
     testing::require_ok(*runtime.grouped_allreduce(
-        names, views, views, AllreduceOptions{ReduceOp::kAverage, 4.0, 1.5, 0}));
+        bucket.names, bucket.views, bucket.views,
+        AllreduceOptions{ReduceOp::kAverage, 4.0, 1.5, 0}));
     const long after = fake_nccl_calls();
     if (rank == 0) calls_in_group = after - before;
-    for (size_t t = 0; t < lengths.size(); ++t) {
-      std::vector<int64_t> expected;
-      for (int64_t i = 0; i < lengths[t]; ++i) {
-        expected.push_back(3 * (2 * (i + 10 * static_cast<int64_t>(t)) + 1));
-      }
-      check_bytes(fw.read(views[t]), encode(DataType::kFloat32, expected), DataType::kFloat32,
-                  "fused scaled average, tensor " + std::to_string(t));
-    }
+    bucket.check(fw, [](int64_t v) { return 3 * (2 * v + 1); }, "fused scaled average");
   });
   // One ncclAllReduce per rank for the three tensors (the other rank's call may land either
   // side of rank 0's bracket, so 1 or 2 — never 3 per rank as unfused).
@@ -326,33 +338,14 @@ TEST_CASE("over NCCL hierarchical (2 hosts x 2 ranks): fused uneven averaged buc
       4,
       [&](int rank, Runtime& runtime) {
         Framework fw(rank);
-        // Float32 tensors of 3, 1 and 5 elements (9 in the bucket: not divisible by the 2
-        // ranks of a host) holding i + 10 * t + r, and one float64 tensor of 7.
-        const std::vector<int64_t> lengths{3, 1, 5};
-        std::vector<Framework::Tensor> tensors;
-        std::vector<TensorView> views;
-        std::vector<std::string> names;
-        for (size_t t = 0; t < lengths.size(); ++t) {
-          std::vector<int64_t> values;
-          for (int64_t i = 0; i < lengths[t]; ++i) {
-            values.push_back(i + 10 * static_cast<int64_t>(t) + rank);
-          }
-          tensors.push_back(fw.tensor(DataType::kFloat32, {lengths[t]}, values));
-          views.push_back(tensors.back().view);
-          names.push_back("hier." + std::to_string(t));
-        }
+        // The bucket's 9 elements are not divisible by the 2 ranks of a host.
+        const Bucket bucket(fw, rank, "hier");
         // Average with prescale 4 and postscale 0.5 over 4 ranks: sum / 2, scaled once.
         testing::require_ok(*runtime.grouped_allreduce(
-            names, views, views, AllreduceOptions{ReduceOp::kAverage, 4.0, 0.5, 0}));
-        for (size_t t = 0; t < lengths.size(); ++t) {
-          std::vector<int64_t> expected;  // (4 * (i + 10t) + 6) / 2
-          for (int64_t i = 0; i < lengths[t]; ++i) {
-            expected.push_back(2 * (i + 10 * static_cast<int64_t>(t)) + 3);
-          }
-          check_bytes(fw.read(views[t]), encode(DataType::kFloat32, expected),
-                      DataType::kFloat32, "hierarchical fused average, tensor " +
-                                              std::to_string(t));
-        }
+            bucket.names, bucket.views, bucket.views,
+            AllreduceOptions{ReduceOp::kAverage, 4.0, 0.5, 0}));
+        // (4 * v + 6) / 2
+        bucket.check(fw, [](int64_t v) { return 2 * v + 3; }, "hierarchical fused average");
         // Max of int32 over 7 elements (uneven slices 4 + 3): the largest rank's values.
         auto m = fw.tensor(DataType::kInt32, {7}, std::vector<int64_t>(7, 100 * rank - 5));
         testing::require_ok(*runtime.allreduce("hier.max", m.view, m.view,

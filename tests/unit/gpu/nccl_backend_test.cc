@@ -244,22 +244,44 @@ TEST_CASE("nccl can_scale: what NCCL does without kernels, and what is left to s
   });
 }
 
-TEST_CASE("nccl: a peer that never arrives fails the op at the collective timeout, no hang") {
+// The failure cases' op: an in-place float32 sum of `v` (which must outlive the completion)
+// on this rank's device.
+Backend::CompletionPtr start_sum(OnDevice& b, std::vector<float>& v) {
+  const DLDevice dev{kDLCUDA, b.nccl().device()};
+  return b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, v.size(), DataType::kFloat32,
+                                  ReduceOp::kSum);
+}
+
+// Two ranks: rank 0 runs `body`; rank 1, the bystander, stays alive on the control channel and
+// absent from the collective until rank 0's body has ended, however it ended (a failed check
+// included: the bystander never outlives it, so a failure fails instead of hanging).
+void run_with_bystander(const std::function<void(OnDevice&)>& body,
+                        std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+  struct SetOnExit {
+    std::atomic<bool>& flag;
+    ~SetOnExit() { flag = true; }
+  };
   std::atomic<bool> done{false};
   run_nccl_ranks(
       2,
       [&](OnDevice& b) {
-        if (b.rank() == 1) {  // alive on the control channel, absent from the collective
+        if (b.rank() == 1) {
           while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
           return;
         }
+        const SetOnExit release{done};
+        body(b);
+      },
+      timeout);
+}
+
+TEST_CASE("nccl: a peer that never arrives fails the op at the collective timeout, no hang") {
+  run_with_bystander(
+      [](OnDevice& b) {
         std::vector<float> v(16, 1.0f);
-        const DLDevice dev{kDLCUDA, b.nccl().device()};
-        auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
-                                                   DataType::kFloat32, ReduceOp::kSum);
+        auto completion = start_sum(b, v);
         RANK_CHECK_THROWS(TimeoutError, completion->wait());
         RANK_CHECK_THROWS(TimeoutError, b.nccl().start_barrier());  // broken for good
-        done = true;
       },
       std::chrono::milliseconds(300));
 }
@@ -271,9 +293,7 @@ TEST_CASE("nccl: a peer that died (aborted its communicator) fails the op with P
       return;
     }
     std::vector<float> v(16, 1.0f);
-    const DLDevice dev{kDLCUDA, b.nccl().device()};
-    auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
-                                               DataType::kFloat32, ReduceOp::kSum);
+    auto completion = start_sum(b, v);
     RANK_CHECK_THROWS(PeerFailureError, completion->wait());
   });
 }
@@ -289,12 +309,8 @@ TEST_CASE("hierarchical nccl: a peer on the other host that died fails the op, n
       return;
     }
     std::vector<float> v(16, 1.0f);
-    const DLDevice dev{kDLCUDA, b.nccl().device()};
     try {
-      b.nccl()
-          .start_allreduce({v.data(), dev}, {v.data(), dev}, 16, DataType::kFloat32,
-                           ReduceOp::kSum)
-          ->wait();
+      start_sum(b, v)->wait();
     } catch (const Error&) {
       ++failed;
     }
@@ -303,20 +319,11 @@ TEST_CASE("hierarchical nccl: a peer on the other host that died fails the op, n
 }
 
 TEST_CASE("nccl: abort() from another thread makes a waiting op throw ShutDownError") {
-  std::atomic<bool> done{false};
-  run_nccl_ranks(2, [&](OnDevice& b) {
-    if (b.rank() == 1) {
-      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      return;
-    }
+  run_with_bystander([](OnDevice& b) {
     std::vector<float> v(16, 1.0f);
-    const DLDevice dev{kDLCUDA, b.nccl().device()};
-    auto completion = b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 16,
-                                               DataType::kFloat32, ReduceOp::kSum);
-    std::thread aborter([&] { b.abort(); });
+    auto completion = start_sum(b, v);
+    std::jthread aborter([&] { b.abort(); });  // joined however the check ends
     RANK_CHECK_THROWS(ShutDownError, completion->wait());
-    aborter.join();
-    done = true;
   });
 }
 

@@ -132,6 +132,37 @@ std::string connect_and_check(FileBoard& board, int rank, int size, bool single_
   }
 }
 
+// Runs `check(rank)` for every rank of a group of `size`, each rank in its own thread, and
+// fails the test with every rank's problem ("" is none; an exception is one).
+void expect_clean_ranks(int size, const std::function<std::string(int rank)>& check) {
+  std::vector<std::string> problems(static_cast<size_t>(size));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        problems[static_cast<size_t>(rank)] = check(rank);
+      } catch (const std::exception& e) {
+        problems[static_cast<size_t>(rank)] = e.what();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& problem : problems) CHECK(problem.empty());
+  for (const auto& problem : problems) {
+    if (!problem.empty()) FAIL(problem);
+  }
+}
+
+// A group of `size` ranks with 1 MiB slots (the one-step and chunk boundaries below a slot).
+std::unique_ptr<shm::Group> connect_large(FileBoard& board, int rank, int size, bool single_copy) {
+  auto options = options_with(single_copy);
+  options.capacity = size_t{1} << 20;
+  std::string why;
+  auto group = shm::Group::connect(board, "g", rank, size, options, &why);
+  if (!group) throw std::runtime_error("no group: " + why);
+  return group;
+}
+
 }  // namespace
 
 TEST_CASE("shm allreduce, ranks as threads: both algorithms give the rank-order bits") {
@@ -139,18 +170,8 @@ TEST_CASE("shm allreduce, ranks as threads: both algorithms give the rank-order 
     for (int size = 2; size <= 4; ++size) {
       INFO("single_copy " << single_copy << ", " << size << " ranks");
       FileBoard board(temporary_folder());
-      std::vector<std::string> problems(static_cast<size_t>(size));
-      std::vector<std::thread> threads;
-      for (int rank = 0; rank < size; ++rank) {
-        threads.emplace_back([&, rank] {
-          problems[static_cast<size_t>(rank)] = connect_and_check(board, rank, size, single_copy);
-        });
-      }
-      for (auto& thread : threads) thread.join();
-      for (const auto& problem : problems) CHECK(problem.empty());
-      for (const auto& problem : problems) {
-        if (!problem.empty()) FAIL(problem);
-      }
+      expect_clean_ranks(size,
+                         [&](int rank) { return connect_and_check(board, rank, size, single_copy); });
     }
   }
 }
@@ -191,29 +212,12 @@ TEST_CASE("shm allreduce between the one-step size and a slot: rank-order bits a
   for (int size = 2; size <= 4; ++size) {
     INFO(size << " ranks");
     FileBoard board(temporary_folder());
-    std::vector<std::string> problems(static_cast<size_t>(size));
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < size; ++rank) {
-      threads.emplace_back([&, rank] {
-        try {
-          auto options = options_with(true);
-          options.capacity = size_t{1} << 20;
-          std::string why;
-          auto group = shm::Group::connect(board, "g", rank, size, options, &why);
-          if (!group) throw std::runtime_error("no group: " + why);
-          problems[static_cast<size_t>(rank)] = check_every_allreduce(*group, [&](size_t esize) {
-            return std::vector<size_t>{shm::kOneStepBytes / esize + 1, 40009};
-          });
-        } catch (const std::exception& e) {
-          problems[static_cast<size_t>(rank)] = e.what();
-        }
+    expect_clean_ranks(size, [&](int rank) {
+      auto group = connect_large(board, rank, size, true);
+      return check_every_allreduce(*group, [&](size_t esize) {
+        return std::vector<size_t>{shm::kOneStepBytes / esize + 1, 40009};
       });
-    }
-    for (auto& thread : threads) thread.join();
-    for (const auto& problem : problems) CHECK(problem.empty());
-    for (const auto& problem : problems) {
-      if (!problem.empty()) FAIL(problem);
-    }
+    });
   }
 }
 
@@ -227,37 +231,20 @@ TEST_CASE("shm allreduce from misaligned buffers: rank-order bits around the cop
     for (int size = single_copy ? 4 : 2; size <= 4; size += 2) {
       INFO("single_copy " << single_copy << ", " << size << " ranks");
       FileBoard board(temporary_folder());
-      std::vector<std::string> problems(static_cast<size_t>(size));
-      std::vector<std::thread> threads;
-      for (int rank = 0; rank < size; ++rank) {
-        threads.emplace_back([&, rank] {
-          try {
-            auto options = options_with(single_copy);
-            options.capacity = size_t{1} << 20;
-            std::string why;
-            auto group = shm::Group::connect(board, "g", rank, size, options, &why);
-            if (!group) throw std::runtime_error("no group: " + why);
-            const auto counts = [&](size_t esize) {
-              return std::vector<size_t>{shm::kOneStepBytes / esize + 1,
-                                         (size_t{64} << 10) * static_cast<size_t>(size) / esize +
-                                             2051,
-                                         options.capacity / esize + 1021};
-            };
-            const auto some = [](DataType type) {
-              return type == DataType::kInt8 || type == DataType::kFloat16 ||
-                     type == DataType::kFloat32;
-            };
-            problems[static_cast<size_t>(rank)] = check_every_allreduce(*group, counts, 24, some);
-          } catch (const std::exception& e) {
-            problems[static_cast<size_t>(rank)] = e.what();
-          }
-        });
-      }
-      for (auto& thread : threads) thread.join();
-      for (const auto& problem : problems) CHECK(problem.empty());
-      for (const auto& problem : problems) {
-        if (!problem.empty()) FAIL(problem);
-      }
+      expect_clean_ranks(size, [&](int rank) {
+        auto group = connect_large(board, rank, size, single_copy);
+        const auto counts = [&](size_t esize) {
+          return std::vector<size_t>{
+              shm::kOneStepBytes / esize + 1,
+              (size_t{64} << 10) * static_cast<size_t>(size) / esize + 2051,
+              group->capacity() / esize + 1021};
+        };
+        const auto some = [](DataType type) {
+          return type == DataType::kInt8 || type == DataType::kFloat16 ||
+                 type == DataType::kFloat32;
+        };
+        return check_every_allreduce(*group, counts, 24, some);
+      });
     }
   }
 }
