@@ -6,9 +6,10 @@ these functions with its adapter bound (and so would a JAX or TensorFlow adapter
 Each *_async function checks its tensors, enqueues the op and returns a handle at once
 (runrun.common.handles); handle.wait() / synchronize(handle) returns the output. Inputs must
 stay unmodified until then. Names, defaults and semantics follow Horovod. The per-tensor ops
-(allreduce, broadcast) first try the extension's fast path (csrc/fast_enqueue.h), which takes
-the tensor itself and returns None for anything it does not handle; the general path below then
-runs, with the adapter's checks and messages.
+(allreduce, broadcast) first hand their whole call to the extension (csrc/fast_call.h,
+fast_enqueue.h), which takes the tensor itself and returns None for anything it does not handle
+(the general path below then runs, with the adapter's checks and messages) or NotImplemented for
+arguments it leaves to this layer to resolve.
 Thread-safety: any thread may enqueue; each op name may have one op in flight.
 """
 
