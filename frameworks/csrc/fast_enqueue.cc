@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "csrc/errors.h"
+#include "csrc/fast_call.h"
 #include "csrc/guarded_call.h"
 #include "csrc/handle.h"
 #include "csrc/host_buffers.h"
@@ -75,6 +76,14 @@ bool on_host(PyObject* obj) {
   return host;
 }
 
+// obj.__dlpack__() through the vectorcall method protocol with an interned name: no method
+// object and no name string per call (PyObject_CallMethod made both, ~1,300 instructions).
+PyObject* call_dlpack(PyObject* obj) {
+  static PyObject* const name = PyUnicode_InternFromString("__dlpack__");
+  if (name == nullptr) return nullptr;
+  return PyObject_CallMethodNoArgs(obj, name);
+}
+
 // Exports `obj` with `exporter` and checks it; !ok means "take the general path" (any Python
 // error raised on the way is cleared). `exporter`: None calls obj.__dlpack__(); the memoryview
 // type reads obj's buffer (host_buffers.h; `writable` for an in-place op), falling back to
@@ -98,8 +107,8 @@ Exported export_tensor(PyObject* obj, PyObject* exporter, bool writable) {
     if (!on_host(obj)) return out;
     exporter = Py_None;
   }
-  PyObject* capsule = exporter == Py_None ? PyObject_CallMethod(obj, "__dlpack__", nullptr)
-                                          : PyObject_CallOneArg(exporter, obj);
+  PyObject* capsule =
+      exporter == Py_None ? call_dlpack(obj) : PyObject_CallOneArg(exporter, obj);
   if (capsule == nullptr) {
     PyErr_Clear();
     return out;
@@ -160,10 +169,13 @@ struct Args {
 
 Args common_args(PyObject* runtime, PyObject* name, PyObject* process_set) {
   Args args;
-  try {
-    args.runtime = py::handle(runtime).cast<Runtime*>();
-  } catch (const py::cast_error&) {
-    return args;
+  args.runtime = runtime_of(runtime);
+  if (args.runtime == nullptr) {
+    try {
+      args.runtime = py::handle(runtime).cast<Runtime*>();
+    } catch (const py::cast_error&) {
+      return args;
+    }
   }
   if (!utf8_name(name, args.name, args.name_size)) return args;
   if (!PyLong_CheckExact(process_set)) return args;
@@ -278,6 +290,98 @@ PyObject* fast_broadcast(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
   });
 }
 
+// What fast_allreduce_call and fast_broadcast_call answer for arguments the Python layer must
+// resolve first (fast_call.h): NotImplemented, where None means "the general path, no retry".
+PyObject* not_resolved() { Py_RETURN_NOTIMPLEMENTED; }
+
+// fast_allreduce_call(runtime, adapter, tensor, average, name, op, prescale, postscale,
+//                     process_set, in_place) -> Handle, None or NotImplemented
+// runrun.common.collectives.allreduce's own arguments, after `runtime`: the whole call in one C
+// function. None: the tensor is not the fast path's (the general path takes it, with the
+// adapter's checks); NotImplemented: an argument the Python layer resolves first (fast_call.h).
+PyObject* fast_allreduce_call(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
+  if (nargs != 10) {
+    PyErr_SetString(PyExc_TypeError, "fast_allreduce_call takes 10 positional arguments");
+    return nullptr;
+  }
+  return guarded([&]() -> PyObject* {
+    Args args;
+    int32_t op = 0;
+    bool in_place = false;
+    if (a[3] != Py_None || !reduce_op_of(a[5], op) || !in_place_of(a[9], in_place) ||
+        !utf8_name(a[4], args.name, args.name_size) ||
+        !process_set_id_of(a[8], args.process_set)) {
+      return not_resolved();
+    }
+    args.runtime = runtime_of(a[0]);
+    const double prescale = PyFloat_AsDouble(a[6]);
+    const double postscale = PyFloat_AsDouble(a[7]);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return not_resolved();
+    }
+    AdapterMembers members;
+    if (args.runtime == nullptr || !adapter_members(a[1], in_place, members)) {
+      return not_resolved();
+    }
+    runrun_allreduce_options options = runrun_allreduce_default_options();
+    options.op = static_cast<runrun_reduce_op>(op);
+    options.prescale_factor = prescale;
+    options.postscale_factor = postscale;
+    options.process_set = args.process_set;
+    Exported in, out;
+    py::object result;
+    if (!export_both(a[2], members.allocate.ptr(), members.exporter.ptr(), in, out, result)) {
+      Py_RETURN_NONE;
+    }
+    runrun_handle* handle = nullptr;
+    runrun_status status = runrun_allreduce(args.runtime->get(), args.name, in.tensor(),
+                                            output_of(in, out), &options, &handle);
+    return handle_of(status, handle, "allreduce", args, a[0], in, out, std::move(result),
+                     members.finish.ptr());
+  });
+}
+
+// fast_broadcast_call(runtime, adapter, tensor, root_rank, name, process_set, in_place)
+//   -> Handle, None or NotImplemented (as fast_allreduce_call)
+PyObject* fast_broadcast_call(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError, "fast_broadcast_call takes 7 positional arguments");
+    return nullptr;
+  }
+  return guarded([&]() -> PyObject* {
+    Args args;
+    bool in_place = false;
+    if (!in_place_of(a[6], in_place) || !utf8_name(a[4], args.name, args.name_size) ||
+        !process_set_id_of(a[5], args.process_set)) {
+      return not_resolved();
+    }
+    args.runtime = runtime_of(a[0]);
+    AdapterMembers members;
+    if (args.runtime == nullptr || !adapter_members(a[1], in_place, members)) {
+      return not_resolved();
+    }
+    // root_rank as fast_broadcast takes it: an exact int; anything else is the general path's.
+    if (!PyLong_CheckExact(a[3])) Py_RETURN_NONE;
+    long root = PyLong_AsLong(a[3]);
+    if (PyErr_Occurred() || root != static_cast<int32_t>(root)) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
+    Exported in, out;
+    py::object result;
+    if (!export_both(a[2], members.allocate.ptr(), members.exporter.ptr(), in, out, result)) {
+      Py_RETURN_NONE;
+    }
+    runrun_handle* handle = nullptr;
+    runrun_status status =
+        runrun_broadcast(args.runtime->get(), args.name, in.tensor(), output_of(in, out),
+                         static_cast<int32_t>(root), args.process_set, &handle);
+    return handle_of(status, handle, "broadcast", args, a[0], in, out, std::move(result),
+                     members.finish.ptr());
+  });
+}
+
 // fast_grouped_allreduce(runtime, tensors, allocate, names, op, prescale, postscale,
 //                        process_set, export, finish) -> Handle (result: the list of outputs,
 // or finish(handle) when finish is not None) or None.
@@ -346,6 +450,18 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL,
      "fast_broadcast(runtime, tensor, allocate, name, root_rank, process_set, export, finish): "
      "as fast_allreduce, for a broadcast."},
+    {"fast_allreduce_call",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_allreduce_call)),
+     METH_FASTCALL,
+     "fast_allreduce_call(runtime, adapter, tensor, average, name, op, prescale, postscale, "
+     "process_set, in_place): runrun.common.collectives.allreduce's arguments in one call; "
+     "returns a Handle, None (the general path takes the tensor) or NotImplemented (the Python "
+     "layer resolves an argument first)."},
+    {"fast_broadcast_call",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_broadcast_call)),
+     METH_FASTCALL,
+     "fast_broadcast_call(runtime, adapter, tensor, root_rank, name, process_set, in_place): "
+     "as fast_allreduce_call, for a broadcast."},
     {"fast_grouped_allreduce",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_grouped_allreduce)),
      METH_FASTCALL,
@@ -357,6 +473,7 @@ PyMethodDef kMethods[] = {
 }  // namespace
 
 void bind_fast_enqueue(py::module_& m) {
+  bind_fast_call(m);
   for (PyMethodDef* def = kMethods; def->ml_name != nullptr; ++def) {
     PyObject* fn = PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr());
     if (fn == nullptr) throw py::error_already_set();

@@ -20,8 +20,13 @@
 
 namespace runrun::python {
 
-// Adds fast_allreduce, fast_broadcast and fast_grouped_allreduce to the module (signatures in
-// fast_enqueue.cc).
+// fast_allreduce_call / fast_broadcast_call take runrun.common.collectives' allreduce and
+// broadcast arguments as they are (the adapter, op, name, process set, in_place: the whole call,
+// resolved in C, fast_call.h) and answer NotImplemented for what the Python layer must
+// resolve first (it then calls fast_allreduce / fast_broadcast with resolved arguments).
+// Adds fast_allreduce, fast_broadcast, fast_grouped_allreduce, fast_allreduce_call,
+// fast_broadcast_call and fast_call_setup to the module (signatures in fast_enqueue.cc); call
+// after bind_runtime.
 void bind_fast_enqueue(pybind11::module_& m);
 
 }  // namespace runrun::python

@@ -15,8 +15,8 @@
 
 namespace runrun::python {
 
-// A tensor read through the buffer protocol: `view` borrows from `owner` (the memoryview,
-// which holds the exporter's buffer and the object) and is valid while `owner` lives.
+// A tensor read through the buffer protocol: `view` borrows from `owner` (a capsule holding
+// the exporter's buffer, released with it) and is valid while `owner` lives.
 struct BufferView {
   pybind11::object owner;
   DLTensor view{};
@@ -27,7 +27,7 @@ struct BufferView {
 bool buffer_view(PyObject* obj, bool writable, BufferView& out);
 
 // A new "dltensor" capsule owning a host buffer with `like`'s dtype and shape (contiguous,
-// 64-byte aligned, uninitialized); `*tensor` points at its DLTensor, valid while the capsule
+// 64-byte aligned, uninitialized; reused from freed outputs, output_blocks.h); `*tensor` points at its DLTensor, valid while the capsule
 // was not consumed. Throws std::bad_alloc.
 pybind11::object new_host_output(const DLTensor& like, const DLTensor** tensor);
 

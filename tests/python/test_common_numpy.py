@@ -255,3 +255,84 @@ def test_outputs_the_runtime_allocates_for_allreduce_broadcast_and_grouped(hvd):
                                   None, "alloc.group", runrun.Max).wait()
     np.testing.assert_array_equal(grouped[0], np.full(2, n - 1))
     np.testing.assert_array_equal(grouped[1], np.ones(3, np.int8))
+
+
+class _BufferArrays(type(NP)):
+    """numpy arrays read by the fast path through the buffer protocol (as TF's and JAX's are),
+    outputs allocated by the extension (capsule_finish, as TF's and JAX's are)."""
+
+    fast_export = memoryview
+    capsule_finish = staticmethod(lambda handle: NP.from_dlpack(handle.result))
+
+
+BUFFER_ARRAYS = _BufferArrays()
+
+
+def test_whole_call_is_resolved_in_the_extension(hvd):
+    # Point 6: allreduce/broadcast hand their own arguments to one C entry; it answers a
+    # handle, None (the general path takes the tensor, no second try) or NotImplemented (the
+    # Python layer resolves the arguments first: an unnamed op, `average`, Adasum, ...).
+    from runrun.common import basics, loader
+    from runrun.common.ops import Adasum
+    from runrun.common.process_sets import global_process_set as gps
+
+    c.allreduce(NP, np.ones(1), name="whole.setup", op=runrun.Sum).wait()  # loads the setup
+    call = loader.core().fast_allreduce_call
+    rt = basics._runtime
+    a = np.ones(8, dtype=np.float32)
+    for args in [(None, None, runrun.Sum), (True, "whole.avg", None),
+                 (None, "whole.adasum", Adasum), (None, "whole.op", 7)]:
+        average, name, op = args
+        assert call(rt, NP, a, average, name, op, 1.0, 1.0, gps, True) is NotImplemented
+    assert call(rt, NP, a, None, "whole.ip", None, 1.0, 1.0, gps, 1) is NotImplemented
+    assert call(rt, object(), a, None, "whole.ad", None, 1.0, 1.0, gps, True) is NotImplemented
+    assert call(rt, NP, a[::2], None, "whole.strided", None, 1.0, 1.0, gps, True) is None
+    handle = call(rt, NP, a, None, "whole.ok", runrun.Sum, 2.0, 1.0, gps, True)
+    assert type(handle) is Handle and handle.name == "whole.ok"
+    assert handle.wait() is a and np.array_equal(a, np.full(8, 2.0 * hvd.size()))
+    b = np.full(3, float(hvd.rank()), dtype=np.float64)
+    bcast = loader.core().fast_broadcast_call(rt, NP, b, 0, "whole.bcast", gps, True)
+    assert type(bcast) is Handle and bcast.wait() is b and np.array_equal(b, np.zeros(3))
+    # _fast_members follows the adapter's members when one is set on the instance.
+    adapter = _BufferArrays()
+    adapter.fast_export = None
+    assert adapter._fast_members == (True, None, adapter.fast_finish)
+
+
+def test_buffer_protocol_inputs_allocate_no_tracked_objects(hvd):
+    # Point 6: an input read through the buffer protocol (TF, JAX) is held by a capsule until
+    # its op completed, not by a memoryview and its managed buffer (two GC-tracked objects per
+    # pending op before); results as the general path's.
+    import gc
+
+    arrays = [np.full(256, float(i), dtype=np.float32) for i in range(100)]
+    names = [f"buffer.{i}" for i in range(100)]
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        before = gc.get_count()[0]
+        handles = [c.allreduce(BUFFER_ARRAYS, x, name=n, op=runrun.Sum, in_place=True)
+                   for x, n in zip(arrays, names)]
+        grown = gc.get_count()[0] - before
+    finally:
+        if enabled:
+            gc.enable()
+    assert all(type(h) is Handle for h in handles)
+    assert grown < 20, grown
+    for i, (h, x) in enumerate(zip(handles, arrays)):
+        assert h.wait() is x and np.array_equal(x, np.full(256, float(i * hvd.size())))
+
+
+def test_extension_outputs_are_reused_and_correct(hvd):
+    # Point 6: out-of-place outputs the extension allocates are reused by size once freed
+    # (csrc/output_blocks.h); each result is right and its own array while alive.
+    src = np.arange(256, dtype=np.float32)
+    first = c.allreduce(BUFFER_ARRAYS, src, name="reuse.0", op=runrun.Sum).wait()
+    address = first.__array_interface__["data"][0]
+    assert np.array_equal(first, src * hvd.size()) and address % 64 == 0
+    del first
+    second = c.allreduce(BUFFER_ARRAYS, src + 1, name="reuse.1", op=runrun.Max).wait()
+    assert second.__array_interface__["data"][0] == address
+    third = c.allreduce(BUFFER_ARRAYS, src, name="reuse.2", op=runrun.Min).wait()
+    assert third.__array_interface__["data"][0] != address
+    assert np.array_equal(second, src + 1) and np.array_equal(third, src)

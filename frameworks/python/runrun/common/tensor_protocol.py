@@ -46,6 +46,15 @@ class TensorAdapter:
         self.fast_grouped_finish = None if finish is None else \
             (lambda handle: [finish(_Buffer(out)) for out in handle.result])
 
+    def __setattr__(self, name, value):
+        # _fast_members: (fast_allocate, fast_export, fast_finish) in one attribute, which the
+        # extension's whole-call entry (csrc/fast_call.h) reads once per op instead of three
+        # lookups; kept equal to the three whenever one is set on the instance.
+        object.__setattr__(self, name, value)
+        if name in _FAST_MEMBERS:
+            object.__setattr__(self, "_fast_members",
+                               tuple(getattr(self, n, None) for n in _FAST_MEMBERS))
+
     def check(self, tensor, op, name, in_place=False):
         """Validates `tensor` for `op` (named `name` in messages) and returns what to enqueue:
         the tensor itself, or a contiguous copy when not `in_place`. Raises
@@ -85,6 +94,9 @@ class TensorAdapter:
     def int32_tensor(self, values):
         """The framework's 1-D int32 tensor of a list of ints (alltoall's received splits)."""
         raise NotImplementedError
+
+
+_FAST_MEMBERS = ("fast_allocate", "fast_export", "fast_finish")
 
 
 class _Buffer:
