@@ -27,6 +27,9 @@ class FrameworkWaits {
     FrameworkWaits& waits_;
   };
 
+  // Whether some thread is blocked in a Scope now.
+  bool waited() const { return blocked_.load(std::memory_order_seq_cst) > 0; }
+
   // Sleeps until `deadline` or until some thread is blocked in a Scope, whichever comes first.
   // Returns true when it returned because a thread is blocked.
   bool sleep_until_waited(std::chrono::steady_clock::time_point deadline);

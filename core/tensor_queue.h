@@ -87,6 +87,8 @@ class TensorQueue {
   // (in incoming_, the controller or the executor) until its name was finished, so no copy.
   std::unordered_set<std::string_view> in_flight_;
   std::shared_ptr<FrameworkWaits> waits_ = std::make_shared<FrameworkWaits>();
+  // How long settle() yields, watching for a waiter, before it sleeps.
+  static constexpr std::chrono::microseconds kYieldFirst{10};
   // steady_clock ticks of the last push (read by settle() without the lock)
   std::atomic<int64_t> last_push_{0};
   bool woken_ = false;
