@@ -27,12 +27,15 @@ class FrameworkWaits {
     FrameworkWaits& waits_;
   };
 
-  // Whether some thread is blocked in a Scope now.
-  bool waited() const { return blocked_.load(std::memory_order_seq_cst) > 0; }
+  // Whether some thread is blocked in a Scope now, or stop() was called.
+  bool waited() const { return stopped_.load() || blocked_.load(std::memory_order_seq_cst) > 0; }
 
-  // Sleeps until `deadline` or until some thread is blocked in a Scope, whichever comes first.
-  // Returns true when it returned because a thread is blocked.
+  // Sleeps until `deadline` or until waited() holds, whichever comes first. Returns waited().
   bool sleep_until_waited(std::chrono::steady_clock::time_point deadline);
+
+  // Makes waited() true from now on and wakes the sleeper: the queue was woken for a shutdown
+  // request or closed, so nothing may be held back any more.
+  void stop();
 
  private:
   // Sequentially consistent on both sides: a waiter counts itself, then reads `sleepers_`; a
@@ -40,6 +43,7 @@ class FrameworkWaits {
   // so a sleeper is never left asleep while a thread is blocked.
   std::atomic<int> blocked_{0};
   std::atomic<int> sleepers_{0};
+  std::atomic<bool> stopped_{false};
   std::mutex mutex_;
   std::condition_variable changed_;
 };

@@ -35,7 +35,9 @@ std::string Handle::error() const {
 
 std::optional<OwnedTensor> Handle::take_output(size_t index) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!done_ || code_ != ErrorCode::kOk || index >= outputs_.size() || !outputs_[index]) return std::nullopt;
+  if (!done_ || code_ != ErrorCode::kOk || index >= outputs_.size() || !outputs_[index]) {
+    return std::nullopt;
+  }
   std::optional<OwnedTensor> out = std::move(outputs_[index]);
   outputs_[index].reset();
   return out;

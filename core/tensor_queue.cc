@@ -74,6 +74,7 @@ void TensorQueue::wake() {
     std::lock_guard<std::mutex> lock(mutex_);
     woken_ = true;
   }
+  waits_->stop();
   cv_.notify_one();
 }
 
@@ -101,6 +102,7 @@ std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& 
     left = std::exchange(incoming_, {});
     for (const auto& entry : left) in_flight_.erase(entry->request.name);
   }
+  waits_->stop();
   cv_.notify_all();
   return left;
 }

@@ -56,7 +56,8 @@ class TensorQueue {
   // Blocks until something was pushed, the queue was closed or woken, or `deadline` passed.
   void wait(std::optional<std::chrono::steady_clock::time_point> deadline);
   std::vector<std::unique_ptr<TensorEntry>> pop_all();
-  // Wakes wait() without pushing (shutdown requests).
+  // Wakes wait() without pushing (shutdown requests, failures): settle() holds nothing back
+  // from then on.
   void wake();
 
   // Lets an enqueue burst finish before the background thread takes it. A framework that enqueues

@@ -445,7 +445,8 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL,
      "fast_allreduce(runtime, tensor, allocate, name, op, prescale, postscale, process_set, "
      "export, finish): enqueues an allreduce of a framework tensor (in place when allocate is "
-     "None; into a host buffer allocated here, a capsule, when allocate is True); returns a Handle, or None when the general path must take the call."},
+     "None; into a host buffer allocated here, a capsule, when allocate is True); returns a "
+     "Handle, or None when the general path must take the call."},
     {"fast_broadcast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_broadcast)),
      METH_FASTCALL,
      "fast_broadcast(runtime, tensor, allocate, name, root_rank, process_set, export, finish): "
@@ -466,8 +467,8 @@ PyMethodDef kMethods[] = {
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_grouped_allreduce)),
      METH_FASTCALL,
      "fast_grouped_allreduce(runtime, tensors, allocate, names, op, prescale, postscale, "
-     "process_set, export, finish): one allreduce of a list of tensors (lists only); returns a Handle "
-     "whose result is the list of outputs, or None when the general path must take the call."},
+     "process_set, export, finish): one allreduce of a list of tensors (lists only); returns a "
+     "Handle whose result is the list of outputs, or None when the general path must take the call."},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

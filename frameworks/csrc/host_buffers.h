@@ -27,8 +27,8 @@ struct BufferView {
 bool buffer_view(PyObject* obj, bool writable, BufferView& out);
 
 // A new "dltensor" capsule owning a host buffer with `like`'s dtype and shape (contiguous,
-// 64-byte aligned, uninitialized; reused from freed outputs, output_blocks.h); `*tensor` points at its DLTensor, valid while the capsule
-// was not consumed. Throws std::bad_alloc.
+// 64-byte aligned, uninitialized; reused from freed outputs, output_blocks.h); `*tensor` points
+// at its DLTensor, valid while the capsule was not consumed. Throws std::bad_alloc.
 pybind11::object new_host_output(const DLTensor& like, const DLTensor** tensor);
 
 }  // namespace runrun::python

@@ -88,3 +88,17 @@ TEST_CASE("the waiter of a bucket's first handle finds every member done", "[cor
     }
   }, kLongGap);
 }
+
+TEST_CASE("a shutdown is not held back by the burst gap", "[core][burst]") {
+  // Both gaps far beyond the bound below: an op nobody waits on is pending at shutdown, which
+  // must end the settling and fail or finish the op, not wait out the gap.
+  run_ranks(2, [](int rank, Runtime& rt) {
+    std::vector<float> x(5, rank + 1.0f);
+    auto handle = rt.allreduce("x", view_of(x), view_of(x), AllreduceOptions{});
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the worker is settling now
+    const auto start = Clock::now();
+    rt.shutdown();
+    RANK_CHECK(Clock::now() - start < std::chrono::seconds(20));
+    RANK_CHECK(handle->done());
+  }, {{"RUNRUN_BURST_GAP_US", "100000000"}, {"RUNRUN_CYCLE_TIME_MS", "100000"}});
+}

@@ -32,7 +32,9 @@ struct CudaTensor {
   CudaTensor(DataType type, const std::vector<int64_t>& values, int device, CUstream_st* stream)
       : staged(values.size() * element_size(type)),
         bytes(std::make_unique<testing::DeviceBytes>(staged.size())) {
-    for (size_t i = 0; i < values.size(); ++i) conformance::store(type, staged.data(), i, values[i]);
+    for (size_t i = 0; i < values.size(); ++i) {
+      conformance::store(type, staged.data(), i, values[i]);
+    }
     bytes->write_async(staged, stream);
     view = TensorView{bytes->data(), type, {static_cast<int64_t>(values.size())},
                       {kDLCUDA, device}};

@@ -170,8 +170,9 @@ TEST_CASE("shm allreduce, ranks as threads: both algorithms give the rank-order 
     for (int size = 2; size <= 4; ++size) {
       INFO("single_copy " << single_copy << ", " << size << " ranks");
       FileBoard board(temporary_folder());
-      expect_clean_ranks(size,
-                         [&](int rank) { return connect_and_check(board, rank, size, single_copy); });
+      expect_clean_ranks(size, [&](int rank) {
+        return connect_and_check(board, rank, size, single_copy);
+      });
     }
   }
 }
