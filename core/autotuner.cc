@@ -70,7 +70,7 @@ std::vector<std::pair<uint64_t, TunedParameters>> Autotuner::changes() const {
   return changes_;
 }
 
-std::optional<TunedParameters> Autotuner::after_round(const std::vector<Response>& ready) {
+std::optional<TunedParameters> Autotuner::after_round(const ResponseList& ready) {
   if (frozen_.load() || ready.empty()) return std::nullopt;
   ++rounds_;
   for (const Response& response : ready) window_bytes_ += response_bytes(response);

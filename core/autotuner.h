@@ -27,6 +27,7 @@
 #include "core/autotune_search.h"
 #include "core/config.h"
 #include "core/message.h"
+#include "core/response_list.h"
 #include "ops/backend.h"
 
 namespace runrun {
@@ -47,7 +48,7 @@ class Autotuner {
   // Called by every rank after executing each round's agreed responses (in the same rounds on
   // every rank). Collective at the end of a sample. Returns the setting to apply before the
   // next round when it changes.
-  std::optional<TunedParameters> after_round(const std::vector<Response>& ready);
+  std::optional<TunedParameters> after_round(const ResponseList& ready);
 
   bool frozen() const { return frozen_.load(); }
   TunedParameters current() const;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <sstream>
-#include <unordered_set>
 
 namespace runrun {
 namespace {
@@ -40,14 +39,13 @@ Controller::Controller(ControlChannel& channel, int rank, int size, const Config
 
 void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
   for (auto& entry : entries) {
-    // On this thread rather than the enqueuing one: the caller's enqueue stays short.
-    if (entry->signature.empty()) entry->signature = entry->request.signature();
     const std::string_view name = entry->request.name;
     if (timeline_ && timeline_->active()) timeline_->begin(entry->request.name, "NEGOTIATE");
-    unsent_.push_back(name);
-    unsent_names_.insert(name);
+    entry->unsent = true;
+    unsent_.push_back(entry.get());
     auto [it, fresh] = pending_.try_emplace(name);
     if (!fresh) {  // never (the queue refuses a name in flight): re-key to the new entry's name
+      if (it->second->unsent) std::erase(unsent_, it->second.get());
       pending_.erase(it);
       it = pending_.try_emplace(name).first;
     }
@@ -55,11 +53,8 @@ void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
   }
 }
 
-// One pass over unsent_, whatever the number of names: rounds with many tensors stay linear.
-void Controller::drop_unsent(const std::unordered_set<std::string_view>& names) {
-  if (names.empty()) return;
-  std::erase_if(unsent_, [&](std::string_view name) { return names.count(name) > 0; });
-  for (std::string_view name : names) unsent_names_.erase(name);
+void Controller::drop_sent() {
+  std::erase_if(unsent_, [](const TensorEntry* entry) { return !entry->unsent; });
 }
 
 void Controller::pending_names(std::vector<std::string>& names) const {
@@ -71,21 +66,21 @@ void Controller::pending_names(std::vector<std::string>& names) const {
 // A group takes one path on every rank: once a member goes to the coordinator (its slot went
 // stale), its cached siblings follow, else they would wait on the cache path for ranks that
 // sent the whole group to the coordinator.
-void Controller::keep_groups_together(std::map<size_t, std::string_view>& hits,
-                                      std::vector<std::string_view>& uncached) const {
-  std::unordered_set<std::string_view> coordinated;
-  for (std::string_view name : uncached) {
-    const std::string& group = pending_.at(name)->request.group;
-    if (!group.empty()) coordinated.insert(group);
+void Controller::keep_groups_together(std::vector<Hit>& hits,
+                                      std::vector<TensorEntry*>& uncached) const {
+  std::vector<std::string_view> coordinated;
+  for (const TensorEntry* entry : uncached) {
+    if (!entry->request.group.empty()) coordinated.push_back(entry->request.group);
   }
   if (coordinated.empty()) return;
-  for (auto it = hits.begin(); it != hits.end();) {
-    const std::string& group = pending_.at(it->second)->request.group;
-    if (!group.empty() && coordinated.count(group)) {
-      uncached.push_back(it->second);
-      it = hits.erase(it);
-    } else {
-      ++it;
+  std::sort(coordinated.begin(), coordinated.end());
+  for (Hit& hit : hits) {
+    if (hit.entry == nullptr) continue;
+    const std::string& group = hit.entry->request.group;
+    if (!group.empty() && std::binary_search(coordinated.begin(), coordinated.end(),
+                                             std::string_view(group))) {
+      uncached.push_back(hit.entry);
+      hit.entry = nullptr;
     }
   }
 }
@@ -100,43 +95,49 @@ bool Controller::joined() const {
 // Sorts this rank's unsent entries into cache hits (bit set) and uncached ones (stale slots
 // flagged). A group goes to the coordinator whole unless every member is a hit; caches are
 // identical on every rank, so every rank decides the same for the group.
-void Controller::classify(std::vector<uint64_t>& bits, size_t words,
-                          std::map<size_t, std::string_view>& hits,
-                          std::vector<std::string_view>& uncached) {
-  std::map<std::string_view, bool> group_all_hits;
+void Controller::classify(std::vector<uint64_t>& bits, size_t words) {
+  hits_.clear();
+  uncached_.clear();
+  std::map<std::string_view, bool> group_all_hits;  // empty unless grouped ops are pending
   struct Found {
-    const Request* request;
+    TensorEntry* entry;
     ResponseCache::Lookup lookup;
   };
   std::vector<Found> found;
   found.reserve(unsent_.size());
-  for (std::string_view name : unsent_) {
-    const TensorEntry& entry = *pending_.at(name);
-    const Request& request = entry.request;
-    ResponseCache::Lookup lookup = cache_.lookup(request.name, entry.signature);
+  for (TensorEntry* entry : unsent_) {
+    const Request& request = entry->request;
+    ResponseCache::Lookup lookup = cache_.lookup(request);
     bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op);
     if (!request.group.empty()) {
       auto [it, fresh] = group_all_hits.emplace(request.group, hit);
       if (!fresh) it->second = it->second && hit;
     }
-    found.push_back({&request, lookup});
+    found.push_back({entry, lookup});
   }
-  for (const auto& [request, lookup] : found) {
-    const std::string_view name = request->name;
-    bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request->op) &&
-               (request->group.empty() || group_all_hits[request->group]);
+  for (const auto& [entry, lookup] : found) {
+    const Request& request = entry->request;
+    bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op) &&
+               (request.group.empty() || group_all_hits[request.group]);
     if (hit) {
       set_bit(bits, 0, lookup.slot);
-      hits[lookup.slot] = name;
+      hits_.push_back({lookup.slot, entry});
     } else {
       if (lookup.match == ResponseCache::Match::kStale) clear_bit(bits, words, lookup.slot);
-      uncached.push_back(name);
+      uncached_.push_back(entry);
     }
   }
+  // Ready cache hits run in slot order on every rank.
+  std::sort(hits_.begin(), hits_.end(),
+            [](const Hit& a, const Hit& b) { return a.slot < b.slot; });
 }
 
 Controller::Round Controller::negotiate(bool shutting_down) {
   ++negotiation_rounds_;
+  // The last round's answers enter the cache only now: that round's list borrowed cache
+  // entries, which a put may move or evict.
+  for (const auto& [response, request] : to_cache_) cache_.put(response, request);
+  to_cache_.clear();
   const size_t slots = cache_.num_slots();
   const size_t words = (slots + 63) / 64;
   // [0, words): ready bits (AND). [words, 2 words): stale bits, inverted. [2 words]: flags,
@@ -144,19 +145,17 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   std::vector<uint64_t> bits(2 * words + 1, 0);
   std::fill(bits.begin() + static_cast<std::ptrdiff_t>(words), bits.end(), ~uint64_t{0});
 
-  std::map<size_t, std::string_view> hits;
-  std::vector<std::string_view> uncached;
-  classify(bits, words, hits, uncached);
+  classify(bits, words);
   // The coordinator also asks for a coordinator phase when it is time to inspect stalls: tensors
   // that some ranks sent and others never will would otherwise sit in its table unseen.
-  if (!uncached.empty() || stall_inspection_due()) bits[2 * words] &= ~kFlagUncached;
+  if (!uncached_.empty() || stall_inspection_due()) bits[2 * words] &= ~kFlagUncached;
   if (shutting_down) bits[2 * words] &= ~kFlagShutdown;
   if (joined()) bits[2 * words] &= ~kFlagJoined;
 
   channel_.allreduce_and(bits);
 
   Round round;
-  round.ready.reserve(hits.size());
+  round.ready.reserve(hits_.size());
   if (!(bits[2 * words] & kFlagShutdown)) {
     round.peer_shutdown = true;
     return round;
@@ -166,47 +165,54 @@ Controller::Round Controller::negotiate(bool shutting_down) {
     if (bit(bits, words, slot)) continue;  // not stale anywhere
     any_stale = true;
     cache_.erase(slot);
-    if (auto it = hits.find(slot); it != hits.end()) {
-      uncached.push_back(it->second);
-      hits.erase(it);
+    auto it = std::lower_bound(hits_.begin(), hits_.end(), slot,
+                               [](const Hit& hit, size_t s) { return hit.slot < s; });
+    if (it != hits_.end() && it->slot == slot && it->entry != nullptr) {
+      uncached_.push_back(it->entry);
+      it->entry = nullptr;
     }
   }
   // While any rank has joined, every op goes through the coordinator, which knows who joined.
   bool any_joined = !(bits[2 * words] & kFlagJoined);
   if (any_joined) {
-    for (const auto& [slot, name] : hits) uncached.push_back(name);
-    hits.clear();
+    for (Hit& hit : hits_) {
+      if (hit.entry != nullptr) uncached_.push_back(hit.entry);
+      hit.entry = nullptr;
+    }
   }
-  keep_groups_together(hits, uncached);
-  std::unordered_set<std::string_view> agreed;
-  for (const auto& [slot, name] : hits) {
-    if (!bit(bits, 0, slot)) continue;
-    round.ready.push_back(cache_.response(slot));
-    cache_.touch(slot);
+  keep_groups_together(hits_, uncached_);
+  bool agreed = false;
+  for (const Hit& hit : hits_) {
+    if (hit.entry == nullptr || !bit(bits, 0, hit.slot)) continue;
+    round.ready.add_borrowed(cache_.response(hit.slot));
+    cache_.touch(hit.slot);
     ++cache_hits_;
-    agreed.insert(name);
+    hit.entry->unsent = false;
+    agreed = true;
   }
-  drop_unsent(agreed);
+  if (agreed) drop_sent();
   bool any_uncached = !(bits[2 * words] & kFlagUncached);
   if (any_uncached || any_stale || any_joined) {
-    std::vector<Response> answers = coordinate(uncached, round.stall_shutdown);
-    round.ready.insert(round.ready.end(), answers.begin(), answers.end());
+    for (Response& answer : coordinate(uncached_, round.stall_shutdown)) {
+      round.ready.add_owned(std::move(answer));
+    }
   }
   return round;
 }
 
-std::vector<Response> Controller::coordinate(const std::vector<std::string_view>& uncached,
+std::vector<Response> Controller::coordinate(const std::vector<TensorEntry*>& uncached,
                                              std::string& stall_shutdown) {
   ++coordinator_rounds_;
   std::vector<Request> requests;
+  requests.reserve(uncached.size());
   auto now = std::chrono::steady_clock::now();
-  for (std::string_view name : uncached) {
-    const TensorEntry& entry = *pending_.at(name);
-    requests.push_back(entry.request);
+  for (TensorEntry* entry : uncached) {
+    requests.push_back(entry->request);
     requests.back().waited_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(now - entry.enqueued_at).count();
+        std::chrono::duration_cast<std::chrono::microseconds>(now - entry->enqueued_at).count();
+    entry->unsent = false;
   }
-  drop_unsent(std::unordered_set<std::string_view>(uncached.begin(), uncached.end()));
+  if (!uncached.empty()) drop_sent();
   std::vector<std::string> gathered = channel_.gather(encode_requests(requests), 0);
   std::string answer;
   if (rank_ == 0) answer = coordinator_answer(gathered);
@@ -225,7 +231,7 @@ std::vector<Response> Controller::coordinate(const std::vector<std::string_view>
     auto it = pending_.find(response.name);
     if (response.ok() && cacheable(response.op) && response.joined_ranks.empty() &&
         it != pending_.end()) {
-      cache_.put(response, it->second->signature);
+      to_cache_.emplace_back(response, it->second->request);
     }
   }
   return responses;
@@ -310,7 +316,10 @@ std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
   }
   // Agreed entries have left unsent_ already; one failed by the coordinator (a stall) while it
   // still waited on the cache path has not.
-  if (unsent_names_.count(name)) drop_unsent({std::string_view(name)});
+  if (entry->unsent) {
+    entry->unsent = false;
+    std::erase(unsent_, entry.get());
+  }
   return entry;
 }
 
@@ -319,7 +328,8 @@ std::vector<std::unique_ptr<TensorEntry>> Controller::take_all() {
   for (auto& [name, entry] : pending_) all.push_back(std::move(entry));
   pending_.clear();
   unsent_.clear();
-  unsent_names_.clear();
+  hits_.clear();
+  uncached_.clear();
   return all;
 }
 

@@ -15,13 +15,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/logging.h"
 #include "core/config.h"
 #include "core/message_table.h"
 #include "core/response_cache.h"
+#include "core/response_list.h"
 #include "core/tensor_queue.h"
 #include "core/timeline.h"
 #include "ops/backend.h"
@@ -42,13 +44,14 @@ class Controller {
   void pending_names(std::vector<std::string>& names) const;
 
   struct Round {
-    std::vector<Response> ready;
+    ResponseList ready;  // cache hits borrowed from the cache: valid until the next round
     bool peer_shutdown = false;  // some rank is shutting down: every rank stops
     // A stall outlived RUNRUN_STALL_SHUTDOWN_TIME: after `ready` ran, every rank of this round
     // stops its worker with this message (Horovod's stall shutdown).
     std::string stall_shutdown;
   };
-  // Runs one round (a collective over the set's control channel).
+  // Runs one round (a collective over the set's control channel). The round's responses stay
+  // valid until the next call.
   Round negotiate(bool shutting_down);
 
   // Hands the entry of an agreed response to the executor; nullptr when this rank has none.
@@ -62,13 +65,19 @@ class Controller {
   size_t negotiation_rounds() const { return negotiation_rounds_; }  // every negotiate()
 
  private:
+  // A cache hit of this round: the response-cache slot and this rank's entry (null once the
+  // hit was moved to the coordinator's list).
+  struct Hit {
+    size_t slot;
+    TensorEntry* entry;
+  };
   bool joined() const;  // this rank's join is pending
-  void drop_unsent(const std::unordered_set<std::string_view>& names);
-  void keep_groups_together(std::map<size_t, std::string_view>& hits,
-                            std::vector<std::string_view>& uncached) const;
-  void classify(std::vector<uint64_t>& bits, size_t words,
-                std::map<size_t, std::string_view>& hits, std::vector<std::string_view>& uncached);
-  std::vector<Response> coordinate(const std::vector<std::string_view>& uncached,
+  // Removes the entries whose `unsent` mark was cleared from unsent_ (one pass, order kept).
+  void drop_sent();
+  void keep_groups_together(std::vector<Hit>& hits, std::vector<TensorEntry*>& uncached) const;
+  // Sorts unsent_ into hits_ (by slot) and uncached_, setting this rank's bits.
+  void classify(std::vector<uint64_t>& bits, size_t words);
+  std::vector<Response> coordinate(const std::vector<TensorEntry*>& uncached,
                                    std::string& stall_shutdown);
   std::string coordinator_answer(const std::vector<std::string>& gathered);
   void inspect_stalls(std::vector<Response>& responses);
@@ -83,10 +92,18 @@ class Controller {
   ResponseCache cache_;
   MessageTable table_;  // used on the coordinator only
   // Keyed by views of each entry's own request.name (the entry is on the heap and outlives its
-  // key here): a pending tensor costs no copy of its name. The same for unsent_.
-  std::map<std::string_view, std::unique_ptr<TensorEntry>> pending_;
-  std::vector<std::string_view> unsent_;  // pending names not yet sent to the coordinator
-  std::unordered_set<std::string_view> unsent_names_;  // the same names, for lookups
+  // key here): a pending tensor costs no copy of its name. Unordered: nothing depends on the
+  // order of pending_ (the order of a round comes from unsent_ and the cache's slots).
+  std::unordered_map<std::string_view, std::unique_ptr<TensorEntry>> pending_;
+  // Pending entries not yet agreed or sent to the coordinator, in enqueue order (each marked
+  // TensorEntry::unsent); owned by pending_.
+  std::vector<TensorEntry*> unsent_;
+  // The coordinator's cacheable answers of the last round with this rank's requests: cached at
+  // the start of the next negotiate(), once the round that borrowed cache entries has run.
+  std::vector<std::pair<Response, Request>> to_cache_;
+  // negotiate()'s scratch, reused: no allocation per round in steady state.
+  std::vector<Hit> hits_;
+  std::vector<TensorEntry*> uncached_;
   std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> stall_warned_;
   std::chrono::steady_clock::time_point last_stall_inspection_{};
   std::atomic<size_t> cache_hits_{0};

@@ -48,7 +48,7 @@ void DeviceCollectives::abort() {
   if (DeviceBackend* backend = published_.load()) backend->abort();
 }
 
-bool DeviceCollectives::eligible(const std::vector<Response>& responses,
+bool DeviceCollectives::eligible(const ResponseList& responses,
                                  const FusionBucket& bucket,
                                  const std::vector<std::unique_ptr<TensorEntry>>& entries) const {
   if (mode_ == "staging" || state_ == State::kStaging) return false;
@@ -119,7 +119,7 @@ std::byte* DeviceCollectives::fusion_buffer(size_t bytes) {
   return static_cast<std::byte*>(fusion_);
 }
 
-bool DeviceCollectives::run(const std::vector<Response>& responses, const FusionBucket& bucket,
+bool DeviceCollectives::run(const ResponseList& responses, const FusionBucket& bucket,
                             std::vector<std::unique_ptr<TensorEntry>>& entries) {
   if (!eligible(responses, bucket, entries)) return false;
   TensorEntry& first = *entries[bucket.members[0]];
@@ -157,7 +157,7 @@ bool DeviceCollectives::run(const std::vector<Response>& responses, const Fusion
   return true;
 }
 
-void DeviceCollectives::run_allreduce(const std::vector<Response>& responses,
+void DeviceCollectives::run_allreduce(const ResponseList& responses,
                                       const FusionBucket& bucket,
                                       std::vector<std::unique_ptr<TensorEntry>>& entries) {
   const Response& r = responses[bucket.members[0]];

@@ -28,6 +28,7 @@
 #include "core/config.h"
 #include "core/fusion_planner.h"
 #include "core/message.h"
+#include "core/response_list.h"
 #include "core/tensor_queue.h"
 #include "ops/backend.h"
 #include "ops/device_backend.h"
@@ -42,7 +43,7 @@ class DeviceCollectives {
   // Runs `bucket` over NCCL and returns true, or returns false (nothing done) when the bucket
   // is not for NCCL. Outputs and received splits are set on the handles; completing the
   // handles is the caller's. Errors of the transport propagate (as the host path's).
-  bool run(const std::vector<Response>& responses, const FusionBucket& bucket,
+  bool run(const ResponseList& responses, const FusionBucket& bucket,
            std::vector<std::unique_ptr<TensorEntry>>& entries);
 
   // Aborts the NCCL communicator (ncclCommAbort), if any: a waiting op throws ShutDownError.
@@ -53,11 +54,11 @@ class DeviceCollectives {
 
  private:
   enum class State { kUnknown, kReady, kStaging };
-  bool eligible(const std::vector<Response>& responses, const FusionBucket& bucket,
+  bool eligible(const ResponseList& responses, const FusionBucket& bucket,
                 const std::vector<std::unique_ptr<TensorEntry>>& entries) const;
   // Collective on the first eligible bucket (see the file comment); false: stage for good.
   bool ready(int device);
-  void run_allreduce(const std::vector<Response>& responses, const FusionBucket& bucket,
+  void run_allreduce(const ResponseList& responses, const FusionBucket& bucket,
                      std::vector<std::unique_ptr<TensorEntry>>& entries);
   void run_other(const Response& r, TensorEntry& entry);
   std::byte* fusion_buffer(size_t bytes);

@@ -34,13 +34,24 @@ std::shared_ptr<DeviceSync> record_producer(DLDevice device) {
   return sync;
 }
 
-DeviceStaging::DeviceStaging(const std::vector<Response>& responses, const FusionBucket& bucket,
+DeviceStaging::DeviceStaging(const ResponseList& responses, const FusionBucket& bucket,
                              std::vector<std::unique_ptr<TensorEntry>>& entries)
     : responses_(responses) {
   if (responses[bucket.members[0]].device.device_type != kDLCUDA) return;
   gpu::release_due();  // earlier ops' staging buffers whose copies back are done
-  staged_ = responses;
-  for (size_t m : bucket.members) (*staged_)[m].device = kCpuDevice;
+  std::vector<bool> is_member(responses.size(), false);
+  for (size_t m : bucket.members) is_member[m] = true;
+  staged_.emplace();
+  staged_->reserve(responses.size());
+  for (size_t i = 0; i < responses.size(); ++i) {
+    if (!is_member[i]) {
+      staged_->add_borrowed(responses[i]);
+      continue;
+    }
+    Response on_host = responses[i];
+    on_host.device = kCpuDevice;
+    staged_->add_owned(std::move(on_host));
+  }
   try {
     for (size_t m : bucket.members) {
       TensorEntry* entry = entries[m].get();

@@ -19,6 +19,7 @@
 
 #include "core/fusion_planner.h"
 #include "core/message.h"
+#include "core/response_list.h"
 #include "core/tensor_queue.h"
 #include "ops/cuda_streams.h"
 
@@ -50,7 +51,7 @@ class DeviceStaging {
   // events, copies
   // their inputs to pinned host memory and points their entries' views there (and, for outputs
   // the runtime allocates, their handles at a private one). Nothing happens for host memory.
-  DeviceStaging(const std::vector<Response>& responses, const FusionBucket& bucket,
+  DeviceStaging(const ResponseList& responses, const FusionBucket& bucket,
                 std::vector<std::unique_ptr<TensorEntry>>& entries);
   // Puts the entries back as they were if finish() did not run (the op failed).
   ~DeviceStaging();
@@ -58,7 +59,7 @@ class DeviceStaging {
   DeviceStaging& operator=(const DeviceStaging&) = delete;
 
   // What the executor runs: `responses`, or, when staged, a copy whose members are on the cpu.
-  const std::vector<Response>& responses() const { return staged_ ? *staged_ : responses_; }
+  const ResponseList& responses() const { return staged_ ? *staged_ : responses_; }
 
   // After the op ran on the host buffers, before the handles complete: copies the results back
   // to the device, records the completion event, makes the framework streams wait on it, and
@@ -78,8 +79,8 @@ class DeviceStaging {
   // Blocks until the work enqueued so far on runrun's stream of every staged device ran.
   void wait_for_copies();
 
-  const std::vector<Response>& responses_;
-  std::optional<std::vector<Response>> staged_;
+  const ResponseList& responses_;
+  std::optional<ResponseList> staged_;  // members copied with their device on the cpu
   std::vector<int> devices_;  // the distinct devices of the members
   std::vector<Member> members_;
   bool finished_ = false;

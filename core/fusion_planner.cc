@@ -11,7 +11,7 @@ size_t response_bytes(const Response& response) {
   return num_elements(response.shape) * element_size(response.dtype);
 }
 
-std::vector<FusionBucket> plan_fusion(const std::vector<Response>& responses, size_t threshold) {
+std::vector<FusionBucket> plan_fusion(const ResponseList& responses, size_t threshold) {
   // Joined ranks are part of the key: they change what a member's average divides by. So is the
   // device (type, id): one fusion buffer, one collective and one DeviceOps serve one device.
   using Key = std::tuple<int, int, DataType, ReduceOp, double, double, std::vector<int64_t>>;

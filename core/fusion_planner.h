@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/message.h"
+#include "core/response_list.h"
 
 namespace runrun {
 
@@ -21,7 +22,7 @@ struct FusionBucket {
 
 // Buckets in the order of their first member. A tensor larger than the threshold, an error
 // response and every non-allreduce op get a bucket of their own. threshold 0 disables fusion.
-std::vector<FusionBucket> plan_fusion(const std::vector<Response>& responses, size_t threshold);
+std::vector<FusionBucket> plan_fusion(const ResponseList& responses, size_t threshold);
 
 // Bytes of the tensor a response describes (allreduce/broadcast shape).
 size_t response_bytes(const Response& response);

@@ -1,5 +1,7 @@
 #include "core/message.h"
 
+#include <bit>
+
 namespace runrun {
 
 const char* op_type_name(OpType op) {
@@ -37,16 +39,18 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-std::string Request::signature() const {
-  // Computed once per enqueued tensor (make_entry): one exact-size allocation, no copy.
-  constexpr size_t kFixedBytes = 96;  // every fixed-size field and the four length prefixes
-  WireWriter w(kFixedBytes + name.size() + group.size() +
-               sizeof(int64_t) * (shape.size() + splits.size()));
-  encode_fields(w, 0);
-  return w.take();
+bool Request::negotiates_like(const Request& other) const {
+  // Cheapest and likeliest differences first; the name is usually equal (the cache's key).
+  // Scale factors compare bitwise, as on the wire (NaN equals NaN, 0.0 differs from -0.0).
+  return op == other.op && dtype == other.dtype && shape == other.shape &&
+         same_device(device, other.device) && reduce_op == other.reduce_op &&
+         std::bit_cast<uint64_t>(prescale) == std::bit_cast<uint64_t>(other.prescale) &&
+         std::bit_cast<uint64_t>(postscale) == std::bit_cast<uint64_t>(other.postscale) &&
+         root == other.root && group_size == other.group_size && splits == other.splits &&
+         group == other.group && name == other.name;
 }
 
-void Request::encode_fields(WireWriter& out, int64_t waited) const {
+void Request::encode(WireWriter& out) const {
   out.str(name);
   out.u8(static_cast<uint8_t>(op));
   out.i32(static_cast<int32_t>(dtype));
@@ -59,7 +63,7 @@ void Request::encode_fields(WireWriter& out, int64_t waited) const {
   out.i64s(splits);
   out.str(group);
   out.i32(group_size);
-  out.i64(waited);
+  out.i64(waited_us);
 }
 
 Request Request::decode(WireReader& in) {

@@ -55,15 +55,11 @@ struct Request {
   // How long the op had waited on its rank when this request was sent (not in the signature).
   int64_t waited_us = 0;
 
-  // Everything the cache must compare: two requests with the same signature would get the same
-  // response. Local to a rank (allgather's first dimension is part of it).
-  std::string signature() const;
-  void encode(WireWriter& out) const { encode_fields(out, waited_us); }
+  // Whether `other` would get the same response: every field but waited_us is equal. What the
+  // response cache compares (local to a rank: allgather's first dimension is part of it).
+  bool negotiates_like(const Request& other) const;
+  void encode(WireWriter& out) const;
   static Request decode(WireReader& in);
-
- private:
-  // Every field, with `waited` in place of waited_us: signature() encodes 0 without a copy.
-  void encode_fields(WireWriter& out, int64_t waited) const;
 };
 
 struct Response {

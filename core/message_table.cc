@@ -1,97 +1,136 @@
 #include "core/message_table.h"
 
 #include <algorithm>
-#include <sstream>
+#include <charconv>
+#include <cmath>
+#include <system_error>
 #include <utility>
 
 namespace runrun {
 namespace {
 
 using RankedRequests = std::vector<std::pair<int, Request>>;
-using FieldFn = std::string (*)(const Request&);
+
+// One field the ranks must agree on: how to compare it (directly: the coordinator checks every
+// field of every request of every uncached tensor) and how to print it (only for the error).
+struct FieldCheck {
+  const char* what;
+  bool (*same)(const Request& a, const Request& b);
+  std::string (*text)(const Request& r);
+};
 
 // Returns "" when every rank's field agrees, else the error text listing each rank's value.
-std::string disagreement(const RankedRequests& reqs, const char* what, FieldFn field) {
-  std::string first = field(reqs[0].second);
+std::string disagreement(const RankedRequests& reqs, const FieldCheck& check) {
+  const Request& first = reqs[0].second;
   bool same = true;
-  for (const auto& [rank, r] : reqs) same = same && field(r) == first;
+  for (const auto& [rank, r] : reqs) same = same && check.same(r, first);
   if (same) return "";
-  std::ostringstream out;
-  out << "mismatched " << what << " for " << op_type_name(reqs[0].second.op) << " of tensor '"
-      << reqs[0].second.name << "':";
+  std::string out = std::string("mismatched ") + check.what + " for " + op_type_name(first.op) +
+                    " of tensor '" + first.name + "':";
   for (size_t i = 0; i < reqs.size(); ++i) {
-    out << (i ? "," : "") << " rank " << reqs[i].first << ": " << field(reqs[i].second);
+    out += std::string(i ? "," : "") + " rank " + std::to_string(reqs[i].first) + ": " +
+           check.text(reqs[i].second);
   }
-  out << ". Every rank must enqueue this tensor with the same " << what << ".";
-  return out.str();
+  return out + ". Every rank must enqueue this tensor with the same " + check.what + ".";
 }
 
+// The shortest text that reads back as `v` (so two values that differ never print the same).
 std::string number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(v);
 }
+// Scale factors must be equal, as Horovod requires; a NaN agrees with a NaN.
+bool same_number(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
-std::string op_name_of(const Request& r) { return op_type_name(r.op); }
-std::string dtype_of(const Request& r) { return std::string(data_type_name(r.dtype)); }
 // The kind of device: each rank drives its own GPU (cuda:<local_rank>, as in Horovod), so ranks
 // agree on "cuda", not on the index.
 std::string device_of(const Request& r) {
   return r.device.device_type == kDLCUDA ? "cuda" : device_string(r.device);
 }
-std::string shape_of(const Request& r) { return shape_string(r.shape); }
 std::string trailing_shape_of(const Request& r) {
   std::vector<int64_t> rest(r.shape.begin() + (r.shape.empty() ? 0 : 1), r.shape.end());
   return rest.empty() ? "[*]" : "[*, " + shape_string(rest).substr(1);
 }
-std::string reduce_op_of(const Request& r) { return std::string(reduce_op_name(r.reduce_op)); }
-std::string root_of(const Request& r) { return std::to_string(r.root); }
-std::string prescale_of(const Request& r) { return number(r.prescale); }
-std::string postscale_of(const Request& r) { return number(r.postscale); }
-std::string ranks_of(const Request& r) { return shape_string(r.splits); }
+bool same_trailing_shape(const Request& a, const Request& b) {
+  auto rest = [](const Request& r) { return r.shape.begin() + (r.shape.empty() ? 0 : 1); };
+  return std::equal(rest(a), a.shape.end(), rest(b), b.shape.end());
+}
 std::string group_of(const Request& r) {
   return r.group.empty() ? "none" : r.group + " of " + std::to_string(r.group_size);
 }
 
-std::string first_error(const RankedRequests& reqs,
-                        std::initializer_list<std::pair<const char*, FieldFn>> checks) {
-  for (const auto& [what, field] : checks) {
-    std::string error = disagreement(reqs, what, field);
+const FieldCheck kOp{
+    "op", [](const Request& a, const Request& b) { return a.op == b.op; },
+    [](const Request& r) -> std::string { return op_type_name(r.op); }};
+const FieldCheck kGroup{"group",
+                        [](const Request& a, const Request& b) {
+                          return a.group == b.group &&
+                                 (a.group.empty() || a.group_size == b.group_size);
+                        },
+                        group_of};
+const FieldCheck kDevice{
+    "device",
+    [](const Request& a, const Request& b) {
+      const bool a_cuda = a.device.device_type == kDLCUDA;
+      const bool b_cuda = b.device.device_type == kDLCUDA;
+      return a_cuda || b_cuda ? a_cuda == b_cuda : device_of(a) == device_of(b);
+    },
+    device_of};
+const FieldCheck kDtype{
+    "dtype", [](const Request& a, const Request& b) { return a.dtype == b.dtype; },
+    [](const Request& r) { return std::string(data_type_name(r.dtype)); }};
+const FieldCheck kShape{
+    "shape", [](const Request& a, const Request& b) { return a.shape == b.shape; },
+    [](const Request& r) { return shape_string(r.shape); }};
+const FieldCheck kTrailingShape{"shape (all but the first dimension)", same_trailing_shape,
+                                trailing_shape_of};
+const FieldCheck kReduceOp{
+    "reduce op", [](const Request& a, const Request& b) { return a.reduce_op == b.reduce_op; },
+    [](const Request& r) { return std::string(reduce_op_name(r.reduce_op)); }};
+const FieldCheck kPrescale{
+    "prescale factor",
+    [](const Request& a, const Request& b) { return same_number(a.prescale, b.prescale); },
+    [](const Request& r) { return number(r.prescale); }};
+const FieldCheck kPostscale{
+    "postscale factor",
+    [](const Request& a, const Request& b) { return same_number(a.postscale, b.postscale); },
+    [](const Request& r) { return number(r.postscale); }};
+const FieldCheck kRoot{
+    "root rank", [](const Request& a, const Request& b) { return a.root == b.root; },
+    [](const Request& r) { return std::to_string(r.root); }};
+const FieldCheck kRanks{
+    "ranks", [](const Request& a, const Request& b) { return a.splits == b.splits; },
+    [](const Request& r) { return shape_string(r.splits); }};
+const FieldCheck kProcessSetId{"process set id", kRoot.same, kRoot.text};
+
+std::string first_error(const RankedRequests& reqs, std::initializer_list<FieldCheck> checks) {
+  for (const FieldCheck& check : checks) {
+    std::string error = disagreement(reqs, check);
     if (!error.empty()) return error;
   }
   return "";
 }
 
 std::string check_agreement(const RankedRequests& reqs) {
-  std::string error = first_error(reqs, {{"op", op_name_of}, {"group", group_of}});
+  std::string error = first_error(reqs, {kOp, kGroup});
   if (!error.empty()) return error;
   switch (reqs[0].second.op) {
     case OpType::kAllreduce:
     case OpType::kReducescatter:
-      return first_error(reqs, {{"device", device_of},
-                                {"dtype", dtype_of},
-                                {"shape", shape_of},
-                                {"reduce op", reduce_op_of},
-                                {"prescale factor", prescale_of},
-                                {"postscale factor", postscale_of}});
+      return first_error(reqs, {kDevice, kDtype, kShape, kReduceOp, kPrescale, kPostscale});
     case OpType::kAllgather:
     case OpType::kAlltoall:
-      return first_error(
-          reqs, {{"device", device_of},
-                 {"dtype", dtype_of},
-                 {"shape (all but the first dimension)", trailing_shape_of}});
+      return first_error(reqs, {kDevice, kDtype, kTrailingShape});
     case OpType::kBroadcast:
-      return first_error(reqs, {{"device", device_of},
-                                {"dtype", dtype_of},
-                                {"shape", shape_of},
-                                {"root rank", root_of}});
+      return first_error(reqs, {kDevice, kDtype, kShape, kRoot});
     case OpType::kProcessSetAdd:
-      return first_error(reqs, {{"ranks", ranks_of}});
+      return first_error(reqs, {kRanks});
     case OpType::kNotice:
     case OpType::kStallShutdown:
       return "";
     case OpType::kProcessSetRemove:
-      return first_error(reqs, {{"process set id", root_of}});
+      return first_error(reqs, {kProcessSetId});
     case OpType::kBarrier:
     case OpType::kJoin:
       return "";

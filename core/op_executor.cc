@@ -39,7 +39,7 @@ std::string rank_list(const std::vector<int64_t>& ranks) {
 // Timeline spans over the members of a bucket; a no-op when the timeline is off.
 class BucketSpans {
  public:
-  BucketSpans(Timeline* timeline, const std::vector<Response>& responses,
+  BucketSpans(Timeline* timeline, const ResponseList& responses,
               const FusionBucket& bucket)
       : timeline_(timeline && timeline->active() ? timeline : nullptr),
         responses_(responses),
@@ -62,13 +62,13 @@ class BucketSpans {
 
  private:
   Timeline* timeline_;
-  const std::vector<Response>& responses_;
+  const ResponseList& responses_;
   const FusionBucket& bucket_;
 };
 
 }  // namespace
 
-void OpExecutor::execute(const std::vector<Response>& responses,
+void OpExecutor::execute(const ResponseList& responses,
                          std::vector<std::unique_ptr<TensorEntry>>& entries) {
   for (const FusionBucket& bucket : plan_fusion(responses, fusion_threshold_)) {
     const Response& first = responses[bucket.members[0]];
@@ -95,7 +95,7 @@ void OpExecutor::execute(const std::vector<Response>& responses,
       continue;
     }
     DeviceStaging staging(responses, bucket, entries);
-    const std::vector<Response>& staged = staging.responses();
+    const ResponseList& staged = staging.responses();
     const Response& op = staged[bucket.members[0]];
     TensorEntry* entry = entries[bucket.members[0]].get();
     if (first.op == OpType::kAllreduce) {  // joined ranks take part without entries
@@ -197,7 +197,7 @@ void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_n
   finish_reduction(r, entry.output.device, out, count);
 }
 
-void OpExecutor::run_allreduce_bucket(const std::vector<Response>& responses,
+void OpExecutor::run_allreduce_bucket(const ResponseList& responses,
                                       const FusionBucket& bucket,
                                       std::vector<std::unique_ptr<TensorEntry>>& entries) {
   const Response& first = responses[bucket.members[0]];

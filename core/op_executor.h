@@ -34,7 +34,7 @@ class OpExecutor {
 
   // entries[i] belongs to responses[i]; nullptr when this rank has no entry for it: an error
   // response (skipped), or an allreduce while this rank has joined (it contributes zeros).
-  void execute(const std::vector<Response>& responses,
+  void execute(const ResponseList& responses,
                std::vector<std::unique_ptr<TensorEntry>>& entries);
 
   size_t fused_collectives() const { return fused_collectives_; }
@@ -46,7 +46,7 @@ class OpExecutor {
   void set_fusion_threshold(size_t bytes) { fusion_threshold_ = bytes; }
 
  private:
-  void run_allreduce_bucket(const std::vector<Response>& responses, const FusionBucket& bucket,
+  void run_allreduce_bucket(const ResponseList& responses, const FusionBucket& bucket,
                             std::vector<std::unique_ptr<TensorEntry>>& entries);
   // Completes the bucket's members: all marked done first, their waiters woken after
   // (Handle::complete_part_quietly). Members without an entry (joined ranks) are skipped.

@@ -2,15 +2,14 @@
 
 namespace runrun {
 
-ResponseCache::Lookup ResponseCache::lookup(const std::string& name,
-                                            const std::string& signature) const {
-  auto it = by_name_.find(name);
+ResponseCache::Lookup ResponseCache::lookup(const Request& request) const {
+  auto it = by_name_.find(request.name);
   if (it == by_name_.end()) return {Match::kMiss, 0};
   const Entry& entry = *slots_[it->second];
-  return {entry.signature == signature ? Match::kHit : Match::kStale, it->second};
+  return {entry.request.negotiates_like(request) ? Match::kHit : Match::kStale, it->second};
 }
 
-void ResponseCache::put(const Response& response, const std::string& signature) {
+void ResponseCache::put(const Response& response, const Request& request) {
   if (capacity_ == 0) return;
   if (auto it = by_name_.find(response.name); it != by_name_.end()) erase(it->second);
   if (by_name_.size() >= capacity_) erase(lru_.back());
@@ -18,7 +17,8 @@ void ResponseCache::put(const Response& response, const std::string& signature) 
   while (slot < slots_.size() && slots_[slot]) ++slot;
   if (slot == slots_.size()) slots_.emplace_back();
   lru_.push_front(slot);
-  slots_[slot] = Entry{response, signature, lru_.begin()};
+  slots_[slot] = Entry{response, request, lru_.begin()};
+  slots_[slot]->request.waited_us = 0;
   by_name_[response.name] = slot;
 }
 

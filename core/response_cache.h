@@ -26,12 +26,12 @@ class ResponseCache {
     Match match;
     size_t slot;
   };
-  // `signature` is Request::signature() of this rank's request for tensor `name`.
-  Lookup lookup(const std::string& name, const std::string& signature) const;
+  // kHit when this rank's `request` negotiates like the one the slot's response was made for.
+  Lookup lookup(const Request& request) const;
 
-  // Stores `response` (for this rank's request of that `signature`) in the lowest free slot,
-  // evicting the least recently used entry when full. No-op when the capacity is 0.
-  void put(const Response& response, const std::string& signature);
+  // Stores `response` (for this rank's `request`) in the lowest free slot, evicting the least
+  // recently used entry when full. No-op when the capacity is 0.
+  void put(const Response& response, const Request& request);
   const Response& response(size_t slot) const { return slots_[slot]->response; }
   void erase(size_t slot);
   // Marks a slot as used by this round (LRU order).
@@ -45,7 +45,7 @@ class ResponseCache {
  private:
   struct Entry {
     Response response;
-    std::string signature;
+    Request request;  // this rank's, as enqueued (compared by Request::negotiates_like)
     std::list<size_t>::iterator lru_position;
   };
   size_t capacity_;

@@ -31,9 +31,9 @@ struct DeviceSync;  // core/device_staging.h
 
 struct TensorEntry {
   Request request;
-  // request.signature(), computed once by the background thread when it takes the entry
-  // (Controller::add), not on the enqueuing thread: negotiation compares it often.
-  std::string signature;
+  // The controller's mark (background thread): the entry waits to be agreed from the response
+  // cache or sent to the coordinator (it is listed in Controller::unsent_).
+  bool unsent = false;
   TensorView input;
   TensorView output;  // data == nullptr when the runtime allocates the output
   std::shared_ptr<Handle> handle;

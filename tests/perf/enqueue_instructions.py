@@ -21,6 +21,16 @@ adapter"). A benchmark, not a test. Two modes:
    block's count. The script runs itself under valgrind (--separate-threads: the background
    thread's work is not counted) and prints instructions per call; the raw dumps stay in a
    temporary folder it names.
+
+3. The background thread's instructions per tensor (negotiation, fusion, completion, freeing):
+
+    python3 tests/perf/enqueue_instructions.py --background [--blocks 10]
+
+   Runs mode 1 under callgrind (--separate-threads) twice, with --blocks and 3 x --blocks
+   blocks of 100, and reads the thread running ProcessSetWorker::loop. Steady state is the
+   difference over the extra blocks (every tensor a response-cache hit); the first block's
+   figure (the coordinator's round for 100 new names, plus the thread's start) is what the
+   shorter run has beyond its steady blocks.
 """
 import os
 import subprocess
@@ -151,9 +161,41 @@ def outer(adapters, blocks):
             print(f"{label:12s} {(totals[label] - empty) / (blocks * 100):9.0f}")
 
 
+def background_total(blocks, work):
+    """The background thread's instructions over a run of `blocks` x 100 torch allreduces."""
+    prefix = os.path.join(work, f"bg{blocks}.out")
+    cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+           f"--callgrind-out-file={prefix}", sys.executable, os.path.abspath(__file__),
+           str(blocks * 100)]
+    env = dict(os.environ, RUNRUN_PEER_TIMEOUT="0")  # valgrind is ~50x slower than native
+    with open(prefix + ".log", "w") as log:
+        subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT, env=env)
+    for name in sorted(os.listdir(work)):
+        if not name.startswith(f"bg{blocks}.out-"):
+            continue
+        with open(os.path.join(work, name)) as f:
+            text = f.read()
+        if "ProcessSetWorker::loop" in text:
+            return int(text.split("\ntotals:", 1)[1].split()[0])
+    raise SystemExit(f"enqueue_instructions: no background thread in the dumps in {work}")
+
+
+def background(blocks):
+    work = tempfile.mkdtemp(prefix="background_instructions.")
+    short, long = background_total(blocks, work), background_total(3 * blocks, work)
+    steady = (long - short) / (2 * blocks * 100)
+    first = (short - (blocks - 1) * 100 * steady) / 100
+    print(f"background thread instructions per tensor (callgrind), torch allreduce of 1 KiB, "
+          f"100 per block; dumps in {work}")
+    print(f"steady state (response-cache hits) {steady:9.0f}")
+    print(f"first block (coordinator round and thread start) {first:9.0f}")
+
+
 def main():
     args = sys.argv[1:]
-    if args and args[0] == "--inner":
+    if args and args[0] == "--background":
+        background(int(args[args.index("--blocks") + 1]) if "--blocks" in args else 10)
+    elif args and args[0] == "--inner":
         inner(args[1], args[2].split(","), int(args[3]))
     elif args and args[0] == "--adapters":
         blocks = int(args[args.index("--blocks") + 1]) if "--blocks" in args else 10

@@ -134,7 +134,7 @@ TunerRun run_tuners(int size, int rounds, const Config::Autotune& options,
         work.shape = {256 * 1024};
         for (int i = 0; i < rounds; ++i) {
           now += std::chrono::microseconds(cost_us(rank, tuner.current()));
-          tuner.after_round({work});
+          tuner.after_round(std::vector<Response>{work});
           tuner.after_round({});  // rounds that agreed nothing do not count
         }
         std::lock_guard<std::mutex> lock(mutex);

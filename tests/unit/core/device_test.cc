@@ -1,5 +1,5 @@
 // Device awareness of the core (Backend v2): requests and responses carry the tensor's device
-// over the wire, the cache signature and the coordinator's agreement check include it, the
+// over the wire, the response cache and the coordinator's agreement check include it, the
 // fusion planner never mixes devices, DeviceOps on the CPU, and a tensor on a device this
 // build cannot move is refused at enqueue.
 #include <stdlib.h>
@@ -67,10 +67,10 @@ TEST_CASE("requests and responses carry their device over the wire", "[device]")
   CHECK(same_device(Request{}.device, kCpuDevice));  // the default: host memory
 }
 
-TEST_CASE("the cache signature differs by device", "[device]") {
-  CHECK(tensor_request(kCpuDevice).signature() != tensor_request(kCuda0).signature());
-  CHECK(tensor_request(kCuda0).signature() != tensor_request(kCuda1).signature());
-  CHECK(tensor_request(kCuda0).signature() == tensor_request(kCuda0).signature());
+TEST_CASE("the response cache tells requests on different devices apart", "[device]") {
+  CHECK(!tensor_request(kCpuDevice).negotiates_like(tensor_request(kCuda0)));
+  CHECK(!tensor_request(kCuda0).negotiates_like(tensor_request(kCuda1)));
+  CHECK(tensor_request(kCuda0).negotiates_like(tensor_request(kCuda0)));
 }
 
 TEST_CASE("ranks that enqueue a tensor on different devices get a mismatch naming both",

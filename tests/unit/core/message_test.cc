@@ -1,6 +1,8 @@
 // Wire encoding of negotiation messages and the coordinator's matching.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "core/message.h"
 #include "core/message_table.h"
 #include "core/response_cache.h"
@@ -20,7 +22,8 @@ TEST_CASE("requests and responses survive the wire", "[message]") {
   r.splits = {1, 3};
   auto back = decode_requests(encode_requests({r, r}));
   REQUIRE(back.size() == 2);
-  CHECK(back[1].signature() == r.signature());
+  CHECK(back[1].negotiates_like(r));
+  CHECK(back[1].splits == r.splits);
 
   Response p;
   p.name = "x";
@@ -88,15 +91,90 @@ TEST_CASE("the response cache evicts the least recently used entry", "[message]"
     r.name = name;
     return r;
   };
-  cache.put(resp("a"), req("a").signature());
-  cache.put(resp("b"), req("b").signature());
-  cache.touch(cache.lookup("a", req("a").signature()).slot);
-  cache.put(resp("c"), req("c").signature());  // evicts b
-  CHECK(cache.lookup("a", req("a").signature()).match == ResponseCache::Match::kHit);
-  CHECK(cache.lookup("b", req("b").signature()).match == ResponseCache::Match::kMiss);
-  CHECK(cache.lookup("c", req("c").signature()).match == ResponseCache::Match::kHit);
+  cache.put(resp("a"), req("a"));
+  cache.put(resp("b"), req("b"));
+  cache.touch(cache.lookup(req("a")).slot);
+  cache.put(resp("c"), req("c"));  // evicts b
+  CHECK(cache.lookup(req("a")).match == ResponseCache::Match::kHit);
+  CHECK(cache.lookup(req("b")).match == ResponseCache::Match::kMiss);
+  CHECK(cache.lookup(req("c")).match == ResponseCache::Match::kHit);
   Request changed = req("a");
   changed.shape = {2};
-  CHECK(cache.lookup("a", changed.signature()).match == ResponseCache::Match::kStale);
+  CHECK(cache.lookup(changed).match == ResponseCache::Match::kStale);
   CHECK(cache.num_slots() == 2);
+}
+
+TEST_CASE("the response cache compares every negotiated field but the wait", "[message]") {
+  Request base;
+  base.name = "layer1.weight";
+  base.shape = {4, 3};
+  base.splits = {1, 3};
+  base.group = "g";
+  base.group_size = 2;
+  Request later = base;
+  later.waited_us = 12345;  // how long it waited is not part of what is negotiated
+  CHECK(later.negotiates_like(base));
+  const std::vector<std::pair<const char*, void (*)(Request&)>> changes = {
+      {"name", [](Request& r) { r.name = "layer1.bias"; }},
+      {"op", [](Request& r) { r.op = OpType::kAllgather; }},
+      {"dtype", [](Request& r) { r.dtype = DataType::kFloat64; }},
+      {"shape", [](Request& r) { r.shape = {3, 4}; }},
+      {"device", [](Request& r) { r.device = DLDevice{kDLCUDA, 0}; }},
+      {"reduce op", [](Request& r) { r.reduce_op = ReduceOp::kMax; }},
+      {"prescale", [](Request& r) { r.prescale = 0.5; }},
+      {"postscale", [](Request& r) { r.postscale = -0.0; }},
+      {"root", [](Request& r) { r.root = 1; }},
+      {"splits", [](Request& r) { r.splits = {3, 1}; }},
+      {"group", [](Request& r) { r.group = "h"; }},
+      {"group size", [](Request& r) { r.group_size = 3; }},
+  };
+  ResponseCache cache(4);
+  Response response;
+  response.name = base.name;
+  cache.put(response, later);
+  CHECK(cache.lookup(base).match == ResponseCache::Match::kHit);
+  for (const auto& [field, change] : changes) {
+    INFO("field: " << field);
+    Request changed = base;
+    change(changed);
+    CHECK(!changed.negotiates_like(base));
+    CHECK(!base.negotiates_like(changed));
+    if (changed.name == base.name) {
+      CHECK(cache.lookup(changed).match == ResponseCache::Match::kStale);
+    } else {
+      CHECK(cache.lookup(changed).match == ResponseCache::Match::kMiss);
+    }
+  }
+}
+
+TEST_CASE("the coordinator compares fields exactly and prints each rank's value", "[message]") {
+  Request a;
+  a.name = "w";
+  a.shape = {2};
+  Request b = a;
+  CHECK(build_response("w", {a, b}).ok());
+  b.postscale = 1.0000001;  // equal at six digits: still a mismatch, printed apart
+  Response scale = build_response("w", {a, b});
+  CHECK(scale.error_code == ErrorCode::kMismatch);
+  CHECK_THAT(scale.error, Catch::Contains("mismatched postscale factor for allreduce of tensor "
+                                          "'w': rank 0: 1, rank 1: 1.0000001"));
+  b = a;
+  a.prescale = b.prescale = std::nan("");
+  CHECK(build_response("w", {a, b}).ok());
+  b.group = "g";
+  b.group_size = 2;
+  CHECK_THAT(build_response("w", {a, b}).error,
+             Catch::Contains("mismatched group") && Catch::Contains("rank 1: g of 2"));
+  b = a;
+  b.device = DLDevice{kDLCUDA, 0};
+  CHECK_THAT(build_response("w", {a, b}).error,
+             Catch::Contains("mismatched device") && Catch::Contains("rank 1: cuda"));
+  a.device = DLDevice{kDLCUDA, 1};  // each rank its own GPU: the kind must agree, not the index
+  CHECK(build_response("w", {a, b}).ok());
+  Request g1, g2;
+  g1.name = g2.name = "g";
+  g1.op = g2.op = OpType::kAllgather;
+  g1.shape = {};  // a scalar gathers like a vector of one element
+  g2.shape = {5};
+  CHECK(build_response("g", {g1, g2}).ok());
 }
