@@ -27,7 +27,10 @@ over ranks), `total_ms` (enqueue of the first to the last one synchronized, the 
 rank's), `cpu_ms` (the CPU time the block took in the whole process, every thread: the
 caller's and runrun's background thread; the largest over ranks, median over blocks) and,
 for runrun's sides, `rounds` (negotiation rounds rank 0 ran for the block, Runtime.counters();
-absent on a runrun without it). --json prints one object per line.
+absent on a runrun without it). Before each block every rank times a fixed pure-Python loop
+(the yardstick: how fast the host runs this process just then); the run ends with its range and,
+per side, the medians over the blocks in the host's faster state. --json prints one object per
+line.
 Thread-safety: a script; one thread.
 """
 
@@ -165,6 +168,18 @@ def make_sides(count, elements):
     return sides, outputs, reset
 
 
+def yardstick_ns():
+    """ns per iteration of a fixed pure-Python loop (no runrun, no allocation): the speed the
+    host gives this process right now. This VM's host alternates between two speeds ~1.9x apart
+    for tens to hundreds of milliseconds at a time (docs/benchmarks.md, "Open issue: an
+    intermittent slow state"); timed right before a block, it tells which one the block ran in."""
+    x = 0
+    start = time.perf_counter()
+    for i in range(3000):
+        x += i & 1023
+    return (time.perf_counter() - start) / 3000 * 1e9
+
+
 def negotiation_rounds():
     """Rank 0's negotiation rounds of the global set so far (None: this runrun has no counters)."""
     from runrun.common import basics
@@ -178,6 +193,33 @@ def largest(value, with_dist=True):
         return float(hvd.allreduce(t, name="per_tensor_cost.largest", op=hvd.Max).item())
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return float(t.item())
+
+
+def print_machine_state(sides, yard, enqueue, total, as_json):
+    """The yardstick over the run, and each side's medians over the blocks that ran in the
+    host's faster state (yardstick within 25 % of the run's fastest), when there were at least
+    5 (a run entirely in one state has them all)."""
+    every = [y for k in sides for y in yard[k]]
+    fastest = min(every)
+    state = {"op": "machine", "yardstick_ns_min": fastest,
+             "yardstick_ns_median": statistics.median(every), "yardstick_ns_max": max(every)}
+    print(json.dumps(state) if as_json else
+          f"machine: pure-Python yardstick {state['yardstick_ns_min']:.1f} / "
+          f"{state['yardstick_ns_median']:.1f} / {state['yardstick_ns_max']:.1f} ns per iteration "
+          "(min / median / max over blocks, the slower rank's)", flush=True)
+    for k in sides:
+        fast = [i for i, y in enumerate(yard[k]) if y <= 1.25 * fastest]
+        if len(fast) < 5:
+            continue
+        row = {"op": "faster_state", "of_side": k, "blocks": len(fast),
+               "yardstick_ns_median": statistics.median(yard[k][i] for i in fast),
+               "enqueue_us_per_tensor_fast_state": statistics.median(enqueue[k][i] for i in fast),
+               "total_ms_fast_state": statistics.median(total[k][i] for i in fast)}
+        print(json.dumps(row) if as_json else
+              f"{k:22s} faster state, {len(fast):2d} blocks at "
+              f"{row['yardstick_ns_median']:.0f} ns: enqueue "
+              f"{row['enqueue_us_per_tensor_fast_state']:7.2f} us/tensor   enqueue to all "
+              f"synchronized {row['total_ms_fast_state']:7.3f} ms", flush=True)
 
 
 def main():
@@ -206,10 +248,12 @@ def main():
     total = {k: [] for k in sides}
     rounds = {k: [] for k in sides}
     cpu = {k: [] for k in sides}
+    yard = {k: [] for k in sides}
     order = list(sides)
     for block in range(args.warmup + args.iters):
         for k in order[block % len(order):] + order[:block % len(order)]:
             reset()
+            block_yard = yardstick_ns()
             dist.barrier() if with_dist else hvd.barrier()
             rounds_before = negotiation_rounds()
             cpu_before = time.process_time()
@@ -222,6 +266,7 @@ def main():
                 enqueue[k].append(largest((enqueued - start) / args.count * 1e6, with_dist))
                 total[k].append(largest((done - start) * 1e3, with_dist))
                 cpu[k].append(largest(cpu_used * 1e3, with_dist))
+                yard[k].append(largest(block_yard, with_dist))
     if hvd.rank() == 0:
         run = {"op": "run", "backend": hvd.mpi_enabled() and "mpi" or "gloo", "ranks": size,
                "count": args.count, "bytes": elements * 4}
@@ -234,6 +279,10 @@ def main():
                    "enqueue_us_per_tensor_min": min(enqueue[k]),
                    "total_ms": statistics.median(total[k]), "total_ms_min": min(total[k]),
                    "cpu_ms": statistics.median(cpu[k])}
+            # The block's time in yardstick iterations: comparable across the host's states
+            # (as far as the slow state slows everything alike; see yardstick_ns).
+            row["total_yardsticks"] = statistics.median(
+                t * 1e6 / y for t, y in zip(total[k], yard[k]))
             if rounds[k]:
                 timed = rounds[k][args.warmup:] or rounds[k]
                 row.update(rounds=statistics.median(timed), rounds_max=max(timed))
@@ -243,8 +292,11 @@ def main():
                   f"{k:22s} enqueue {row['enqueue_us_per_tensor']:7.2f} us/tensor "
                   f"({row['enqueue_us_per_tensor_min']:.2f})   enqueue to all synchronized "
                   f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f})   cpu "
-                  f"{row['cpu_ms']:.3f} ms{text_rounds}",
+                  f"{row['cpu_ms']:.3f} ms{text_rounds}   = {row['total_yardsticks']:.0f} "
+                  "yardstick iterations",
                   flush=True)
+    if hvd.rank() == 0:
+        print_machine_state(sides, yard, enqueue, total, args.json)
     if with_dist:
         dist.destroy_process_group()
     hvd.shutdown()

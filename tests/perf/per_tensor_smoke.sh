@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # perf.per_tensor_cost_smoke: runs per_tensor_cost.py under `runrun --gloo -np 2` with a few
 # small tensors and checks that it exits 0 and that rank 0 printed a run line and one valid JSON
-# row per side with positive times (and rounds >= 1 for runrun's sides). Asserts nothing about
-# time. The package is this checkout's Python sources plus this build's extension, copied into
-# WORK (no install needed); `timeout` bounds the job.
+# row per side with positive times (and rounds >= 1 for runrun's sides) and the machine's
+# yardstick. Asserts nothing about time. The package is this checkout's Python sources plus
+# this build's extension, copied into WORK (no install needed); `timeout` bounds the job.
 # Usage: per_tensor_smoke.sh RUNRUN PYTHON CORE_MODULE WORK
 set -uo pipefail
 RUNRUN="$1"; PYTHON="$2"; CORE="$3"; WORK="$4"
@@ -34,5 +34,8 @@ for r in sides:
         assert r[field] > 0, f"{field} not positive in {r}"
     if r["side"].startswith("runrun"):  # Runtime.counters(): at least one round per block
         assert r["rounds"] >= 1 and r["rounds_max"] >= r["rounds"], f"rounds in {r}"
+machine = [r for r in rows if r.get("op") == "machine"]
+assert len(machine) == 1 and 0 < machine[0]["yardstick_ns_min"] <= machine[0]["yardstick_ns_max"], \
+    f"machine: {machine}"
 print(f"per_tensor_cost printed {len(sides)} valid rows")
 PY
