@@ -37,7 +37,7 @@ Controller::Controller(ControlChannel& channel, int rank, int size, const Config
       cache_(config.cache_capacity),
       table_(size) {}
 
-void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
+void Controller::add(std::vector<std::unique_ptr<TensorEntry>>& entries) {
   for (auto& entry : entries) {
     const std::string_view name = entry->request.name;
     if (timeline_ && timeline_->active()) timeline_->begin(entry->request.name, "NEGOTIATE");
@@ -51,6 +51,7 @@ void Controller::add(std::vector<std::unique_ptr<TensorEntry>> entries) {
     }
     it->second = std::move(entry);
   }
+  entries.clear();
 }
 
 void Controller::drop_sent() {

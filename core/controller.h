@@ -36,8 +36,8 @@ class Controller {
   Controller(ControlChannel& channel, int rank, int size, const Config& config, Logger logger,
              Timeline* timeline);
 
-  // Takes ownership of newly enqueued entries.
-  void add(std::vector<std::unique_ptr<TensorEntry>> entries);
+  // Takes ownership of newly enqueued entries, leaving `entries` empty (its capacity kept).
+  void add(std::vector<std::unique_ptr<TensorEntry>>& entries);
   bool has_pending() const { return !pending_.empty(); }
   // The pending names into `names`, reusing its strings' storage (no allocation in steady
   // state: the worker records them before every round).

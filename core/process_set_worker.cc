@@ -117,7 +117,8 @@ void ProcessSetWorker::loop() {
         std::lock_guard<std::mutex> lock(failure_mutex_);
         if (failure_) throw_error(failure_->first, RUNRUN_WHERE, failure_->second);
       }
-      controller_.add(queue_.pop_all());
+      queue_.pop_all(arrivals_);
+      controller_.add(arrivals_);
       bool shutting_down = shutdown_requested_;
       if (!controller_.has_pending() && !shutting_down) continue;
       note_waiting();
@@ -189,6 +190,12 @@ void ProcessSetWorker::apply(const TunedParameters& parameters) {
 
 void ProcessSetWorker::fail_everything(ErrorCode code, const std::string& message) {
   for (auto& entry : queue_.close(message, code)) entry->handle->fail(code, message);
+  for (auto& entry : arrivals_) {  // popped, not yet handed to the controller (it threw)
+    if (!entry) continue;
+    queue_.finished(entry->request.name);
+    entry->handle->fail(code, message);
+  }
+  arrivals_.clear();
   for (auto& entry : executing_) {
     if (entry) entry->handle->fail(code, message);  // no-op for the ones that completed
   }

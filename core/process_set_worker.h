@@ -111,6 +111,8 @@ class ProcessSetWorker {
   std::unique_ptr<Autotuner> tuner_;
   std::unique_ptr<RankLatenessRecorder> lateness_;
   std::vector<float> ages_;  // this round's ages for lateness_ (worker thread)
+  // pop_all's vector, empty between rounds: it and the queue's swap their capacity.
+  std::vector<std::unique_ptr<TensorEntry>> arrivals_;
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
   std::vector<std::string_view> finished_names_;  // their names (views into executing_), reused
   std::atomic<bool> shutdown_requested_{false};

@@ -64,9 +64,9 @@ void TensorQueue::settle(std::chrono::microseconds gap,
   }
 }
 
-std::vector<std::unique_ptr<TensorEntry>> TensorQueue::pop_all() {
+void TensorQueue::pop_all(std::vector<std::unique_ptr<TensorEntry>>& into) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return std::exchange(incoming_, {});
+  into.swap(incoming_);
 }
 
 void TensorQueue::wake() {

@@ -55,7 +55,9 @@ class TensorQueue {
 
   // Blocks until something was pushed, the queue was closed or woken, or `deadline` passed.
   void wait(std::optional<std::chrono::steady_clock::time_point> deadline);
-  std::vector<std::unique_ptr<TensorEntry>> pop_all();
+  // Moves the pushed entries into `into` (which must be empty) by swapping vectors: the queue
+  // keeps `into`'s capacity, so a burst of single pushes does not regrow the vector each round.
+  void pop_all(std::vector<std::unique_ptr<TensorEntry>>& into);
   // Wakes wait() without pushing (shutdown requests, failures): settle() holds nothing back
   // from then on.
   void wake();
