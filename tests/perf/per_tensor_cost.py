@@ -196,9 +196,9 @@ def largest(value, with_dist=True):
 
 
 def print_machine_state(sides, yard, enqueue, total, as_json):
-    """The yardstick over the run, and each side's medians over the blocks that ran in the
-    host's faster state (yardstick within 25 % of the run's fastest), when there were at least
-    5 (a run entirely in one state has them all)."""
+    """The yardstick over the run and, when the run saw both of the host's states (the median
+    block 1.4x slower than the fastest), each side's medians over the blocks in the faster
+    one (yardstick within 25 % of the run's fastest), when there were at least 5."""
     every = [y for k in sides for y in yard[k]]
     fastest = min(every)
     state = {"op": "machine", "yardstick_ns_min": fastest,
@@ -207,6 +207,8 @@ def print_machine_state(sides, yard, enqueue, total, as_json):
           f"machine: pure-Python yardstick {state['yardstick_ns_min']:.1f} / "
           f"{state['yardstick_ns_median']:.1f} / {state['yardstick_ns_max']:.1f} ns per iteration "
           "(min / median / max over blocks, the slower rank's)", flush=True)
+    if statistics.median(every) < 1.4 * fastest:
+        return  # one state throughout (most blocks near the fastest): the rows above are it
     for k in sides:
         fast = [i for i, y in enumerate(yard[k]) if y <= 1.25 * fastest]
         if len(fast) < 5:
