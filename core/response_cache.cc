@@ -18,7 +18,6 @@ void ResponseCache::put(const Response& response, const Request& request) {
   if (slot == slots_.size()) slots_.emplace_back();
   lru_.push_front(slot);
   slots_[slot] = Entry{response, request, lru_.begin()};
-  slots_[slot]->request.waited_us = 0;
   by_name_[response.name] = slot;
 }
 

@@ -18,14 +18,16 @@ namespace runrun {
 
 class ResponseList {
  public:
+  // A forward iterator over the responses (not the pointers): range-for and index loops alike.
   class Iterator {
    public:
-    using iterator_category = std::random_access_iterator_tag;
+    using iterator_category = std::forward_iterator_tag;
     using value_type = Response;
     using difference_type = std::ptrdiff_t;
     using pointer = const Response*;
     using reference = const Response&;
 
+    Iterator() = default;
     explicit Iterator(const Response* const* at) : at_(at) {}
     reference operator*() const { return **at_; }
     pointer operator->() const { return *at_; }
@@ -33,11 +35,16 @@ class ResponseList {
       ++at_;
       return *this;
     }
+    Iterator operator++(int) {
+      Iterator before = *this;
+      ++at_;
+      return before;
+    }
     bool operator==(const Iterator& other) const { return at_ == other.at_; }
     bool operator!=(const Iterator& other) const { return at_ != other.at_; }
 
    private:
-    const Response* const* at_;
+    const Response* const* at_ = nullptr;
   };
 
   ResponseList() = default;

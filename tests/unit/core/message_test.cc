@@ -6,6 +6,7 @@
 #include "core/message.h"
 #include "core/message_table.h"
 #include "core/response_cache.h"
+#include "core/response_list.h"
 
 using namespace runrun;
 
@@ -177,4 +178,25 @@ TEST_CASE("the coordinator compares fields exactly and prints each rank's value"
   g1.shape = {};  // a scalar gathers like a vector of one element
   g2.shape = {5};
   CHECK(build_response("g", {g1, g2}).ok());
+}
+
+TEST_CASE("a response list keeps borrowed and owned responses in order", "[message]") {
+  Response cached;
+  cached.name = "cached";
+  ResponseList list;
+  list.add_borrowed(cached);
+  Response answer;
+  answer.name = "answer";
+  list.add_owned(std::move(answer));
+  for (int i = 0; i < 100; ++i) list.add_owned(Response{});  // owned ones never move
+  const Response* first_owned = &list[1];
+  ResponseList moved = std::move(list);
+  REQUIRE(moved.size() == 102);
+  CHECK(&moved[0] == &cached);
+  CHECK(&moved[1] == first_owned);
+  std::vector<std::string> names;
+  for (const Response& r : moved) names.push_back(r.name);
+  CHECK(names[0] == "cached");
+  CHECK(names[1] == "answer");
+  CHECK(std::distance(moved.begin(), moved.end()) == 102);
 }
