@@ -83,14 +83,21 @@ std::string describe(const char* op, const char* name, int rank, const char* rol
 // The description ("allreduce of tensor 'w' on rank 1: input") is built only for a refused
 // tensor: view_from_dlpack is pure, so a refusal is redone with it for the message. This runs
 // once per tensor enqueued (issue 12, point 6: no strings built on the per-tensor path).
-runrun::TensorView view(const char* op, const char* name, int rank, const DLTensor* t,
-                        const char* role) {
+void view_into(const char* op, const char* name, int rank, const DLTensor* t, const char* role,
+               runrun::TensorView& into) {
   static const std::string kUndescribed;
   try {
-    return runrun::view_from_dlpack(t, kUndescribed);
+    runrun::view_from_dlpack(t, kUndescribed, into);
   } catch (const runrun::Error&) {
-    return runrun::view_from_dlpack(t, describe(op, name, rank, role));
+    runrun::view_from_dlpack(t, describe(op, name, rank, role), into);
   }
+}
+
+runrun::TensorView view(const char* op, const char* name, int rank, const DLTensor* t,
+                        const char* role) {
+  runrun::TensorView result;
+  view_into(op, name, rank, t, role, result);
+  return result;
 }
 
 std::string name_of(const char* name) { return name ? name : ""; }
@@ -123,13 +130,20 @@ void give(std::shared_ptr<runrun::Handle> handle, runrun_handle** out) {
 struct AllocatedOutputs {
   std::vector<std::pair<size_t, runrun::OwnedTensor>> outputs;
 
-  // The output view for tensor `index`: `output` itself, or a new one like `input`.
+  // The output view for tensor `index` into `into`: `output` itself, or a new one like `input`.
+  void output_into(runrun::OpType op, const char* name, int rank, size_t index,
+                   const runrun::TensorView& input, const DLTensor* output, const char* api_op,
+                   runrun::TensorView& into) {
+    if (output != nullptr) return view_into(api_op, name, rank, output, "output", into);
+    outputs.emplace_back(index, runrun::allocate_output_like(op, name_of(name), rank, input));
+    into = outputs.back().second.view();
+  }
   runrun::TensorView output(runrun::OpType op, const char* name, int rank, size_t index,
                             const runrun::TensorView& input, const DLTensor* output,
                             const char* api_op) {
-    if (output != nullptr) return view(api_op, name, rank, output, "output");
-    outputs.emplace_back(index, runrun::allocate_output_like(op, name_of(name), rank, input));
-    return outputs.back().second.view();
+    runrun::TensorView result;
+    output_into(op, name, rank, index, input, output, api_op, result);
+    return result;
   }
   void hand_to(runrun::Handle& handle) {
     for (auto& [index, tensor] : outputs) handle.set_output(index, std::move(tensor));
@@ -198,19 +212,22 @@ runrun_allreduce_options runrun_allreduce_default_options(void) {
   return runrun_allreduce_options{RUNRUN_OP_AVERAGE, 1.0, 1.0, 0};
 }
 
+// Allreduce fills recycled entries in place (Runtime::blank_entry): one op per gradient
+// allocates no name, shape or entry (issue 12, point 6).
 runrun_status runrun_allreduce(runrun_runtime* rt, const char* name, const DLTensor* input,
                                const DLTensor* output, const runrun_allreduce_options* options,
                                runrun_handle** out) {
   return guarded([&] {
     require(out != nullptr, "runrun_allreduce: out is null");
     runrun::Runtime& r = runtime_of(rt);
-    int rank = r.topology().rank;
-    runrun::TensorView in = view("allreduce", name, rank, input, "input");
+    const int rank = r.topology().rank;
+    std::unique_ptr<runrun::TensorEntry> entry = r.blank_entry();
+    entry->request.name.assign(name ? name : "");
+    view_into("allreduce", name, rank, input, "input", entry->input);
     AllocatedOutputs allocated;
-    runrun::TensorView result =
-        allocated.output(runrun::OpType::kAllreduce, name, rank, 0, in, output, "allreduce");
-    std::shared_ptr<runrun::Handle> handle =
-        r.allreduce(name_of(name), std::move(in), std::move(result), options_of(options));
+    allocated.output_into(runrun::OpType::kAllreduce, name, rank, 0, entry->input, output,
+                          "allreduce", entry->output);
+    std::shared_ptr<runrun::Handle> handle = r.allreduce(std::move(entry), options_of(options));
     allocated.hand_to(*handle);
     give(std::move(handle), out);
   });
@@ -225,15 +242,19 @@ runrun_status runrun_grouped_allreduce(runrun_runtime* rt, const char* const* na
     require(out && names && inputs, "runrun_grouped_allreduce: null argument");
     runrun::Runtime& r = runtime_of(rt);
     const int rank = r.topology().rank;
-    GroupArgs args = group_args("allreduce", rank, names, inputs, nullptr, n);
+    std::vector<std::unique_ptr<runrun::TensorEntry>> entries;
+    entries.reserve(n);
     AllocatedOutputs allocated;
     for (size_t i = 0; i < n; ++i) {
-      args.outputs.push_back(allocated.output(runrun::OpType::kAllreduce, names[i], rank, i,
-                                              args.inputs[i], outputs ? outputs[i] : nullptr,
-                                              "allreduce"));
+      entries.push_back(r.blank_entry());
+      runrun::TensorEntry& entry = *entries.back();
+      entry.request.name.assign(names[i] ? names[i] : "");
+      view_into("allreduce", names[i], rank, inputs[i], "input", entry.input);
+      allocated.output_into(runrun::OpType::kAllreduce, names[i], rank, i, entry.input,
+                            outputs ? outputs[i] : nullptr, "allreduce", entry.output);
     }
     std::shared_ptr<runrun::Handle> handle =
-        r.grouped_allreduce(args.names, args.inputs, args.outputs, options_of(options));
+        r.grouped_allreduce(std::move(entries), options_of(options));
     allocated.hand_to(*handle);
     give(std::move(handle), out);
   });

@@ -50,10 +50,15 @@ struct ManagedContext {
 }  // namespace
 
 TensorView view_from_dlpack(const DLTensor* tensor, const std::string& what) {
+  TensorView view;
+  view_from_dlpack(tensor, what, view);
+  return view;
+}
+
+void view_from_dlpack(const DLTensor* tensor, const std::string& what, TensorView& view) {
   RUNRUN_ENFORCE(tensor != nullptr, InvalidArgumentError, what + " is a null tensor");
   // Any device is described here; whether this build can move it is decided at enqueue
   // (check_tensor: UnsupportedError naming the device), where the op and rank are known.
-  TensorView view;
   view.device = canonical_device(tensor->device);
   view.dtype = dtype_from_dlpack(tensor->dtype, what);
   RUNRUN_ENFORCE(tensor->ndim >= 0, InvalidArgumentError, what + ": negative ndim");
@@ -71,7 +76,6 @@ TensorView view_from_dlpack(const DLTensor* tensor, const std::string& what) {
     }
   }
   view.data = tensor->data ? static_cast<char*>(tensor->data) + tensor->byte_offset : nullptr;
-  return view;
 }
 
 DLManagedTensor* to_dlpack(OwnedTensor tensor) {

@@ -18,6 +18,9 @@ inline constexpr uint8_t kDLPackBoolCode = 6;
 
 // Throws InvalidArgumentError naming `what` (e.g. "allreduce of tensor 'w' on rank 1: input").
 TensorView view_from_dlpack(const DLTensor* tensor, const std::string& what);
+// The same into `into`, whose shape keeps its capacity (a recycled entry's view: no allocation
+// per tensor). On error `into` is left partly written.
+void view_from_dlpack(const DLTensor* tensor, const std::string& what, TensorView& into);
 
 // The caller owns the result and must call its deleter.
 DLManagedTensor* to_dlpack(OwnedTensor tensor);

@@ -1,5 +1,7 @@
 #include "core/enqueue_checks.h"
 
+#include <charconv>
+
 #include "core/device_staging.h"
 #include "ops/cuda_streams.h"
 #include "ops/gpu_libraries.h"
@@ -83,25 +85,32 @@ void check_has_rows(OpType op, const std::string& name, int rank, const TensorVi
                                          "scalar); reshape it to [1]");
 }
 
-void tag_group(Request& request, const std::vector<std::string>& names) {
-  if (names.size() < 2) return;
-  request.group = "group:" + names.front() + ":" + std::to_string(names.size());
-  request.group_size = static_cast<int32_t>(names.size());
+void tag_group(Request& request, std::string_view first_name, size_t size) {
+  if (size < 2) return;
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), size);
+  static_cast<void>(ec);  // 24 digits hold any size_t
+  request.group.assign("group:").append(first_name).append(":").append(digits, end);
+  request.group_size = static_cast<int32_t>(size);
+}
+
+void complete_entry(TensorEntry& entry, std::shared_ptr<Handle> handle, size_t index) {
+  entry.request.dtype = entry.input.dtype;
+  entry.request.shape = entry.input.shape;
+  entry.request.device = entry.input.device;
+  entry.handle = std::move(handle);
+  entry.handle_index = index;
+  entry.enqueued_at = std::chrono::steady_clock::now();
+  entry.device_sync = record_producer(entry.input.device);
 }
 
 std::unique_ptr<TensorEntry> make_entry(Request request, TensorView in, TensorView out,
                                         std::shared_ptr<Handle> handle, size_t index) {
   auto entry = std::make_unique<TensorEntry>();
-  request.dtype = in.dtype;
-  request.shape = in.shape;
-  request.device = in.device;
   entry->request = std::move(request);
   entry->input = std::move(in);
   entry->output = std::move(out);
-  entry->handle = std::move(handle);
-  entry->handle_index = index;
-  entry->enqueued_at = std::chrono::steady_clock::now();
-  entry->device_sync = record_producer(entry->input.device);
+  complete_entry(*entry, std::move(handle), index);
   return entry;
 }
 

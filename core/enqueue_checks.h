@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/runtime.h"
@@ -28,8 +29,15 @@ void check_reduction(OpType op, const std::string& name, int rank, DataType dtyp
                      const AllreduceOptions& o);
 void check_has_rows(OpType op, const std::string& name, int rank, const TensorView& t);
 
-// Members of a grouped op (more than one tensor in one call) are negotiated as one unit.
-void tag_group(Request& request, const std::vector<std::string>& names);
+// Members of a grouped op (more than one tensor in one call) are negotiated as one unit:
+// each names the group by its first member's name and its size. Written into request.group's
+// buffer (a recycled entry's allocates nothing).
+void tag_group(Request& request, std::string_view first_name, size_t size);
+
+// Completes an entry whose request (name, op and options) and views are set: the request takes
+// the input's dtype, shape and device, and the entry its handle, enqueue time and, for a CUDA
+// input, the producer event. Assigns in place (a recycled entry's buffers are reused).
+void complete_entry(TensorEntry& entry, std::shared_ptr<Handle> handle, size_t index);
 
 std::unique_ptr<TensorEntry> make_entry(Request request, TensorView in, TensorView out,
                                         std::shared_ptr<Handle> handle, size_t index);

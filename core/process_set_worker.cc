@@ -9,7 +9,8 @@
 namespace runrun {
 
 ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& config,
-                                   Logger logger, Timeline* timeline, int cpu)
+                                   Logger logger, Timeline* timeline, int cpu,
+                                   std::shared_ptr<EntryPool> entry_pool)
     : id_(id),
       cpu_(cpu),
       transport_(std::move(transport)),
@@ -20,7 +21,8 @@ ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& co
                   logger_, timeline),
       executor_(transport_, config, logger_, timeline),
       cycle_time_(config.cycle_time),
-      hierarchical_(dynamic_cast<HierarchicalSwitch*>(transport_.data.get())) {
+      hierarchical_(dynamic_cast<HierarchicalSwitch*>(transport_.data.get())),
+      entry_pool_(std::move(entry_pool)) {
   if (config.autotune.enabled && id_ == 0) {
     TunedParameters defaults{config.fusion_threshold, config.cycle_time,
                              hierarchical_ != nullptr && hierarchical_->hierarchical()};
@@ -45,6 +47,10 @@ void ProcessSetWorker::abort_transport() {
 
 void ProcessSetWorker::enqueue(std::vector<std::unique_ptr<TensorEntry>> entries) {
   queue_.push(std::move(entries), transport_.data->rank());
+}
+
+void ProcessSetWorker::enqueue(std::unique_ptr<TensorEntry> entry) {
+  queue_.push(std::move(entry), transport_.data->rank());
 }
 
 void ProcessSetWorker::shutdown(const std::string& reason,
@@ -157,7 +163,11 @@ void ProcessSetWorker::loop() {
       }
       queue_.finished(finished_names_);  // one lock for the round, not one per tensor
       executor_.execute(round.ready, executing_);
-      executing_.clear();
+      if (entry_pool_) {
+        entry_pool_->give_back(executing_);  // their names were finished above
+      } else {
+        executing_.clear();
+      }
       if (lateness_) lateness_->after_round(ages_);
       if (tuner_) {
         if (auto tuned = tuner_->after_round(round.ready)) apply(*tuned);

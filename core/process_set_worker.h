@@ -24,6 +24,7 @@
 #include "core/autotuner.h"
 #include "core/config.h"
 #include "core/controller.h"
+#include "core/entry_pool.h"
 #include "core/op_executor.h"
 #include "core/rank_lateness.h"
 #include "core/tensor_queue.h"
@@ -38,15 +39,18 @@ class ProcessSetWorker {
   // The worker owns both halves of `transport` (transport.control and transport.data, non-null):
   // it negotiates over the control channel and moves data over the backend.
   // Its thread is named "runrun-set<id>" and, when `cpu` >= 0, runs only on that CPU
-  // (RUNRUN_THREAD_AFFINITY, core/thread_placement.h).
+  // (RUNRUN_THREAD_AFFINITY, core/thread_placement.h). Finished entries go back to
+  // `entry_pool` (core/entry_pool.h) when one is given, else they are freed.
   ProcessSetWorker(int id, Transport transport, const Config& config, Logger logger,
-                   Timeline* timeline, int cpu = -1);
+                   Timeline* timeline, int cpu = -1,
+                   std::shared_ptr<EntryPool> entry_pool = nullptr);
   ~ProcessSetWorker();
   ProcessSetWorker(const ProcessSetWorker&) = delete;
   ProcessSetWorker& operator=(const ProcessSetWorker&) = delete;
 
   // Throws InvalidArgumentError (name in flight) or ShutDownError (worker stopped).
   void enqueue(std::vector<std::unique_ptr<TensorEntry>> entries);
+  void enqueue(std::unique_ptr<TensorEntry> entry);
 
   // Asks every rank of the set to stop (a shutdown round). Waits until `deadline` (default: the
   // configured shutdown timeout from now) for the other ranks, then aborts the backend and joins
@@ -114,6 +118,7 @@ class ProcessSetWorker {
   // pop_all's vector, empty between rounds: it and the queue's swap their capacity.
   std::vector<std::unique_ptr<TensorEntry>> arrivals_;
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
+  std::shared_ptr<EntryPool> entry_pool_;  // may be null
   std::vector<std::string_view> finished_names_;  // their names (views into executing_), reused
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};

@@ -31,7 +31,7 @@ Runtime::Runtime(Transport transport, Config config)
   // A collective step over the global control channel: before any worker drives the transport.
   health_.start(*transport.control);
   registry_.set_global_worker(std::make_shared<ProcessSetWorker>(
-      0, std::move(transport), config_, logger_, &timeline_, background_cpu_));
+      0, std::move(transport), config_, logger_, &timeline_, background_cpu_, entry_pool_));
 }
 
 Runtime::~Runtime() { shutdown(); }
@@ -75,6 +75,12 @@ std::shared_ptr<Handle> Runtime::submit(std::vector<std::unique_ptr<TensorEntry>
   return handle;
 }
 
+std::shared_ptr<Handle> Runtime::submit(std::unique_ptr<TensorEntry> entry, int32_t process_set) {
+  std::shared_ptr<Handle> handle = entry->handle;
+  worker_ptr(process_set)->enqueue(std::move(entry));
+  return handle;
+}
+
 std::shared_ptr<Handle> Runtime::submit_without_tensor(
     Request request, int32_t process_set, std::function<void(Transport&, Handle&)> action) {
   auto handle = std::make_shared<Handle>();
@@ -85,50 +91,65 @@ std::shared_ptr<Handle> Runtime::submit_without_tensor(
   return submit(std::move(entries), process_set);
 }
 
-Request Runtime::allreduce_request(std::string name, const TensorView& input,
-                                   const TensorView& output,
-                                   const AllreduceOptions& options) const {
+void Runtime::prepare_allreduce(TensorEntry& entry, const AllreduceOptions& options) const {
   const int rank = topology_.rank;
-  check_tensor(OpType::kAllreduce, name, rank, input, "input");
-  check_tensor(OpType::kAllreduce, name, rank, output, "output");
-  check_same_layout(OpType::kAllreduce, name, rank, input, output);
-  check_reduction(OpType::kAllreduce, name, rank, input.dtype, options);
-  Request r;
-  r.name = std::move(name);
+  Request& r = entry.request;
+  check_tensor(OpType::kAllreduce, r.name, rank, entry.input, "input");
+  check_tensor(OpType::kAllreduce, r.name, rank, entry.output, "output");
+  check_same_layout(OpType::kAllreduce, r.name, rank, entry.input, entry.output);
+  check_reduction(OpType::kAllreduce, r.name, rank, entry.input.dtype, options);
   r.op = OpType::kAllreduce;
   r.reduce_op = options.op;
   r.prescale = options.prescale;
   r.postscale = options.postscale;
-  return r;
 }
 
 std::shared_ptr<Handle> Runtime::allreduce(std::string name, TensorView input, TensorView output,
                                            const AllreduceOptions& options) {
-  auto handle = std::make_shared<Handle>();
-  std::vector<std::unique_ptr<TensorEntry>> entries;
-  Request request = allreduce_request(std::move(name), input, output, options);
-  entries.push_back(
-      make_entry(std::move(request), std::move(input), std::move(output), handle, 0));
-  return submit(std::move(entries), options.process_set);
+  std::unique_ptr<TensorEntry> entry = blank_entry();
+  entry->request.name = std::move(name);
+  entry->input = std::move(input);
+  entry->output = std::move(output);
+  return allreduce(std::move(entry), options);
+}
+
+std::shared_ptr<Handle> Runtime::allreduce(std::unique_ptr<TensorEntry> entry,
+                                           const AllreduceOptions& options) {
+  prepare_allreduce(*entry, options);
+  complete_entry(*entry, std::make_shared<Handle>(), 0);
+  return submit(std::move(entry), options.process_set);
 }
 
 std::shared_ptr<Handle> Runtime::grouped_allreduce(const std::vector<std::string>& names,
                                                    const std::vector<TensorView>& inputs,
                                                    const std::vector<TensorView>& outputs,
                                                    const AllreduceOptions& options) {
-  const int rank = topology_.rank;
-  RUNRUN_ENFORCE(!names.empty() && names.size() == inputs.size() &&
-                     names.size() == outputs.size(),
+  RUNRUN_ENFORCE(names.size() == inputs.size() && names.size() == outputs.size(),
                  InvalidArgumentError,
-                 "grouped allreduce on rank " + std::to_string(rank) +
+                 "grouped allreduce on rank " + std::to_string(topology_.rank) +
                      ": needs as many names, inputs and outputs (at least one each)");
-  auto handle = std::make_shared<Handle>(names.size());
   std::vector<std::unique_ptr<TensorEntry>> entries;
   entries.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
-    Request r = allreduce_request(names[i], inputs[i], outputs[i], options);
-    tag_group(r, names);
-    entries.push_back(make_entry(std::move(r), inputs[i], outputs[i], handle, i));
+    entries.push_back(blank_entry());
+    entries.back()->request.name = names[i];
+    entries.back()->input = inputs[i];
+    entries.back()->output = outputs[i];
+  }
+  return grouped_allreduce(std::move(entries), options);
+}
+
+std::shared_ptr<Handle> Runtime::grouped_allreduce(
+    std::vector<std::unique_ptr<TensorEntry>> entries, const AllreduceOptions& options) {
+  RUNRUN_ENFORCE(!entries.empty(), InvalidArgumentError,
+                 "grouped allreduce on rank " + std::to_string(topology_.rank) +
+                     ": needs as many names, inputs and outputs (at least one each)");
+  auto handle = std::make_shared<Handle>(entries.size());
+  const std::string& first_name = entries.front()->request.name;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    prepare_allreduce(*entries[i], options);
+    tag_group(entries[i]->request, first_name, entries.size());
+    complete_entry(*entries[i], handle, i);
   }
   return submit(std::move(entries), options.process_set);
 }
@@ -147,7 +168,7 @@ std::shared_ptr<Handle> Runtime::allgather(const std::vector<std::string>& names
     check_has_rows(OpType::kAllgather, names[i], rank, inputs[i]);
     Request r;
     r.name = names[i];
-    tag_group(r, names);
+    tag_group(r, names.front(), names.size());
     r.op = OpType::kAllgather;
     entries.push_back(make_entry(std::move(r), inputs[i], TensorView{}, handle, i));
   }
@@ -238,7 +259,7 @@ std::shared_ptr<Handle> Runtime::reducescatter(const std::vector<std::string>& n
     check_reduction(OpType::kReducescatter, names[i], rank, inputs[i].dtype, options);
     Request r;
     r.name = names[i];
-    tag_group(r, names);
+    tag_group(r, names.front(), names.size());
     r.op = OpType::kReducescatter;
     r.reduce_op = options.op;
     r.prescale = options.prescale;

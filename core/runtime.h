@@ -20,6 +20,7 @@
 
 #include "common/logging.h"
 #include "core/config.h"
+#include "core/entry_pool.h"
 #include "core/handle.h"
 #include "core/peer_health.h"
 #include "core/process_set_registry.h"
@@ -51,12 +52,21 @@ class Runtime {
   const Config& config() const { return config_; }
   const Logger& logger() const { return logger_; }
 
-  // By value: the C API's temporaries move into the enqueued entry (no copies per tensor).
+  // By value: the temporaries move into the enqueued entry (no copies per tensor).
   std::shared_ptr<Handle> allreduce(std::string name, TensorView input, TensorView output,
                                     const AllreduceOptions& options);
   std::shared_ptr<Handle> grouped_allreduce(const std::vector<std::string>& names,
                                             const std::vector<TensorView>& inputs,
                                             const std::vector<TensorView>& outputs,
+                                            const AllreduceOptions& options);
+  // The per-tensor path of the C API: a blank entry from this runtime's pool
+  // (core/entry_pool.h), whose buffers keep an earlier op's capacity. The caller sets
+  // request.name, input and output in place and hands it (or a group of them) back below, which
+  // checks them as the overloads above do. Any thread.
+  std::unique_ptr<TensorEntry> blank_entry() { return entry_pool_->take(); }
+  std::shared_ptr<Handle> allreduce(std::unique_ptr<TensorEntry> entry,
+                                    const AllreduceOptions& options);
+  std::shared_ptr<Handle> grouped_allreduce(std::vector<std::unique_ptr<TensorEntry>> entries,
                                             const AllreduceOptions& options);
   // Output allocated by the runtime: Handle::take_output(i).
   std::shared_ptr<Handle> allgather(const std::vector<std::string>& names,
@@ -103,12 +113,12 @@ class Runtime {
   ProcessSetWorker& worker(int32_t process_set) const;
 
  private:
-  // One allreduce member's request, checked on the calling thread (no group tag): shared by
-  // allreduce, which builds no vectors for its one tensor, and grouped_allreduce.
-  Request allreduce_request(std::string name, const TensorView& input, const TensorView& output,
-                            const AllreduceOptions& options) const;
+  // Checks one allreduce member (request.name, input, output) on the calling thread and sets
+  // its request's op and options (no group tag, not completed).
+  void prepare_allreduce(TensorEntry& entry, const AllreduceOptions& options) const;
   std::shared_ptr<Handle> submit(std::vector<std::unique_ptr<TensorEntry>> entries,
                                  int32_t process_set);
+  std::shared_ptr<Handle> submit(std::unique_ptr<TensorEntry> entry, int32_t process_set);
   std::shared_ptr<ProcessSetWorker> worker_ptr(int32_t process_set) const {
     return registry_.worker(process_set);
   }
@@ -124,6 +134,8 @@ class Runtime {
   int background_cpu_;  // RUNRUN_THREAD_AFFINITY's CPU of this rank's workers; -1: not pinned
   Logger logger_;
   Timeline timeline_;  // declared before the workers, which use it: destroyed after them
+  // Finished entries for blank_entry(), given back by every process set's worker.
+  std::shared_ptr<EntryPool> entry_pool_ = std::make_shared<EntryPool>();
   ProcessSetRegistry registry_;  // its workers use the timeline: declared after it
   PeerHealth health_;  // uses the registry from the monitor thread: declared (and stopped) after
   std::atomic<uint64_t> control_op_count_{0};

@@ -32,7 +32,7 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
     int32_t id = registry_.add(ranks, [&](int32_t new_id) -> std::shared_ptr<ProcessSetWorker> {
       if (!sub.data) return nullptr;
       return std::make_shared<ProcessSetWorker>(new_id, std::move(sub), config_, logger_,
-                                                &timeline_, background_cpu_);
+                                                &timeline_, background_cpu_, entry_pool_);
     });
     done.set_result(id);
   });

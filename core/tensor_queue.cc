@@ -11,27 +11,63 @@ void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int ra
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) throw_error(close_code_, RUNRUN_WHERE, close_reason_);
-    // Names repeated within one grouped call are caught by `batch`; a single op (the common,
-    // per-gradient case) needs no set of its own.
-    std::unordered_set<std::string_view> batch;
-    for (const auto& entry : entries) {
-      const std::string& name = entry->request.name;
-      bool fresh = !in_flight_.count(name) && (entries.size() == 1 || batch.insert(name).second);
-      RUNRUN_ENFORCE(fresh, InvalidArgumentError,
-                     std::string(op_type_name(entry->request.op)) + " of tensor '" + name +
-                         "' on rank " + std::to_string(rank) +
-                         ": an op with this name is already in flight; wait for its handle "
-                         "before reusing the name, or give each tensor a distinct name");
+    // All or nothing: a name already in flight, or repeated within `entries`, takes back the
+    // names this call inserted before it.
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (insert_in_flight(entries[i]->request.name)) continue;
+      for (size_t j = 0; j < i; ++j) erase_in_flight(entries[j]->request.name);
+      throw_in_flight(*entries[i], rank);
     }
-    for (auto& entry : entries) {
-      if (!entry->handle->reports_waits()) entry->handle->report_waits_to(waits_);
-      in_flight_.insert(std::string_view(entry->request.name));
-      incoming_.push_back(std::move(entry));
-    }
-    last_push_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
-                     std::memory_order_relaxed);
+    for (auto& entry : entries) append(std::move(entry));
+    note_push();
   }
   cv_.notify_one();
+}
+
+void TensorQueue::push(std::unique_ptr<TensorEntry> entry, int rank) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) throw_error(close_code_, RUNRUN_WHERE, close_reason_);
+    if (!insert_in_flight(entry->request.name)) throw_in_flight(*entry, rank);
+    append(std::move(entry));
+    note_push();
+  }
+  cv_.notify_one();
+}
+
+bool TensorQueue::insert_in_flight(std::string_view name) {
+  if (spare_nodes_.empty()) return in_flight_.insert(name).second;
+  spare_nodes_.back().value() = name;
+  InFlight::insert_return_type result = in_flight_.insert(std::move(spare_nodes_.back()));
+  if (result.inserted) {
+    spare_nodes_.pop_back();  // now in the set
+  } else {
+    spare_nodes_.back() = std::move(result.node);  // handed back
+  }
+  return result.inserted;
+}
+
+void TensorQueue::erase_in_flight(std::string_view name) {
+  InFlight::node_type node = in_flight_.extract(name);
+  if (node && spare_nodes_.size() < kMaxSpareNodes) spare_nodes_.push_back(std::move(node));
+}
+
+void TensorQueue::throw_in_flight(const TensorEntry& entry, int rank) {
+  throw InvalidArgumentError(
+      RUNRUN_WHERE, std::string(op_type_name(entry.request.op)) + " of tensor '" +
+                        entry.request.name + "' on rank " + std::to_string(rank) +
+                        ": an op with this name is already in flight; wait for its handle "
+                        "before reusing the name, or give each tensor a distinct name");
+}
+
+void TensorQueue::append(std::unique_ptr<TensorEntry> entry) {
+  if (!entry->handle->reports_waits()) entry->handle->report_waits_to(waits_);
+  incoming_.push_back(std::move(entry));
+}
+
+void TensorQueue::note_push() {
+  last_push_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                   std::memory_order_relaxed);
 }
 
 void TensorQueue::wait(std::optional<std::chrono::steady_clock::time_point> deadline) {
@@ -80,13 +116,13 @@ void TensorQueue::wake() {
 
 void TensorQueue::finished(std::string_view name) {
   std::lock_guard<std::mutex> lock(mutex_);
-  in_flight_.erase(name);
+  erase_in_flight(name);
 }
 
 void TensorQueue::finished(const std::vector<std::string_view>& names) {
   if (names.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  for (std::string_view name : names) in_flight_.erase(name);
+  for (std::string_view name : names) erase_in_flight(name);
 }
 
 std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& reason,
@@ -100,7 +136,7 @@ std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& 
       close_code_ = code;
     }
     left = std::exchange(incoming_, {});
-    for (const auto& entry : left) in_flight_.erase(entry->request.name);
+    for (const auto& entry : left) erase_in_flight(entry->request.name);
   }
   waits_->stop();
   cv_.notify_all();

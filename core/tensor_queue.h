@@ -52,6 +52,8 @@ class TensorQueue {
   // tensor when a name is already in flight (or repeated within `entries`), ShutDownError with
   // the close reason once closed.
   void push(std::vector<std::unique_ptr<TensorEntry>> entries, int rank);
+  // The same for one entry (one op per gradient: no vector to allocate).
+  void push(std::unique_ptr<TensorEntry> entry, int rank);
 
   // Blocks until something was pushed, the queue was closed or woken, or `deadline` passed.
   void wait(std::optional<std::chrono::steady_clock::time_point> deadline);
@@ -88,7 +90,19 @@ class TensorQueue {
   std::vector<std::unique_ptr<TensorEntry>> incoming_;
   // Views of the names of the entries pushed and not yet finished(): every entry stays alive
   // (in incoming_, the controller or the executor) until its name was finished, so no copy.
-  std::unordered_set<std::string_view> in_flight_;
+  using InFlight = std::unordered_set<std::string_view>;
+  InFlight in_flight_;
+  // Nodes of in_flight_ erased by finished(), reused by the next pushes: a node made on the
+  // enqueuing thread and freed on the background thread missed both threads' malloc caches.
+  std::vector<InFlight::node_type> spare_nodes_;
+  static constexpr size_t kMaxSpareNodes = 4096;
+  // Under mutex_: adds `name` (false when it is already in flight), and takes it out again.
+  bool insert_in_flight(std::string_view name);
+  void erase_in_flight(std::string_view name);
+  // Under mutex_: the error for an entry whose name is already in flight.
+  [[noreturn]] static void throw_in_flight(const TensorEntry& entry, int rank);
+  void append(std::unique_ptr<TensorEntry> entry);  // under mutex_, name already inserted
+  void note_push();  // under mutex_
   std::shared_ptr<FrameworkWaits> waits_ = std::make_shared<FrameworkWaits>();
   // How long settle() yields, watching for a waiter, before it sleeps.
   static constexpr std::chrono::microseconds kYieldFirst{10};
