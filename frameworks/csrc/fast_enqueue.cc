@@ -164,8 +164,16 @@ struct Args {
   Runtime* runtime = nullptr;
   const char* name = nullptr;
   Py_ssize_t name_size = 0;
+  PyObject* name_object = nullptr;  // borrowed: the str `name` is the UTF-8 of
   int32_t process_set = 0;
 };
+
+// The op's name from a str (false: not an exact str, or not representable as a C string).
+bool name_into(PyObject* name, Args& args) {
+  if (!utf8_name(name, args.name, args.name_size)) return false;
+  args.name_object = name;
+  return true;
+}
 
 Args common_args(PyObject* runtime, PyObject* name, PyObject* process_set) {
   Args args;
@@ -177,7 +185,7 @@ Args common_args(PyObject* runtime, PyObject* name, PyObject* process_set) {
       return args;
     }
   }
-  if (!utf8_name(name, args.name, args.name_size)) return args;
+  if (!name_into(name, args)) return args;
   if (!PyLong_CheckExact(process_set)) return args;
   long id = PyLong_AsLong(process_set);
   if (id == -1 && PyErr_Occurred()) {
@@ -227,12 +235,9 @@ PyObject* handle_of(runrun_status status, runrun_handle* handle, const char* op,
                     PyObject* runtime, Exported& in, Exported& out, py::object result,
                     PyObject* finish) {
   check_status(status, op);
-  std::vector<py::object> keep_alive;
-  keep_alive.reserve(3);
-  keep_alive.push_back(py::reinterpret_borrow<py::object>(runtime));
-  keep_alive.push_back(std::move(in.owner));
-  if (out.owner) keep_alive.push_back(std::move(out.owner));
-  return new_handle_object(handle, op, std::string(args.name, args.name_size),
+  KeepAlive keep_alive{py::reinterpret_borrow<py::object>(runtime), std::move(in.owner),
+                       std::move(out.owner)};
+  return new_handle_object(handle, op, py::reinterpret_borrow<py::object>(args.name_object),
                            std::move(keep_alive), std::move(result),
                            py::reinterpret_borrow<py::object>(finish))
       .release()
@@ -309,7 +314,7 @@ PyObject* fast_allreduce_call(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
     int32_t op = 0;
     bool in_place = false;
     if (a[3] != Py_None || !reduce_op_of(a[5], op) || !in_place_of(a[9], in_place) ||
-        !utf8_name(a[4], args.name, args.name_size) ||
+        !name_into(a[4], args) ||
         !process_set_id_of(a[8], args.process_set)) {
       return not_resolved();
     }
@@ -352,7 +357,7 @@ PyObject* fast_broadcast_call(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
   return guarded([&]() -> PyObject* {
     Args args;
     bool in_place = false;
-    if (!in_place_of(a[6], in_place) || !utf8_name(a[4], args.name, args.name_size) ||
+    if (!in_place_of(a[6], in_place) || !name_into(a[4], args) ||
         !process_set_id_of(a[5], args.process_set)) {
       return not_resolved();
     }
@@ -432,8 +437,9 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
         runrun_grouped_allreduce(args.runtime->get(), c_names.data(), inputs.data(),
                                  outputs.data(), static_cast<size_t>(n), &options, &handle);
     check_status(status, "grouped_allreduce");
-    return new_handle_object(handle, "grouped_allreduce", std::string(args.name, args.name_size),
-                             std::move(keep_alive), std::move(results),
+    return new_handle_object(handle, "grouped_allreduce",
+                             py::reinterpret_borrow<py::object>(args.name_object),
+                             keep_alive_of(std::move(keep_alive)), std::move(results),
                              py::reinterpret_borrow<py::object>(a[9]))
         .release()
         .ptr();

@@ -18,8 +18,7 @@ constexpr double kSignalCheckSeconds = 0.5;
 
 }  // namespace
 
-Handle::Handle(runrun_handle* handle, std::string op, std::string name,
-               std::vector<py::object> keep_alive)
+Handle::Handle(runrun_handle* handle, std::string op, py::object name, KeepAlive keep_alive)
     : handle_(handle), op_(std::move(op)), name_(std::move(name)),
       keep_alive_(std::move(keep_alive)) {
   reap_orphaned_ops();
@@ -31,9 +30,23 @@ Handle::~Handle() {
   reap_orphaned_ops();
 }
 
+std::string Handle::describe() const {
+  std::string name;
+  if (name_) {
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(name_.ptr(), &size);
+    if (utf8 != nullptr) {
+      name.assign(utf8, static_cast<size_t>(size));
+    } else {
+      PyErr_Clear();
+    }
+  }
+  return op_ + " '" + name + "'";
+}
+
 runrun_handle* Handle::require_handle(const char* what) const {
   if (handle_ == nullptr) {
-    std::string message = std::string(what) + " on a released handle of " + op_ + " '" + name_ + "'";
+    std::string message = std::string(what) + " on a released handle of " + describe();
     raise_status(RUNRUN_INVALID_ARGUMENT, message.c_str());
   }
   return handle_;
@@ -43,7 +56,7 @@ void Handle::raise_if_failed(runrun_status status) {
   if (status == RUNRUN_OK || status == RUNRUN_IN_PROGRESS) return;
   std::string message = runrun_handle_error(handle_);
   if (message.empty()) {
-    message = op_ + " '" + name_ + "' failed with status " + std::to_string(status);
+    message = describe() + " failed with status " + std::to_string(status);
   }
   raise_status(status, message.c_str());
 }
@@ -61,12 +74,12 @@ void Handle::release() {
   if (!done_ && runrun_handle_poll(handle_) == RUNRUN_IN_PROGRESS) {
     // Never wait here: the peers may be waiting on something else. The runtime may still use
     // the borrowed tensors, so they stay parked with the op until it completed.
-    adopt_orphaned_op(handle_, std::move(keep_alive_));
+    adopt_orphaned_op(handle_, parked(std::move(keep_alive_)));
   } else {
     runrun_handle_release(handle_);
   }
   handle_ = nullptr;
-  keep_alive_.clear();
+  keep_alive_ = KeepAlive{};
 }
 
 void Handle::set_result(py::object result, py::object finish) {
@@ -96,7 +109,7 @@ py::object Handle::synchronize(const py::object& self) {
 
 std::string Handle::repr() const {
   if (synchronized_) return "<runrun handle done>";
-  return "<runrun handle " + op_ + " '" + name_ + "' pending>";
+  return "<runrun handle " + describe() + " pending>";
 }
 
 bool Handle::wait(double timeout_seconds) {

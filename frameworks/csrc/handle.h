@@ -12,17 +12,25 @@
 #include <runrun/c_api.h>
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
 
 namespace runrun::python {
 
+// What an op borrows, kept alive by its handle until the op completed: up to three objects in
+// place (the fast path's runtime and its input's and output's owners; null slots are unused),
+// or keep_alive_of's tuple of any number in the first slot.
+using KeepAlive = std::array<pybind11::object, 3>;
+
 class Handle {
  public:
-  // Takes ownership of `handle`; `keep_alive` holds the borrowed tensors and the runtime.
-  Handle(runrun_handle* handle, std::string op, std::string name,
-         std::vector<pybind11::object> keep_alive);
+  // Takes ownership of `handle`; `keep_alive` holds the borrowed tensors and the runtime;
+  // `name` is a str (the op's tensor name, the first of a group). Held as Python objects in
+  // place, not as a std::string and a vector: the per-tensor enqueue then allocates nothing for
+  // them (issue 12, point 6).
+  Handle(runrun_handle* handle, std::string op, pybind11::object name, KeepAlive keep_alive);
   ~Handle();
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
@@ -47,7 +55,7 @@ class Handle {
   int32_t join_result();
 
   const std::string& op() const { return op_; }
-  const std::string& name() const { return name_; }
+  const pybind11::object& name() const { return name_; }
 
  private:
   void raise_if_failed(runrun_status status);
@@ -57,9 +65,12 @@ class Handle {
   runrun_handle* require_handle(const char* what) const;
 
   runrun_handle* handle_;
+  // "allreduce 'w'" for messages.
+  std::string describe() const;
+
   std::string op_;
-  std::string name_;
-  std::vector<pybind11::object> keep_alive_;
+  pybind11::object name_;
+  KeepAlive keep_alive_;
   bool done_ = false;
   bool synchronized_ = false;
   pybind11::object result_;
@@ -69,9 +80,15 @@ class Handle {
 // A new runrun._core.Handle owning `handle` (handle_type.cc: a plain CPython type embedding the
 // Handle, so that creating one per op is cheap). Throws pybind11::error_already_set when out of
 // memory (the op is then parked with `keep_alive`, as a dropped handle's).
-pybind11::object new_handle_object(runrun_handle* handle, std::string op, std::string name,
-                                   std::vector<pybind11::object> keep_alive,
-                                   pybind11::object result = {}, pybind11::object finish = {});
+pybind11::object new_handle_object(runrun_handle* handle, std::string op, pybind11::object name,
+                                   KeepAlive keep_alive, pybind11::object result = {},
+                                   pybind11::object finish = {});
+
+// `objects` as a KeepAlive: one tuple (null objects become None), untracked by the cyclic GC
+// as the handle holding it is.
+KeepAlive keep_alive_of(std::vector<pybind11::object> objects);
+// The non-null objects of `keep_alive`, for adopt_orphaned_op.
+std::vector<pybind11::object> parked(KeepAlive keep_alive);
 
 // Adds the type runrun._core.Handle to `m`.
 void bind_handle(pybind11::module_& m);

@@ -123,10 +123,7 @@ PyObject* get_op(PyObject* self, void*) {
   return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
 }
 
-PyObject* get_name(PyObject* self, void*) {
-  const std::string& s = of(self).name();
-  return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
-}
+PyObject* get_name(PyObject* self, void*) { return new_ref(of(self).name()); }
 
 template <typename F>
 PyCFunction cfunc(F f) {
@@ -158,12 +155,11 @@ PyGetSetDef kGetSet[] = {
 
 }  // namespace
 
-py::object new_handle_object(runrun_handle* handle, std::string op, std::string name,
-                             std::vector<py::object> keep_alive, py::object result,
-                             py::object finish) {
+py::object new_handle_object(runrun_handle* handle, std::string op, py::object name,
+                             KeepAlive keep_alive, py::object result, py::object finish) {
   PyObject* self = handle_type->tp_alloc(handle_type, 0);
   if (self == nullptr) {  // the op was enqueued: park it with what it borrows
-    adopt_orphaned_op(handle, std::move(keep_alive));
+    adopt_orphaned_op(handle, parked(std::move(keep_alive)));
     throw py::error_already_set();
   }
   auto* obj = reinterpret_cast<HandleObject*>(self);
@@ -171,6 +167,24 @@ py::object new_handle_object(runrun_handle* handle, std::string op, std::string 
   new (obj->storage) Handle(handle, std::move(op), std::move(name), std::move(keep_alive));
   of(self).set_result(std::move(result), std::move(finish));
   return py::reinterpret_steal<py::object>(self);
+}
+
+KeepAlive keep_alive_of(std::vector<py::object> objects) {
+  py::tuple tuple(objects.size());
+  for (size_t i = 0; i < objects.size(); ++i) {
+    PyObject* item = objects[i] ? objects[i].release().ptr() : py::none().release().ptr();
+    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), item);
+  }
+  if (PyObject_GC_IsTracked(tuple.ptr())) PyObject_GC_UnTrack(tuple.ptr());
+  return KeepAlive{std::move(tuple), {}, {}};
+}
+
+std::vector<py::object> parked(KeepAlive keep_alive) {
+  std::vector<py::object> objects;
+  for (py::object& object : keep_alive) {
+    if (object) objects.push_back(std::move(object));
+  }
+  return objects;
 }
 
 void bind_handle(py::module_& m) {

@@ -64,7 +64,7 @@ std::vector<const char*> c_names(const std::vector<std::string>& names) {
 HandlePtr finish(runrun_status status, runrun_handle* handle, const char* op, std::string name,
                  std::vector<py::object> keep_alive) {
   check_status(status, op);
-  return new_handle_object(handle, op, std::move(name), std::move(keep_alive));
+  return new_handle_object(handle, op, py::str(name), keep_alive_of(std::move(keep_alive)));
 }
 
 HandlePtr allreduce(py::object self, const std::string& name, const py::object& input,
