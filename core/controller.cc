@@ -43,15 +43,28 @@ void Controller::add(std::vector<std::unique_ptr<TensorEntry>>& entries) {
     if (timeline_ && timeline_->active()) timeline_->begin(entry->request.name, "NEGOTIATE");
     entry->unsent = true;
     unsent_.push_back(entry.get());
-    auto [it, fresh] = pending_.try_emplace(name);
-    if (!fresh) {  // never (the queue refuses a name in flight): re-key to the new entry's name
-      if (it->second->unsent) std::erase(unsent_, it->second.get());
-      pending_.erase(it);
-      it = pending_.try_emplace(name).first;
+    Pending::node_type node = spare_node(name);
+    node.mapped() = std::move(entry);
+    Pending::insert_return_type added = pending_.insert(std::move(node));
+    if (!added.inserted) {
+      // Never (the queue refuses a name in flight): the new entry replaces the old one.
+      if (added.position->second->unsent) std::erase(unsent_, added.position->second.get());
+      pending_.erase(added.position);
+      pending_.insert(std::move(added.node));
     }
-    it->second = std::move(entry);
   }
   entries.clear();
+}
+
+Controller::Pending::node_type Controller::spare_node(std::string_view name) {
+  if (spare_nodes_.empty()) {  // node handles come only out of a container
+    Pending scratch;
+    return scratch.extract(scratch.emplace(name, nullptr).first);
+  }
+  Pending::node_type node = std::move(spare_nodes_.back());
+  spare_nodes_.pop_back();
+  node.key() = name;
+  return node;
 }
 
 void Controller::drop_sent() {
@@ -308,8 +321,9 @@ std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
   auto it = pending_.find(name);
   if (it == pending_.end()) return nullptr;
   if (timeline_ && timeline_->active()) timeline_->end(name, "NEGOTIATE");
-  std::unique_ptr<TensorEntry> entry = std::move(it->second);
-  pending_.erase(it);
+  Pending::node_type node = pending_.extract(it);
+  std::unique_ptr<TensorEntry> entry = std::move(node.mapped());
+  if (spare_nodes_.size() < kMaxSpareNodes) spare_nodes_.push_back(std::move(node));
   if (!stall_warned_.empty()) {
     if (auto warned = stall_warned_.find(name); warned != stall_warned_.end()) {
       stall_warned_.erase(warned);

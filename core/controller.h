@@ -94,7 +94,15 @@ class Controller {
   // Keyed by views of each entry's own request.name (the entry is on the heap and outlives its
   // key here): a pending tensor costs no copy of its name. Unordered: nothing depends on the
   // order of pending_ (the order of a round comes from unsent_ and the cache's slots).
-  std::unordered_map<std::string_view, std::unique_ptr<TensorEntry>> pending_;
+  using Pending = std::unordered_map<std::string_view, std::unique_ptr<TensorEntry>>;
+  Pending pending_;
+  // Nodes of pending_ that take() removed, for the next add(): a burst of a hundred entries
+  // would otherwise allocate a hundred nodes and free them a round later, past the thread's
+  // malloc cache.
+  std::vector<Pending::node_type> spare_nodes_;
+  static constexpr size_t kMaxSpareNodes = 4096;
+  // A node keyed `name`: a spare one, or a new one.
+  Pending::node_type spare_node(std::string_view name);
   // Pending entries not yet agreed or sent to the coordinator, in enqueue order (each marked
   // TensorEntry::unsent); owned by pending_.
   std::vector<TensorEntry*> unsent_;
