@@ -164,7 +164,7 @@ struct Args {
   Runtime* runtime = nullptr;
   const char* name = nullptr;
   Py_ssize_t name_size = 0;
-  PyObject* name_object = nullptr;  // borrowed: the str `name` is the UTF-8 of
+  PyObject* name_object = nullptr;  // borrowed: the str whose UTF-8 `name` points into
   int32_t process_set = 0;
 };
 

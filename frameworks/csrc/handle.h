@@ -63,11 +63,10 @@ class Handle {
   // interrupted wait, a dropped handle).
   void release();
   runrun_handle* require_handle(const char* what) const;
-
-  runrun_handle* handle_;
   // "allreduce 'w'" for messages.
   std::string describe() const;
 
+  runrun_handle* handle_;
   std::string op_;
   pybind11::object name_;
   KeepAlive keep_alive_;
