@@ -103,20 +103,18 @@ runrun::TensorView view(const char* op, const char* name, int rank, const DLTens
 
 std::string name_of(const char* name) { return name ? name : ""; }
 
-// The names and views of a grouped call's tensors (outputs too when `outputs` is not null).
+// The names and input views of a grouped call's tensors.
 struct GroupArgs {
   std::vector<std::string> names;
   std::vector<runrun::TensorView> inputs;
-  std::vector<runrun::TensorView> outputs;
 };
 
 GroupArgs group_args(const char* op, int rank, const char* const* names,
-                     const DLTensor* const* inputs, const DLTensor* const* outputs, size_t n) {
+                     const DLTensor* const* inputs, size_t n) {
   GroupArgs args;
   for (size_t i = 0; i < n; ++i) {
     args.names.push_back(name_of(names[i]));
     args.inputs.push_back(view(op, names[i], rank, inputs[i], "input"));
-    if (outputs) args.outputs.push_back(view(op, names[i], rank, outputs[i], "output"));
   }
   return args;
 }
@@ -195,6 +193,20 @@ struct AllocatedOutputs {
   }
 };
 
+// A recycled entry (Runtime::blank_entry) filled in place with allreduce member `index`'s name,
+// input and output: one op per gradient allocates no name, shape or entry (issue 12, point 6).
+std::unique_ptr<runrun::TensorEntry> allreduce_entry(runrun::Runtime& r, int rank,
+                                                     const char* name, const DLTensor* input,
+                                                     const DLTensor* output, size_t index,
+                                                     AllocatedOutputs& allocated) {
+  std::unique_ptr<runrun::TensorEntry> entry = r.blank_entry();
+  entry->request.name.assign(name ? name : "");
+  view_into("allreduce", name, rank, input, "input", entry->input);
+  allocated.output_into(runrun::OpType::kAllreduce, name, rank, index, entry->input, output,
+                        "allreduce", entry->output);
+  return entry;
+}
+
 
 }  // namespace
 
@@ -257,22 +269,16 @@ runrun_allreduce_options runrun_allreduce_default_options(void) {
   return runrun_allreduce_options{RUNRUN_OP_AVERAGE, 1.0, 1.0, 0};
 }
 
-// Allreduce fills recycled entries in place (Runtime::blank_entry): one op per gradient
-// allocates no name, shape or entry (issue 12, point 6).
 runrun_status runrun_allreduce(runrun_runtime* rt, const char* name, const DLTensor* input,
                                const DLTensor* output, const runrun_allreduce_options* options,
                                runrun_handle** out) {
   return guarded([&] {
     require(out != nullptr, "runrun_allreduce: out is null");
     runrun::Runtime& r = runtime_of(rt);
-    const int rank = r.topology().rank;
-    std::unique_ptr<runrun::TensorEntry> entry = r.blank_entry();
-    entry->request.name.assign(name ? name : "");
-    view_into("allreduce", name, rank, input, "input", entry->input);
     AllocatedOutputs allocated;
-    allocated.output_into(runrun::OpType::kAllreduce, name, rank, 0, entry->input, output,
-                          "allreduce", entry->output);
-    std::shared_ptr<runrun::Handle> handle = r.allreduce(std::move(entry), options_of(options));
+    std::shared_ptr<runrun::Handle> handle = r.allreduce(
+        allreduce_entry(r, r.topology().rank, name, input, output, 0, allocated),
+        options_of(options));
     allocated.hand_to(*handle);
     give(std::move(handle), out);
   });
@@ -291,12 +297,8 @@ runrun_status runrun_grouped_allreduce(runrun_runtime* rt, const char* const* na
     entries.reserve(n);
     AllocatedOutputs allocated;
     for (size_t i = 0; i < n; ++i) {
-      entries.push_back(r.blank_entry());
-      runrun::TensorEntry& entry = *entries.back();
-      entry.request.name.assign(names[i] ? names[i] : "");
-      view_into("allreduce", names[i], rank, inputs[i], "input", entry.input);
-      allocated.output_into(runrun::OpType::kAllreduce, names[i], rank, i, entry.input,
-                            outputs ? outputs[i] : nullptr, "allreduce", entry.output);
+      entries.push_back(allreduce_entry(r, rank, names[i], inputs[i],
+                                        outputs ? outputs[i] : nullptr, i, allocated));
     }
     std::shared_ptr<runrun::Handle> handle =
         r.grouped_allreduce(std::move(entries), options_of(options));
@@ -316,7 +318,7 @@ runrun_status runrun_grouped_allgather(runrun_runtime* rt, const char* const* na
   return guarded([&] {
     require(out && names && inputs, "runrun_grouped_allgather: null argument");
     runrun::Runtime& r = runtime_of(rt);
-    GroupArgs args = group_args("allgather", r.topology().rank, names, inputs, nullptr, n);
+    GroupArgs args = group_args("allgather", r.topology().rank, names, inputs, n);
     give(r.allgather(args.names, args.inputs, process_set), out);
   });
 }
@@ -372,7 +374,7 @@ runrun_status runrun_grouped_reducescatter(runrun_runtime* rt, const char* const
   return guarded([&] {
     require(out && names && inputs, "runrun_grouped_reducescatter: null argument");
     runrun::Runtime& r = runtime_of(rt);
-    GroupArgs args = group_args("reducescatter", r.topology().rank, names, inputs, nullptr, n);
+    GroupArgs args = group_args("reducescatter", r.topology().rank, names, inputs, n);
     give(r.reducescatter(args.names, args.inputs, options_of(options)), out);
   });
 }
