@@ -299,16 +299,9 @@ PyObject* fast_broadcast(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
 // resolve first (fast_call.h): NotImplemented, where None means "the general path, no retry".
 PyObject* not_resolved() { Py_RETURN_NOTIMPLEMENTED; }
 
-// fast_allreduce_call(runtime, adapter, tensor, average, name, op, prescale, postscale,
-//                     process_set, in_place) -> Handle, None or NotImplemented
-// runrun.common.collectives.allreduce's own arguments, after `runtime`: the whole call in one C
-// function. None: the tensor is not the fast path's (the general path takes it, with the
-// adapter's checks); NotImplemented: an argument the Python layer resolves first (fast_call.h).
-PyObject* fast_allreduce_call(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
-  if (nargs != 10) {
-    PyErr_SetString(PyExc_TypeError, "fast_allreduce_call takes 10 positional arguments");
-    return nullptr;
-  }
+}  // namespace
+
+PyObject* allreduce_call(PyObject* const* a) {
   return guarded([&]() -> PyObject* {
     Args args;
     int32_t op = 0;
@@ -345,6 +338,21 @@ PyObject* fast_allreduce_call(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
     return handle_of(status, handle, "allreduce", args, a[0], in, out, std::move(result),
                      members.finish.ptr());
   });
+}
+
+namespace {
+
+// fast_allreduce_call(runtime, adapter, tensor, average, name, op, prescale, postscale,
+//                     process_set, in_place) -> Handle, None or NotImplemented
+// runrun.common.collectives.allreduce's own arguments, after `runtime`: the whole call in one C
+// function. None: the tensor is not the fast path's (the general path takes it, with the
+// adapter's checks); NotImplemented: an argument the Python layer resolves first (fast_call.h).
+PyObject* fast_allreduce_call(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
+  if (nargs != 10) {
+    PyErr_SetString(PyExc_TypeError, "fast_allreduce_call takes 10 positional arguments");
+    return nullptr;
+  }
+  return allreduce_call(a);
 }
 
 // fast_broadcast_call(runtime, adapter, tensor, root_rank, name, process_set, in_place)

@@ -24,6 +24,11 @@ namespace runrun::python {
 // broadcast arguments as they are (the adapter, op, name, process set, in_place: the whole call,
 // resolved in C, fast_call.h) and answer NotImplemented for what the Python layer must
 // resolve first (it then calls fast_allreduce / fast_broadcast with resolved arguments).
+// fast_allreduce_call's body: `a` holds its 10 arguments (runtime, adapter, tensor, average,
+// name, op, prescale, postscale, process_set, in_place). A new reference: a Handle, None or
+// NotImplemented; nullptr with a Python error set when the enqueue itself failed.
+PyObject* allreduce_call(PyObject* const* a);
+
 // Adds fast_allreduce, fast_broadcast, fast_grouped_allreduce, fast_allreduce_call,
 // fast_broadcast_call and fast_call_setup to the module (signatures in fast_enqueue.cc); call
 // after bind_runtime.

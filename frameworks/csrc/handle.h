@@ -89,6 +89,12 @@ KeepAlive keep_alive_of(std::vector<pybind11::object> objects);
 // The non-null objects of `keep_alive`, for adopt_orphaned_op.
 std::vector<pybind11::object> parked(KeepAlive keep_alive);
 
+// Whether `obj` is exactly a runrun._core.Handle (no subclass: there is none).
+bool is_handle_object(PyObject* obj);
+// handle.wait() of such an object, without a method lookup: its result, or nullptr with the
+// op's error set.
+PyObject* wait_handle_object(PyObject* handle);
+
 // Adds the type runrun._core.Handle to `m`.
 void bind_handle(pybind11::module_& m);
 

@@ -187,6 +187,12 @@ std::vector<py::object> parked(KeepAlive keep_alive) {
   return objects;
 }
 
+bool is_handle_object(PyObject* obj) {
+  return handle_type != nullptr && Py_TYPE(obj) == handle_type;
+}
+
+PyObject* wait_handle_object(PyObject* handle) { return wait(handle, nullptr); }
+
 void bind_handle(py::module_& m) {
   static PyTypeObject type = [] {
     PyTypeObject t{};

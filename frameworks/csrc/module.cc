@@ -6,6 +6,7 @@
 
 #include "csrc/elastic.h"
 #include "csrc/errors.h"
+#include "csrc/bound_call.h"
 #include "csrc/fast_enqueue.h"
 #include "csrc/handle.h"
 #include "csrc/orphaned_ops.h"
@@ -49,5 +50,6 @@ PYBIND11_MODULE(_core, m) {
   runrun::python::bind_runtime(m);
   runrun::python::bind_elastic(m);
   runrun::python::bind_fast_enqueue(m);
+  runrun::python::bind_bound_calls(m);
   runrun::python::bind_xla_ffi(m);
 }

@@ -162,3 +162,50 @@ TEST_CASE("the fusion planner groups compatible allreduces up to the threshold",
   auto unfused = plan_fusion(responses, 0);
   CHECK(unfused.size() == responses.size());
 }
+
+TEST_CASE("the fusion planner splits runs of neighbours on every field of its key", "[core]") {
+  // Consecutive members take a shortcut (compared with the last bucket, no key built): each
+  // field that differs from the neighbour before must still start or find another bucket.
+  auto allreduce = [](const char* name) {
+    Response r;
+    r.name = name;
+    r.op = OpType::kAllreduce;
+    r.dtype = DataType::kFloat32;
+    r.shape = {4};
+    r.reduce_op = ReduceOp::kSum;
+    return r;
+  };
+  std::vector<Response> responses;
+  for (const char* name : {"a0", "a1", "a2"}) responses.push_back(allreduce(name));
+  Response pre = allreduce("pre");
+  pre.prescale = 2.0;
+  Response post = allreduce("post");
+  post.postscale = 0.5;
+  Response joined = allreduce("joined");
+  joined.joined_ranks = {1};
+  Response device = allreduce("device");
+  device.device = DLDevice{kDLCUDA, 0};
+  Response other_id = allreduce("other_id");
+  other_id.device = DLDevice{kDLCPU, 1};
+  Response op = allreduce("op");
+  op.reduce_op = ReduceOp::kMin;
+  Response type = allreduce("type");
+  type.dtype = DataType::kInt32;
+  for (const Response& r : {pre, post, joined, device, other_id, op, type}) responses.push_back(r);
+  responses.push_back(allreduce("a3"));  // back to the first key: its open bucket
+  responses.push_back(allreduce("a4"));  // the shortcut again, from a3's bucket
+
+  auto buckets = plan_fusion(responses, 1 << 20);
+  REQUIRE(buckets.size() == 8);
+  CHECK(buckets[0].members == std::vector<size_t>{0, 1, 2, 10, 11});
+  CHECK(buckets[0].bytes == 5 * 16);
+  for (size_t b = 1; b < 8; ++b) CHECK(buckets[b].members == std::vector<size_t>{b + 2});
+
+  // Two members per bucket: a2 opens the key's second bucket, a3 joins it there, a4 finds it
+  // full (shortcut and map alike) and opens a third.
+  auto small = plan_fusion(responses, 32);
+  REQUIRE(small.size() == 10);
+  CHECK(small[0].members == std::vector<size_t>{0, 1});
+  CHECK(small[1].members == std::vector<size_t>{2, 10});
+  CHECK(small[9].members == std::vector<size_t>{11});
+}

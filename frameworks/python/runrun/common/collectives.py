@@ -13,7 +13,7 @@ arguments it leaves to this layer to resolve.
 Thread-safety: any thread may enqueue; each op name may have one op in flight.
 """
 
-from runrun.common import basics, loader
+from runrun.common import basics, bound_calls, loader
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.handles import new_handle
 from runrun.common.names import group_names, op_name
@@ -54,6 +54,17 @@ def allreduce(adapter, tensor, average=None, name=None, op=None, prescale_factor
                 process_set, in_place, False)
     return _allreduce(adapter, tensor, average, name, op, prescale_factor, postscale_factor,
                       process_set, in_place, True)
+
+
+def _allreduce_general(adapter, tensor, average, name, op, prescale_factor, postscale_factor,
+                       process_set, in_place):
+    """allreduce for a tensor the fast path did not take (its bound call's general path)."""
+    return _allreduce(adapter, tensor, average, name, op, prescale_factor, postscale_factor,
+                      process_set, in_place, False)
+
+
+# The same function with its call in C (common/bound_calls.py); `allreduce` above is its fallback.
+allreduce = bound_calls.allreduce(allreduce, _allreduce_general)
 
 
 def _allreduce(adapter, tensor, average, name, op, prescale_factor, postscale_factor,

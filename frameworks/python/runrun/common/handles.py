@@ -9,7 +9,7 @@ into one result (sparse allreduce). Thread-safety: a handle is used by one threa
 waiting releases the GIL.
 """
 
-from runrun.common import loader
+from runrun.common import bound_calls, loader
 from runrun.common.exceptions import InvalidArgumentError
 
 _handle_type = None
@@ -81,6 +81,9 @@ def synchronize(handle):
     alltoall); raises a HorovodInternalError subclass with the runtime's message on failure."""
     _check(handle)
     return handle.wait()
+
+
+synchronize = bound_calls.wait(synchronize)  # the extension's Handle waited on in C
 
 
 def _check(handle):

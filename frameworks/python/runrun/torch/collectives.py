@@ -7,6 +7,7 @@ synchronize(handle) returns the output. Inputs must stay unmodified until then.
 Thread-safety: any thread may enqueue; each op name may have one op in flight.
 """
 
+from runrun.common import bound_calls
 from runrun.common import collectives as _c
 from runrun.common.ops import Average
 from runrun.common.process_sets import global_process_set
@@ -22,11 +23,20 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
                         process_set, False)
 
 
+allreduce_async = bound_calls.allreduce(allreduce_async, _c._allreduce_general, adapter=_T,
+                                        in_place=False)
+
+
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                      postscale_factor=1.0, process_set=global_process_set):
     """Starts an in-place allreduce of `tensor`; synchronize() returns `tensor`."""
     return _c.allreduce(_T, tensor, average, name, op, prescale_factor, postscale_factor,
                         process_set, True)
+
+
+# The per-gradient call (DistributedOptimizer's hooks), with its call in C.
+allreduce_async_ = bound_calls.allreduce(allreduce_async_, _c._allreduce_general,
+                                          adapter=_T, in_place=True)
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
