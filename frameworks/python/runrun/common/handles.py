@@ -17,8 +17,9 @@ _handle_type = None
 
 def __getattr__(attribute):
     # `Handle` is runrun._core.Handle: poll() -> bool, wait() -> result (raises the op's error
-    # once), .op and .name, take_output(i), received_splits(), join_result(). Looked up lazily so
-    # that importing an adapter does not load the extension before init().
+    # once), .op and .name, take_output(i), received_splits(), join_result(). Looked up lazily:
+    # without a built extension, importing an adapter still works (init() then says how to
+    # build it; common/bound_calls.py keeps the Python functions).
     if attribute == "Handle":
         return _core_handle_type()
     raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
