@@ -140,6 +140,14 @@ PyObject* repr(PyObject* obj) {
   return PyUnicode_FromFormat("<runrun bound call of %R>", of(obj)->fallback);
 }
 
+// As a class attribute it stays itself, as a builtin function does (no self is bound); being a
+// descriptor also makes inspect.isroutine() true, so help() documents it as a function, with
+// the signature of __wrapped__.
+PyObject* descr_get(PyObject* obj, PyObject*, PyObject*) {
+  Py_INCREF(obj);
+  return obj;
+}
+
 // Pickled by reference, as the function it stands for: its module's attribute of that name.
 PyObject* reduce(PyObject* obj, PyObject*) {
   return PyObject_GetAttrString(of(obj)->fallback, "__qualname__");
@@ -170,6 +178,7 @@ PyTypeObject* bound_call_type() {
     t.tp_dictoffset = offsetof(BoundCall, dict);
     t.tp_methods = kMethods;
     t.tp_getset = kGetSet;
+    t.tp_descr_get = descr_get;
     return t;
   }();
   return &type;

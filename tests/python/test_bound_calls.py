@@ -5,6 +5,7 @@ again on the way."""
 
 import inspect
 import pickle
+import pydoc
 
 import numpy as np
 import pytest
@@ -33,6 +34,8 @@ def test_public_functions_are_bound_and_look_like_theirs(hvd):
         assert inspect.isfunction(wrapped) and wrapped.__name__ == name
         assert function.__name__ == name and function.__doc__ == wrapped.__doc__
         assert inspect.signature(function) == inspect.signature(wrapped)
+        assert inspect.isroutine(function)  # help() documents it as a function
+        assert name + "(" in pydoc.render_doc(function, renderer=pydoc.plaintext)
         assert pickle.loads(pickle.dumps(function)) is function
     # The optimizer and `from ... import` see the same objects.
     assert torch_collectives.allreduce_async_ is hvd.allreduce_async_
