@@ -29,7 +29,6 @@ struct BoundCall {
   PyObject* runtime_dict;  // the runtime module's __dict__ (kAllreduce)
   PyObject* names;        // tuple: the fallback's parameter names, interned (kAllreduce)
   PyObject* initial;      // tuple of kSlots: defaults and fixed values, None where required
-  Kind kind;
   int params;                          // the fallback's positional parameters
   std::array<int, kSlots> slot_of{};   // parameter index -> slot
   std::array<bool, kSlots> required{};  // slot has no default (a missing argument: fallback)
@@ -195,7 +194,6 @@ BoundCall* new_bound_call(Kind kind, PyObject* fallback) {
   self->runtime_dict = nullptr;
   self->names = nullptr;
   self->initial = nullptr;
-  self->kind = kind;
   self->params = 0;
   self->slot_of.fill(0);
   self->required.fill(false);

@@ -115,13 +115,16 @@ def test_missing_tensor_and_not_initialized(hvd, monkeypatch):
 
 
 def test_name_in_flight_raised_by_the_bound_call(hvd):
-    t = torch.ones(4)
-    h = hvd.allreduce_async_(t, name="bound.twice", op=hvd.Sum)
-    try:
-        with pytest.raises(InvalidArgumentError, match="bound.twice"):
-            hvd.allreduce_async_(torch.ones(4), name="bound.twice", op=hvd.Sum)
-    finally:
-        hvd.synchronize(h)
+    # This rank's op stays pending until the others join it below (as in test_errors.py).
+    r, n = hvd.rank(), hvd.size()
+    pending = [hvd.allreduce_async_(torch.ones(4), name=f"bound.twice.{r}", op=hvd.Sum)]
+    with pytest.raises(InvalidArgumentError, match=f"bound.twice.{r}"):
+        hvd.allreduce_async_(torch.ones(4), name=f"bound.twice.{r}", op=hvd.Sum)
+    hvd.allreduce(torch.ones(1), name="bound.twice.all_checked")
+    pending += [hvd.allreduce_async_(torch.ones(4), name=f"bound.twice.{q}", op=hvd.Sum)
+                for q in range(n) if q != r]
+    for handle in pending:
+        assert torch.equal(hvd.synchronize(handle), torch.full((4,), float(n)))
 
 
 def test_a_tensor_the_fast_path_refuses_is_exported_once(hvd, monkeypatch):
