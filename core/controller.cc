@@ -39,7 +39,7 @@ Controller::Controller(ControlChannel& channel, int rank, int size, const Config
 
 void Controller::add(std::vector<std::unique_ptr<TensorEntry>>& entries) {
   for (auto& entry : entries) {
-    const std::string_view name = entry->request.name;
+    const HashedName name{entry->request.name, entry->name_hash};
     if (timeline_ && timeline_->active()) timeline_->begin(entry->request.name, "NEGOTIATE");
     entry->unsent = true;
     unsent_.push_back(entry.get());
@@ -56,7 +56,7 @@ void Controller::add(std::vector<std::unique_ptr<TensorEntry>>& entries) {
   entries.clear();
 }
 
-Controller::Pending::node_type Controller::spare_node(std::string_view name) {
+Controller::Pending::node_type Controller::spare_node(const HashedName& name) {
   if (spare_nodes_.empty()) {  // node handles come only out of a container
     Pending scratch;
     return scratch.extract(scratch.emplace(name, nullptr).first);
@@ -71,10 +71,11 @@ void Controller::drop_sent() {
   std::erase_if(unsent_, [](const TensorEntry* entry) { return !entry->unsent; });
 }
 
-void Controller::pending_names(std::vector<std::string>& names) const {
-  names.resize(pending_.size());
+size_t Controller::pending_names(std::vector<std::string>& names) const {
+  if (names.size() < pending_.size()) names.resize(pending_.size());
   size_t i = 0;
-  for (const auto& [name, entry] : pending_) names[i++].assign(name);
+  for (const auto& [name, entry] : pending_) names[i++].assign(name.name);
+  return i;
 }
 
 // A group takes one path on every rank: once a member goes to the coordinator (its slot went
@@ -121,7 +122,7 @@ void Controller::classify(std::vector<uint64_t>& bits, size_t words) {
   found.reserve(unsent_.size());
   for (TensorEntry* entry : unsent_) {
     const Request& request = entry->request;
-    ResponseCache::Lookup lookup = cache_.lookup(request);
+    ResponseCache::Lookup lookup = cache_.lookup(request, entry->name_hash);
     bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op);
     if (!request.group.empty()) {
       auto [it, fresh] = group_all_hits.emplace(request.group, hit);
@@ -318,7 +319,7 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
 }
 
 std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
-  auto it = pending_.find(name);
+  auto it = pending_.find(std::string_view(name));
   if (it == pending_.end()) return nullptr;
   if (timeline_ && timeline_->active()) timeline_->end(name, "NEGOTIATE");
   Pending::node_type node = pending_.extract(it);

@@ -39,9 +39,10 @@ class Controller {
   // Takes ownership of newly enqueued entries, leaving `entries` empty (its capacity kept).
   void add(std::vector<std::unique_ptr<TensorEntry>>& entries);
   bool has_pending() const { return !pending_.empty(); }
-  // The pending names into `names`, reusing its strings' storage (no allocation in steady
-  // state: the worker records them before every round).
-  void pending_names(std::vector<std::string>& names) const;
+  // The pending names into the first strings of `names`, reusing their storage; returns how
+  // many. `names` only grows: a round with fewer pending ops (a barrier's) then frees no string
+  // the next round with many would allocate again (the worker records them every round).
+  size_t pending_names(std::vector<std::string>& names) const;
 
   struct Round {
     ResponseList ready;  // cache hits borrowed from the cache: valid until the next round
@@ -91,10 +92,12 @@ class Controller {
   Timeline* timeline_;
   ResponseCache cache_;
   MessageTable table_;  // used on the coordinator only
-  // Keyed by views of each entry's own request.name (the entry is on the heap and outlives its
-  // key here): a pending tensor costs no copy of its name. Unordered: nothing depends on the
-  // order of pending_ (the order of a round comes from unsent_ and the cache's slots).
-  using Pending = std::unordered_map<std::string_view, std::unique_ptr<TensorEntry>>;
+  // Keyed by views of each entry's own request.name with its name_hash (the entry is on the
+  // heap and outlives its key here): a pending tensor costs no copy of its name and no second
+  // hash. Unordered: nothing depends on the order of pending_ (the order of a round comes from
+  // unsent_ and the cache's slots).
+  using Pending =
+      std::unordered_map<HashedName, std::unique_ptr<TensorEntry>, NameHash, NameEqual>;
   Pending pending_;
   // Nodes of pending_ that take() removed, for the next add(): a burst of a hundred entries
   // would otherwise allocate a hundred nodes and free them a round later, past the thread's
@@ -102,7 +105,7 @@ class Controller {
   std::vector<Pending::node_type> spare_nodes_;
   static constexpr size_t kMaxSpareNodes = 4096;
   // A node keyed `name`: a spare one, or a new one.
-  Pending::node_type spare_node(std::string_view name);
+  Pending::node_type spare_node(const HashedName& name);
   // Pending entries not yet agreed or sent to the coordinator, in enqueue order (each marked
   // TensorEntry::unsent); owned by pending_.
   std::vector<TensorEntry*> unsent_;

@@ -32,6 +32,7 @@ void clear_keeping_capacity(TensorView& v) {
 
 void clear_keeping_capacity(TensorEntry& entry) {
   clear_keeping_capacity(entry.request);
+  entry.name_hash = 0;
   entry.unsent = false;
   clear_keeping_capacity(entry.input);
   clear_keeping_capacity(entry.output);

@@ -80,7 +80,7 @@ void ProcessSetWorker::note_waiting() {
   if (waiting_since_.load() != 0) return;
   {
     std::lock_guard<std::mutex> lock(waiting_mutex_);
-    controller_.pending_names(waiting_for_);
+    waiting_for_count_ = controller_.pending_names(waiting_for_);
   }
   waiting_since_ = std::chrono::steady_clock::now().time_since_epoch().count();
 }
@@ -93,7 +93,8 @@ std::optional<std::chrono::steady_clock::time_point> ProcessSetWorker::waiting_s
 
 std::vector<std::string> ProcessSetWorker::waiting_for() const {
   std::lock_guard<std::mutex> lock(waiting_mutex_);
-  return waiting_for_;
+  return {waiting_for_.begin(),
+          waiting_for_.begin() + static_cast<std::ptrdiff_t>(waiting_for_count_)};
 }
 
 void ProcessSetWorker::fail(ErrorCode code, const std::string& message) {
@@ -151,7 +152,9 @@ void ProcessSetWorker::loop() {
       finished_names_.clear();
       for (const Response& response : round.ready) {
         executing_.push_back(controller_.take(response.name));
-        if (executing_.back()) finished_names_.push_back(executing_.back()->request.name);
+        if (const auto& entry = executing_.back()) {
+          finished_names_.push_back({entry->request.name, entry->name_hash});
+        }
         if (timeline_ && timeline_->active()) timeline_->begin(response.name, "QUEUE");
         // Same tensors on every rank (round.ready is agreed): failed ops and joins are left out.
         if (lateness_ && response.ok() && response.op != OpType::kJoin) {
@@ -202,7 +205,7 @@ void ProcessSetWorker::fail_everything(ErrorCode code, const std::string& messag
   for (auto& entry : queue_.close(message, code)) entry->handle->fail(code, message);
   for (auto& entry : arrivals_) {  // popped, not yet handed to the controller (it threw)
     if (!entry) continue;
-    queue_.finished(entry->request.name);
+    queue_.finished({entry->request.name, entry->name_hash});
     entry->handle->fail(code, message);
   }
   arrivals_.clear();
@@ -211,7 +214,7 @@ void ProcessSetWorker::fail_everything(ErrorCode code, const std::string& messag
   }
   executing_.clear();
   for (auto& entry : controller_.take_all()) {
-    queue_.finished(entry->request.name);
+    queue_.finished({entry->request.name, entry->name_hash});
     entry->handle->fail(code, message);
   }
 }

@@ -119,14 +119,15 @@ class ProcessSetWorker {
   std::vector<std::unique_ptr<TensorEntry>> arrivals_;
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
   std::shared_ptr<EntryPool> entry_pool_;  // may be null
-  std::vector<std::string_view> finished_names_;  // their names (views into executing_), reused
+  std::vector<HashedName> finished_names_;  // their names (views into executing_), reused
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<bool> stopped_cleanly_{false};
   std::atomic<uint64_t> sequence_{0};
   std::atomic<int64_t> waiting_since_{0};  // steady_clock ticks; 0: not waiting
   mutable std::mutex waiting_mutex_;
-  std::vector<std::string> waiting_for_;
+  std::vector<std::string> waiting_for_;  // the first waiting_for_count_ are the names
+  size_t waiting_for_count_ = 0;
   std::mutex shutdown_mutex_;
   std::mutex failure_mutex_;
   std::string shutdown_reason_;  // guarded by failure_mutex_

@@ -3,7 +3,11 @@
 namespace runrun {
 
 ResponseCache::Lookup ResponseCache::lookup(const Request& request) const {
-  auto it = by_name_.find(request.name);
+  return lookup(request, hash_name(request.name));
+}
+
+ResponseCache::Lookup ResponseCache::lookup(const Request& request, size_t name_hash) const {
+  auto it = by_name_.find(HashedName{request.name, name_hash});
   if (it == by_name_.end()) return {Match::kMiss, 0};
   const Entry& entry = *slots_[it->second];
   return {entry.request.negotiates_like(request) ? Match::kHit : Match::kStale, it->second};

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/hashed_name.h"
 #include "core/message.h"
 
 namespace runrun {
@@ -28,6 +29,8 @@ class ResponseCache {
   };
   // kHit when this rank's `request` negotiates like the one the slot's response was made for.
   Lookup lookup(const Request& request) const;
+  // The same with the name's hash_name already computed (TensorEntry::name_hash).
+  Lookup lookup(const Request& request, size_t name_hash) const;
 
   // Stores `response` (for this rank's `request`) in the lowest free slot, evicting the least
   // recently used entry when full. No-op when the capacity is 0.
@@ -50,7 +53,7 @@ class ResponseCache {
   };
   size_t capacity_;
   std::vector<std::optional<Entry>> slots_;
-  std::unordered_map<std::string, size_t> by_name_;
+  std::unordered_map<std::string, size_t, NameHash, NameEqual> by_name_;
   std::list<size_t> lru_;  // front: most recently used
 };
 

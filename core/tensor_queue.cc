@@ -14,8 +14,10 @@ void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int ra
     // All or nothing: a name already in flight, or repeated within `entries`, takes back the
     // names this call inserted before it.
     for (size_t i = 0; i < entries.size(); ++i) {
-      if (insert_in_flight(entries[i]->request.name)) continue;
-      for (size_t j = 0; j < i; ++j) erase_in_flight(entries[j]->request.name);
+      if (insert_in_flight(*entries[i])) continue;
+      for (size_t j = 0; j < i; ++j) {
+        erase_in_flight({entries[j]->request.name, entries[j]->name_hash});
+      }
       throw_in_flight(*entries[i], rank);
     }
     for (auto& entry : entries) append(std::move(entry));
@@ -28,14 +30,16 @@ void TensorQueue::push(std::unique_ptr<TensorEntry> entry, int rank) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) throw_error(close_code_, RUNRUN_WHERE, close_reason_);
-    if (!insert_in_flight(entry->request.name)) throw_in_flight(*entry, rank);
+    if (!insert_in_flight(*entry)) throw_in_flight(*entry, rank);
     append(std::move(entry));
     note_push();
   }
   cv_.notify_one();
 }
 
-bool TensorQueue::insert_in_flight(std::string_view name) {
+bool TensorQueue::insert_in_flight(TensorEntry& entry) {
+  entry.name_hash = hash_name(entry.request.name);
+  const HashedName name{entry.request.name, entry.name_hash};
   if (spare_nodes_.empty()) return in_flight_.insert(name).second;
   spare_nodes_.back().value() = name;
   InFlight::insert_return_type result = in_flight_.insert(std::move(spare_nodes_.back()));
@@ -47,9 +51,11 @@ bool TensorQueue::insert_in_flight(std::string_view name) {
   return result.inserted;
 }
 
-void TensorQueue::erase_in_flight(std::string_view name) {
-  InFlight::node_type node = in_flight_.extract(name);
-  if (node && spare_nodes_.size() < kMaxSpareNodes) spare_nodes_.push_back(std::move(node));
+void TensorQueue::erase_in_flight(const HashedName& name) {
+  auto it = in_flight_.find(name);
+  if (it == in_flight_.end()) return;
+  InFlight::node_type node = in_flight_.extract(it);
+  if (spare_nodes_.size() < kMaxSpareNodes) spare_nodes_.push_back(std::move(node));
 }
 
 void TensorQueue::throw_in_flight(const TensorEntry& entry, int rank) {
@@ -114,15 +120,15 @@ void TensorQueue::wake() {
   cv_.notify_one();
 }
 
-void TensorQueue::finished(std::string_view name) {
+void TensorQueue::finished(const HashedName& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   erase_in_flight(name);
 }
 
-void TensorQueue::finished(const std::vector<std::string_view>& names) {
+void TensorQueue::finished(const std::vector<HashedName>& names) {
   if (names.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  for (std::string_view name : names) erase_in_flight(name);
+  for (const HashedName& name : names) erase_in_flight(name);
 }
 
 std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& reason,
@@ -136,7 +142,7 @@ std::vector<std::unique_ptr<TensorEntry>> TensorQueue::close(const std::string& 
       close_code_ = code;
     }
     left = std::exchange(incoming_, {});
-    for (const auto& entry : left) erase_in_flight(entry->request.name);
+    for (const auto& entry : left) erase_in_flight({entry->request.name, entry->name_hash});
   }
   waits_->stop();
   cv_.notify_all();

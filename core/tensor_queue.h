@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/handle.h"
+#include "core/hashed_name.h"
 #include "core/message.h"
 #include "core/tensor.h"
 #include "ops/backend.h"
@@ -31,6 +32,7 @@ struct DeviceSync;  // core/device_staging.h
 
 struct TensorEntry {
   Request request;
+  size_t name_hash = 0;  // hash_name(request.name), set by TensorQueue::push
   // The controller's mark (background thread): the entry waits to be agreed from the response
   // cache or sent to the coordinator (it is listed in Controller::unsent_).
   bool unsent = false;
@@ -75,9 +77,9 @@ class TensorQueue {
 
   // The op named `name` completed or failed: the name may be enqueued again. The entry that
   // carried the name must still be alive (the in-flight set refers to its name, not a copy).
-  void finished(std::string_view name);
+  void finished(const HashedName& name);
   // The same for several names under one lock (the names of one round).
-  void finished(const std::vector<std::string_view>& names);
+  void finished(const std::vector<HashedName>& names);
 
   // Later pushes throw an Error of `code` with `reason`; returns what was never popped.
   std::vector<std::unique_ptr<TensorEntry>> close(const std::string& reason,
@@ -90,15 +92,16 @@ class TensorQueue {
   std::vector<std::unique_ptr<TensorEntry>> incoming_;
   // Views of the names of the entries pushed and not yet finished(): every entry stays alive
   // (in incoming_, the controller or the executor) until its name was finished, so no copy.
-  using InFlight = std::unordered_set<std::string_view>;
+  using InFlight = std::unordered_set<HashedName, NameHash, NameEqual>;
   InFlight in_flight_;
   // Nodes of in_flight_ erased by finished(), reused by the next pushes: a node made on the
   // enqueuing thread and freed on the background thread missed both threads' malloc caches.
   std::vector<InFlight::node_type> spare_nodes_;
   static constexpr size_t kMaxSpareNodes = 4096;
-  // Under mutex_: adds `name` (false when it is already in flight), and takes it out again.
-  bool insert_in_flight(std::string_view name);
-  void erase_in_flight(std::string_view name);
+  // Under mutex_: hashes the entry's name into name_hash and adds it (false when it is already
+  // in flight), and takes a name out again.
+  bool insert_in_flight(TensorEntry& entry);
+  void erase_in_flight(const HashedName& name);
   // Under mutex_: the error for an entry whose name is already in flight.
   [[noreturn]] static void throw_in_flight(const TensorEntry& entry, int rank);
   void append(std::unique_ptr<TensorEntry> entry);  // under mutex_, name already inserted

@@ -31,6 +31,7 @@ std::unique_ptr<TensorEntry> used_entry(int* marker) {
   e->request.group_size = 2;
   e->request.waited_us = 7;
   e->unsent = true;
+  e->name_hash = 12345;
   e->input = TensorView{marker, DataType::kInt64, {2, 3, 4}, DLDevice{kDLCUDA, 1}};
   e->output = e->input;
   e->handle = std::make_shared<Handle>();
@@ -77,6 +78,7 @@ TEST_CASE("a recycled entry equals a new one and keeps its buffers", "[core][ent
   CHECK(e->request.waited_us == fresh.request.waited_us);
   CHECK(e->request.negotiates_like(fresh.request));
   CHECK(e->unsent == fresh.unsent);
+  CHECK(e->name_hash == fresh.name_hash);
   for (const TensorView* v : {&e->input, &e->output}) {
     CHECK(v->data == nullptr);
     CHECK(v->dtype == fresh.input.dtype);

@@ -44,7 +44,10 @@ TEST_CASE("pop_all hands over the pushed entries in order and keeps the vectors'
   queue.pop_all(next);
   REQUIRE(next.size() == 1);
   CHECK(next[0]->request.name == "d");
-  queue.finished(std::string_view("a"));
+  // The queue hashed each name once, for every table after it (core/hashed_name.h).
+  CHECK(arrivals[0]->name_hash == hash_name("a"));
+  CHECK(next[0]->name_hash == hash_name("d"));
+  queue.finished({arrivals[0]->request.name, arrivals[0]->name_hash});
   CHECK_NOTHROW(queue.push(one_entry("a"), 0));  // its name is free again
   CHECK_THROWS_AS(queue.push(one_entry("b"), 0), InvalidArgumentError);  // still in flight
 }
@@ -97,8 +100,8 @@ TEST_CASE("names finished and pushed again many times stay exactly in flight", "
       CHECK_THROWS_AS(queue.push(entry_named(std::to_string(round * 10 + i)), 0),
                       InvalidArgumentError);
     }
-    std::vector<std::string_view> names;
-    for (const auto& entry : popped) names.push_back(entry->request.name);
+    std::vector<HashedName> names;
+    for (const auto& entry : popped) names.push_back({entry->request.name, entry->name_hash});
     queue.finished(names);
     for (auto& entry : popped) held.push_back(std::move(entry));  // alive, as in the worker
   }
