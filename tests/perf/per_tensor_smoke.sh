@@ -2,7 +2,8 @@
 # perf.per_tensor_cost_smoke: runs per_tensor_cost.py under `runrun --gloo -np 2` with a few
 # small tensors and checks that it exits 0 and that rank 0 printed a run line and one valid JSON
 # row per side with positive times (and rounds >= 1 for runrun's sides) and the machine's
-# yardstick. Asserts nothing about time. The package is this checkout's Python sources plus
+# yardstick; then enqueue_alone.py in one process, checked the same way. Asserts nothing about
+# time. The package is this checkout's Python sources plus
 # this build's extension, copied into WORK (no install needed); `timeout` bounds the job.
 # Usage: per_tensor_smoke.sh RUNRUN PYTHON CORE_MODULE WORK
 set -uo pipefail
@@ -38,4 +39,18 @@ machine = [r for r in rows if r.get("op") == "machine"]
 assert len(machine) == 1 and 0 < machine[0]["yardstick_ns_min"] <= machine[0]["yardstick_ns_max"], \
     f"machine: {machine}"
 print(f"per_tensor_cost printed {len(sides)} valid rows")
+PY
+
+# enqueue_alone.py: the same calls in one process without a peer (no launcher).
+timeout -k 10 120 "$PYTHON" "$HERE/enqueue_alone.py" --json --blocks 2 --count 5 \
+  >"$WORK/alone.log" 2>&1 || fail "enqueue_alone.py failed; output:
+$(cat "$WORK/alone.log")"
+"$PYTHON" - "$WORK/alone.log" <<'PY' || fail "enqueue_alone.py's output is not what was expected"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
+assert [r["side"] for r in rows] == ["runrun.torch", "runrun.common+numpy"], rows
+for r in rows:
+    assert r["blocks"] == 2 and 0 < r["enqueue_us_per_tensor_min"] <= r["enqueue_us_per_tensor"], r
+    assert r["fast_state_blocks"] >= 1 and r["yardstick_ns_min"] > 0, r
+print(f"enqueue_alone printed {len(rows)} valid rows")
 PY
