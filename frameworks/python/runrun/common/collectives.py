@@ -6,10 +6,11 @@ these functions with its adapter bound (and so would a JAX or TensorFlow adapter
 Each *_async function checks its tensors, enqueues the op and returns a handle at once
 (runrun.common.handles); handle.wait() / synchronize(handle) returns the output. Inputs must
 stay unmodified until then. Names, defaults and semantics follow Horovod. The per-tensor ops
-(allreduce, broadcast) first hand their whole call to the extension (csrc/fast_call.h,
-fast_enqueue.h), which takes the tensor itself and returns None for anything it does not handle
-(the general path below then runs, with the adapter's checks and messages) or NotImplemented for
-arguments it leaves to this layer to resolve.
+first hand their whole call to the extension (csrc/fast_call.h, fast_enqueue.h): allreduce is a
+bound call (csrc/bound_call.h, the Python function its fallback), broadcast passes its
+arguments to fast_broadcast_call. The extension takes the tensor itself and answers None for
+anything it does not handle (the general path below then runs, with the adapter's checks and
+messages) or NotImplemented for arguments it leaves to this layer to resolve.
 Thread-safety: any thread may enqueue; each op name may have one op in flight.
 """
 
@@ -21,8 +22,8 @@ from runrun.common.ops import Adasum, Average, ReduceOp, Sum, resolve_op
 from runrun.common.process_sets import ProcessSet, global_process_set, process_set_id
 from runrun.common.tensor_protocol import _Buffer
 
-_fast = None  # (fast_allreduce, fast_broadcast, fast_grouped_allreduce, fast_allreduce_call,
-#                fast_broadcast_call) of runrun._core
+_fast = None  # (fast_allreduce, fast_broadcast, fast_grouped_allreduce, fast_broadcast_call)
+#               of runrun._core
 
 
 def _fast_ops():
@@ -31,7 +32,7 @@ def _fast_ops():
         core = loader.core()
         core.fast_call_setup(ProcessSet)
         _fast = (core.fast_allreduce, core.fast_broadcast, core.fast_grouped_allreduce,
-                 core.fast_allreduce_call, core.fast_broadcast_call)
+                 core.fast_broadcast_call)
     return _fast
 
 
@@ -39,19 +40,9 @@ def allreduce(adapter, tensor, average=None, name=None, op=None, prescale_factor
               postscale_factor=1.0, process_set=global_process_set, in_place=False):
     """Starts an allreduce of `tensor`: into `tensor` itself when `in_place`, else into a new
     output (adapter.empty_like); wait() returns that tensor."""
-    # The whole call in one C function when it may run now (a named op with a plain op,
-    # process set and in_place; csrc/fast_call.h): a handle, or None for a tensor it does not
-    # take (the general path below, no second try), or NotImplemented: _allreduce resolves the
-    # arguments as always and tries the fast path with them.
-    runtime = basics._runtime
-    if runtime is not None:
-        handle = (_fast or _fast_ops())[3](runtime, adapter, tensor, average, name, op,
-                                           prescale_factor, postscale_factor, process_set,
-                                           in_place)
-        if handle is not NotImplemented:
-            return handle if handle is not None else _allreduce(
-                adapter, tensor, average, name, op, prescale_factor, postscale_factor,
-                process_set, in_place, False)
+    # Runs for what the bound call below (csrc/bound_call.h) did not take as it came (an unnamed
+    # op, `average`, an odd argument, no runtime), or as is without the extension: resolves the
+    # arguments, then tries the fast path with them.
     return _allreduce(adapter, tensor, average, name, op, prescale_factor, postscale_factor,
                       process_set, in_place, True)
 
@@ -189,7 +180,7 @@ def broadcast(adapter, tensor, root_rank, name=None, process_set=global_process_
     into a new tensor on every rank."""
     runtime = basics._runtime  # the whole call in C first, as allreduce's
     if runtime is not None:
-        handle = (_fast or _fast_ops())[4](runtime, adapter, tensor, root_rank, name,
+        handle = (_fast or _fast_ops())[3](runtime, adapter, tensor, root_rank, name,
                                            process_set, in_place)
         if handle is not NotImplemented:
             return handle if handle is not None else _broadcast(
