@@ -19,8 +19,10 @@ _reducescatter_op = _c._reducescatter_op  # op check shared with autograd.py
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                     postscale_factor=1.0, process_set=global_process_set):
     """Starts an allreduce into a new tensor; synchronize() returns it."""
-    return _c.allreduce(_T, tensor, average, name, op, prescale_factor, postscale_factor,
-                        process_set, False)
+    # The bound call below runs this for what its fast path left as it came: resolve, then try
+    # once more (common's bound allreduce would first repeat the attempt as it came).
+    return _c._allreduce(_T, tensor, average, name, op, prescale_factor, postscale_factor,
+                         process_set, False, True)
 
 
 allreduce_async = bound_calls.allreduce(allreduce_async, _c._allreduce_general, adapter=_T,
@@ -30,8 +32,10 @@ allreduce_async = bound_calls.allreduce(allreduce_async, _c._allreduce_general, 
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                      postscale_factor=1.0, process_set=global_process_set):
     """Starts an in-place allreduce of `tensor`; synchronize() returns `tensor`."""
-    return _c.allreduce(_T, tensor, average, name, op, prescale_factor, postscale_factor,
-                        process_set, True)
+    # The bound call below runs this for what its fast path left as it came: resolve, then try
+    # once more (common's bound allreduce would first repeat the attempt as it came).
+    return _c._allreduce(_T, tensor, average, name, op, prescale_factor, postscale_factor,
+                         process_set, True, True)
 
 
 # The per-gradient call (DistributedOptimizer's hooks), with its call in C.
