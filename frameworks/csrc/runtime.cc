@@ -6,7 +6,7 @@
 
 #include "csrc/errors.h"
 #include "csrc/orphaned_ops.h"
-#include "csrc/xla_ffi.h"
+#include "csrc/xla_ffi_runtime.h"
 
 namespace py = pybind11;
 

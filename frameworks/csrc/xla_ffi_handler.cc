@@ -1,4 +1,5 @@
-// The XLA FFI handler of runrun.jax's native jit path (xla_ffi.h), against the C API header only.
+// The XLA FFI handlers of runrun.jax's native jit path (xla_ffi_targets.h), against the C API
+// header only.
 //
 // Call frame (frameworks/python/runrun/jax/ffi_ops.py builds it): args = [token, inputs...],
 // rets = [token, outputs...]; the token is JAX's ordered-effect token, threaded by XLA through
@@ -10,14 +11,19 @@
 // Attributes: kind, name ("" = unnamed), op, prescale, postscale, process_set, root_rank,
 // profile (the id of the profiler that asked for the call's start and end, 0: none; recorded
 // in xla_ffi_profile.h's ring for runrun --profile).
-// A second target, "runrun_profile_mark" (mark_handler), ends a profiled step: args = [token,
+// A second target, "runrun_profile_mark" (mark), ends a profiled step: args = [token,
 // the step's updated arrays...] (a data dependence only), rets = [token], attribute profile.
-// Threading: XLA calls it on its threads; one op per call; the counters take a mutex.
+// Platforms: the same target name is registered for the CPU (xla_ffi_collective_cpu: host
+// buffers) and for CUDA (xla_ffi_collective_cuda: device buffers of the call's device on XLA's
+// stream, set as this thread's CUDA stream for the op, so the C API orders the op after the
+// stream's earlier work and XLA's later work after the op: docs/gpu.md "Streams"; the host
+// waits only for the op's launch, never for the device).
+// Threading: XLA calls them on its threads; one op per call; the counters take a mutex.
 
 #include <dlpack/dlpack.h>
 #include <xla/ffi/api/c_api.h>
 
-#include <cstring>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <string>
@@ -25,11 +31,9 @@
 #include <utility>
 #include <vector>
 
-#include "csrc/xla_ffi.h"
 #include "csrc/xla_ffi_profile.h"
 #include "csrc/xla_ffi_runtime.h"
-
-namespace py = pybind11;
+#include "csrc/xla_ffi_targets.h"
 
 namespace runrun::python {
 namespace {
@@ -151,14 +155,14 @@ bool to_dl_dtype(XLA_FFI_DataType t, DLDataType* out) {
   }
 }
 
-bool to_dl_tensor(void* arg, DLTensor* out, std::string* error) {
+bool to_dl_tensor(void* arg, DLDevice device, DLTensor* out, std::string* error) {
   auto* buffer = static_cast<XLA_FFI_Buffer*>(arg);
   if (!to_dl_dtype(buffer->dtype, &out->dtype)) {
     *error = "unsupported XLA dtype " + std::to_string(static_cast<int>(buffer->dtype));
     return false;
   }
   out->data = buffer->data;
-  out->device = {kDLCPU, 0};
+  out->device = device;
   out->ndim = static_cast<int32_t>(buffer->rank);
   out->shape = buffer->dims;
   out->strides = nullptr;  // XLA passes row-major buffers (ffi_ops.py asks for that layout)
@@ -178,8 +182,9 @@ std::string shape_string(const int64_t* dims, int32_t ndim) {
   return s + (ndim == 1 ? ",)" : ")");
 }
 
-// Copies the runtime-allocated output of `h` into XLA's `out` buffer; checks the shape jit
-// traced (inside jit every rank must pass the same first dimension).
+// Copies the runtime-allocated output of `h` into XLA's `out` buffer (on a device: in order on
+// the call's stream, which the runtime's copy is then freed on); checks the shape jit traced
+// (inside jit every rank must pass the same first dimension).
 bool take_output(runrun_handle* h, const DLTensor& out, const Attrs& a, const std::string& name,
                  std::string* error) {
   DLManagedTensor* taken = nullptr;
@@ -190,9 +195,10 @@ bool take_output(runrun_handle* h, const DLTensor& out, const Attrs& a, const st
   const DLTensor& t = taken->dl_tensor;
   bool same = t.ndim == out.ndim;
   for (int32_t d = 0; same && d < t.ndim; ++d) same = t.shape[d] == out.shape[d];
-  if (same) {
-    std::memcpy(out.data, static_cast<const char*>(t.data) + t.byte_offset, nbytes(out));
-  } else {
+  if (same && runrun_copy_tensor(&t, &out) != RUNRUN_OK) {
+    *error = std::string("HorovodInternalError: ") + runrun_last_error();
+    same = false;
+  } else if (!same) {
     *error = std::string("InvalidArgumentError: ") + kind_name(a.kind) + " '" + name +
              "' inside jax.jit: the result has shape " + shape_string(t.shape, t.ndim) +
              " but the traced program expects " + shape_string(out.shape, out.ndim) +
@@ -294,7 +300,7 @@ XLA_FFI_Error* preamble(XLA_FFI_CallFrame* frame, bool* done) {
 }
 
 // runrun_profile_mark: the profiled step's update is computed (its operands are ready).
-XLA_FFI_Error* mark_handler(XLA_FFI_CallFrame* frame) {
+XLA_FFI_Error* mark(XLA_FFI_CallFrame* frame) {
   bool done = false;
   XLA_FFI_Error* answer = preamble(frame, &done);
   if (done) return answer;
@@ -311,7 +317,59 @@ XLA_FFI_Error* mark_handler(XLA_FFI_CallFrame* frame) {
   return make_error(frame->api, "runrun_profile_mark: missing int32 attribute 'profile'");
 }
 
-XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
+// The call's device and stream: the host for the CPU target; for the CUDA target XLA's device
+// ordinal and stream (XLA_FFI_DeviceOrdinal_Get, XLA_FFI_Stream_Get).
+struct Placement {
+  DLDevice device{kDLCPU, 0};
+  void* stream = nullptr;
+};
+
+XLA_FFI_Error* cuda_placement(XLA_FFI_CallFrame* frame, Placement* out) {
+  const XLA_FFI_Api* api = frame->api;
+  constexpr size_t kNeeded =
+      offsetof(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get) + sizeof(api->XLA_FFI_DeviceOrdinal_Get);
+  if (api->struct_size < kNeeded || api->XLA_FFI_DeviceOrdinal_Get == nullptr ||
+      api->XLA_FFI_Stream_Get == nullptr) {
+    return make_error(api, "runrun XLA FFI handler: this jaxlib's XLA FFI API has no device "
+                           "ordinal or stream query (API " +
+                               std::to_string(api->api_version.major_version) + "." +
+                               std::to_string(api->api_version.minor_version) +
+                               "): upgrade jaxlib or set RUNRUN_JAX_JIT_PATH=callback");
+  }
+  XLA_FFI_DeviceOrdinal_Get_Args ordinal{};
+  ordinal.struct_size = XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE;
+  ordinal.ctx = frame->ctx;
+  if (XLA_FFI_Error* e = api->XLA_FFI_DeviceOrdinal_Get(&ordinal)) return e;
+  XLA_FFI_Stream_Get_Args stream{};
+  stream.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
+  stream.ctx = frame->ctx;
+  if (XLA_FFI_Error* e = api->XLA_FFI_Stream_Get(&stream)) return e;
+  out->device = DLDevice{kDLCUDA, ordinal.device_ordinal};
+  out->stream = stream.stream;
+  return nullptr;
+}
+
+// This thread's CUDA stream (runrun_set_cuda_stream) is XLA's for the scope of one op, then what
+// it was: XLA's threads run other custom calls too.
+class StreamScope {
+ public:
+  explicit StreamScope(const Placement& p) : active_(p.device.device_type == kDLCUDA) {
+    if (!active_) return;
+    previous_ = runrun_cuda_stream();
+    runrun_set_cuda_stream(p.stream);
+  }
+  ~StreamScope() {
+    if (active_) runrun_set_cuda_stream(previous_);
+  }
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+
+ private:
+  bool active_;
+  void* previous_ = nullptr;
+};
+
+XLA_FFI_Error* collective(XLA_FFI_CallFrame* frame, bool cuda) {
   bool done = false;
   XLA_FFI_Error* answer = preamble(frame, &done);
   if (done) return answer;
@@ -328,10 +386,14 @@ XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
                                       " operands and " + std::to_string(frame->rets.size) +
                                       " results");
   }
+  Placement placement;
+  if (cuda) {
+    if (XLA_FFI_Error* e = cuda_placement(frame, &placement)) return e;
+  }
   std::vector<DLTensor> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    if (!to_dl_tensor(frame->args.args[i + 1], &in[i], &error) ||
-        !to_dl_tensor(frame->rets.rets[i + 1], &out[i], &error)) {
+    if (!to_dl_tensor(frame->args.args[i + 1], placement.device, &in[i], &error) ||
+        !to_dl_tensor(frame->rets.rets[i + 1], placement.device, &out[i], &error)) {
       return make_error(frame->api, "runrun XLA FFI handler: " + error);
     }
   }
@@ -341,6 +403,7 @@ XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
                                       " inside jax.jit ran before runrun.jax.init() (or after "
                                       "shutdown()): call init() first");
   }
+  StreamScope stream(placement);
   const double start = a.profile ? profile_clock() : 0.0;
   error = run_op(lease.get(), a, in, out);
   if (a.profile && error.empty()) {
@@ -353,16 +416,12 @@ XLA_FFI_Error* handler(XLA_FFI_CallFrame* frame) {
 
 }  // namespace
 
-void bind_xla_ffi(py::module_& m) {
-  py::dict info;
-  info["target"] = py::capsule(reinterpret_cast<void*>(&handler), "xla._CUSTOM_CALL_TARGET");
-  info["mark_target"] =
-      py::capsule(reinterpret_cast<void*>(&mark_handler), "xla._CUSTOM_CALL_TARGET");
-  info["api_version"] = py::make_tuple(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
-  m.attr("xla_ffi") = info;
-  m.def("xla_ffi_forget", &forget_names, py::arg("set_id"),
-        "Restarts the counters of unnamed jit ops of a process set (all sets when < 0).");
-  bind_xla_ffi_profile(m);
-}
+XLA_FFI_Error* xla_ffi_collective_cpu(XLA_FFI_CallFrame* frame) { return collective(frame, false); }
+
+XLA_FFI_Error* xla_ffi_collective_cuda(XLA_FFI_CallFrame* frame) { return collective(frame, true); }
+
+XLA_FFI_Error* xla_ffi_profile_mark(XLA_FFI_CallFrame* frame) { return mark(frame); }
+
+void xla_ffi_forget_names(int32_t set) { forget_names(set); }
 
 }  // namespace runrun::python

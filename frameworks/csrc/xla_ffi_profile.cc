@@ -10,18 +10,10 @@
 #include <mutex>
 #include <vector>
 
-namespace py = pybind11;
-
 namespace runrun::python {
 namespace {
 
 enum RecordKind : int32_t { kAllreduce = 0, kStepEnd = 1 };
-
-struct Record {
-  int32_t profiler, kind;
-  double start, end;  // a step end: start == end
-  size_t bytes;
-};
 
 // About 2 MB at most: thousands of steps between two takes. A full ring drops the newest
 // records and counts them (Python warns); the waiting thread is woken long before that.
@@ -29,7 +21,7 @@ constexpr size_t kCapacity = 1 << 16;
 
 class Ring {
  public:
-  void push(const Record& r) {
+  void push(const ProfileRecord& r) {
     bool wake = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -44,26 +36,16 @@ class Ring {
     if (wake) ready_.notify_one();
   }
 
-  // (records in order, how many were dropped since the last take).
-  py::tuple take() {
-    std::vector<Record> out;
-    size_t dropped = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      out.swap(records_);
-      records_.reserve(out.size());
-      std::swap(dropped, dropped_);
-      steps_ = 0;
-    }
-    py::list list;
-    for (const Record& r : out) {
-      list.append(py::make_tuple(r.profiler, r.kind, r.start, r.end, r.bytes));
-    }
-    return py::make_tuple(list, dropped);
+  ProfileBatch take() {
+    ProfileBatch out;
+    std::lock_guard<std::mutex> lock(mutex_);
+    out.records.swap(records_);
+    records_.reserve(out.records.size());
+    std::swap(out.dropped, dropped_);
+    steps_ = 0;
+    return out;
   }
 
-  // Blocks (the caller released the GIL) until a batch is due, wake() or `timeout_s`; true
-  // unless it timed out.
   bool wait(double timeout_s) {
     std::unique_lock<std::mutex> lock(mutex_);
     bool woken = ready_.wait_for(lock, std::chrono::duration<double>(timeout_s),
@@ -90,7 +72,7 @@ class Ring {
 
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::vector<Record> records_;  // guarded by mutex_, and so are the members below
+  std::vector<ProfileRecord> records_;  // guarded by mutex_, and so are the members below
   size_t dropped_ = 0;
   size_t steps_ = 0;             // step ends in records_
   size_t batch_ = 256;           // wake the waiter once this many steps are recorded
@@ -111,25 +93,17 @@ double profile_clock() {
 }
 
 void profile_record_allreduce(int32_t profiler, double start, double end, size_t bytes) {
-  ring().push(Record{profiler, kAllreduce, start, end, bytes});
+  ring().push(ProfileRecord{profiler, kAllreduce, start, end, bytes});
 }
 
 void profile_record_step_end(int32_t profiler) {
   double now = profile_clock();
-  ring().push(Record{profiler, kStepEnd, now, now, 0});
+  ring().push(ProfileRecord{profiler, kStepEnd, now, now, 0});
 }
 
-void bind_xla_ffi_profile(py::module_& m) {
-  m.def("xla_ffi_profile_take", [] { return ring().take(); },
-        "(records, dropped): the profiled jit allreduces and step ends since the last call, in "
-        "order, as (profiler id, kind 0 allreduce / 1 step end, start, end, bytes).");
-  m.def("xla_ffi_profile_wait", [](double timeout_s) { return ring().wait(timeout_s); },
-        py::arg("timeout_s"), py::call_guard<py::gil_scoped_release>(),
-        "Waits (GIL released) until a batch of step ends is recorded, a wake() or the timeout.");
-  m.def("xla_ffi_profile_wake", [] { ring().wake(); }, "Ends a wait() now.");
-  m.def("xla_ffi_profile_set_batch", [](size_t steps) { ring().set_batch(steps); },
-        py::arg("steps"), "How many step ends make a batch that ends a wait().");
-  m.def("xla_ffi_clock", &profile_clock, "The clock of the records (CLOCK_MONOTONIC s).");
-}
+ProfileBatch profile_take() { return ring().take(); }
+bool profile_wait(double timeout_s) { return ring().wait(timeout_s); }
+void profile_wake() { ring().wake(); }
+void profile_set_batch(size_t steps) { ring().set_batch(steps); }
 
 }  // namespace runrun::python

@@ -8,12 +8,11 @@
 // moment a batch is due.
 // Each record carries the id of the profiler whose program asked for it (a StepProfiler traced
 // the step), so the records reach the profiler they belong to.
-// Threading: record from any thread (XLA's); take/wait/notify from any thread; one mutex.
-
-#include <pybind11/pybind11.h>
+// Threading: record from any thread (XLA's); take/wait/wake from any thread; one mutex.
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace runrun::python {
 
@@ -26,7 +25,25 @@ void profile_record_allreduce(int32_t profiler, double start, double end, size_t
 // The step of `profiler` ended now (its update is computed).
 void profile_record_step_end(int32_t profiler);
 
-// Adds _core.xla_ffi_profile_take/_wait/_wake/_set_batch and _core.xla_ffi_clock.
-void bind_xla_ffi_profile(pybind11::module_& m);
+struct ProfileRecord {
+  int32_t profiler;
+  int32_t kind;  // 0: a grouped allreduce, 1: a step end
+  double start, end;  // a step end: start == end
+  size_t bytes;
+};
+
+// The records since the last take, in order, and how many were dropped (a full ring).
+struct ProfileBatch {
+  std::vector<ProfileRecord> records;
+  size_t dropped = 0;
+};
+ProfileBatch profile_take();
+
+// Blocks (the caller released the GIL) until a batch is due, profile_wake() or `timeout_s`;
+// true unless it timed out.
+bool profile_wait(double timeout_s);
+void profile_wake();
+// How many step ends make a batch that ends a wait.
+void profile_set_batch(size_t steps);
 
 }  // namespace runrun::python

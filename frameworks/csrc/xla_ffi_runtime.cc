@@ -1,6 +1,6 @@
 #include "csrc/xla_ffi_runtime.h"
 
-#include "csrc/xla_ffi.h"
+#include <mutex>
 
 namespace runrun::python {
 namespace {
@@ -26,11 +26,3 @@ void xla_ffi_detach(runrun_runtime* rt) {
 }
 
 }  // namespace runrun::python
-
-#ifndef RUNRUN_HAVE_XLA_FFI
-namespace runrun::python {
-// Built without the XLA FFI header (jax was not installed when CMake configured): no native
-// target; runrun.jax uses its io_callback path.
-void bind_xla_ffi(pybind11::module_&) {}
-}  // namespace runrun::python
-#endif

@@ -1,14 +1,19 @@
 #pragma once
-// Why: the runtime the XLA FFI handler enqueues into (xla_ffi.h): set by Runtime, read by the
-// handler on XLA's threads for the duration of one op.
-// Threading: a RuntimeLease holds a shared lock, so detach (exclusive) waits for the handlers in
-// flight; hold a lease only while enqueueing and waiting for one op.
+// Why: the runtime the XLA FFI handlers enqueue into (xla_ffi_targets.h): Python creates and
+// destroys it (init, shutdown, elastic re-init), so Runtime attaches it here when created and
+// detaches it before destroying it; a handler reads it for the duration of one op.
+// Threading: attach/detach from any thread; detach waits until no handler uses the runtime (the
+// caller shuts it down first, so that every op in flight completes). A RuntimeLease holds a
+// shared lock: hold one only while enqueueing and waiting for one op.
 
 #include <runrun/c_api.h>
 
 #include <shared_mutex>
 
 namespace runrun::python {
+
+void xla_ffi_attach(runrun_runtime* rt);
+void xla_ffi_detach(runrun_runtime* rt);
 
 class RuntimeLease {
  public:

@@ -95,3 +95,37 @@ def test_a_late_producer_is_waited_for_on_the_device(jhvd, gpu):
     out = jhvd.allreduce(x, op=jhvd.Sum, name="jcuda.late")
     assert only_device(out) == gpu
     np.testing.assert_array_equal(np.asarray(out[:4]), np.full(4, 50 * n + n * (n - 1) / 2))
+
+
+def test_every_op_inside_jit_on_cuda_arrays(jhvd, gpu):
+    """Inside jax.jit on GPU arrays each op is a custom call to runrun's CUDA handler (docs/gpu.md
+    "Inside jax.jit"): device buffers on XLA's stream, outputs on the device, exact; the
+    producer inside the same program is still running when the op is enqueued."""
+    n, rank = jhvd.size(), jhvd.rank()
+
+    @jax.jit
+    def step(x, rows):
+        for _ in range(20):
+            x = jnp.sin(x) * 0 + x + 1  # still running on the device when the op is enqueued
+        return (jhvd.allreduce(x, op=jhvd.Sum, name="jcuda.jit.sum"),
+                jhvd.grouped_allreduce([x, rows], op=jhvd.Average),
+                jhvd.broadcast(x, root_rank=n - 1),
+                jhvd.allgather(rows), jhvd.alltoall(rows), jhvd.reducescatter(rows, op=jhvd.Sum))
+
+    x = on(gpu, np.full(4, rank, np.float32))
+    rows = on(gpu, np.arange(2 * n, dtype=np.float32) + 100 * rank)
+    total, (mean_x, mean_rows), bcast, gathered, exchanged, scattered = step(x, rows)
+    for out in (total, mean_x, mean_rows, bcast, gathered, exchanged, scattered):
+        assert only_device(out) == gpu
+    ranks = np.arange(n, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(total), np.full(4, 20 * n + ranks.sum()))
+    np.testing.assert_array_equal(np.asarray(mean_x), np.full(4, 20 + ranks.mean()))
+    np.testing.assert_array_equal(np.asarray(mean_rows), np.arange(2 * n) + 100 * ranks.mean())
+    np.testing.assert_array_equal(np.asarray(bcast), np.full(4, 20 + n - 1, np.float32))
+    every = np.concatenate([np.arange(2 * n, dtype=np.float32) + 100 * r for r in range(n)])
+    np.testing.assert_array_equal(np.asarray(gathered), every)
+    np.testing.assert_array_equal(np.asarray(exchanged),
+                                  np.concatenate([every[2 * n * r + 2 * rank:][:2]
+                                                  for r in range(n)]))
+    np.testing.assert_array_equal(np.asarray(scattered),
+                                  n * np.arange(2 * rank, 2 * rank + 2) + 100 * ranks.sum())

@@ -45,6 +45,68 @@ def test_jit_ops_lower_to_runrun_custom_calls(jhvd):
         assert not ffi_ops.enabled() and "callback" in text
 
 
+def _every_op(jhvd, a):
+    return (jhvd.allreduce(a, op=jhvd.Sum, name="every.sum"),
+            jhvd.grouped_allreduce([a, a.astype(jnp.int32)]), jhvd.broadcast(a, 0),
+            jhvd.allgather(a), jhvd.alltoall(a), jhvd.reducescatter(a))
+
+
+@pytest.mark.skipif(JIT_PATH != "ffi", reason="the callback path has no custom calls")
+def test_jit_ops_lower_for_cuda_to_the_same_target(jhvd):
+    """On GPU arrays (jax.jit lowered for CUDA, which needs no GPU to lower) every op is the same
+    custom call, which XLA resolves to the CUDA handler registered under the same name: the
+    attributes the CPU program carries, and no Python callback (docs/gpu.md "Inside jax.jit";
+    the handler itself runs against fakes in ctest gpu.xla_ffi.gloo.np2)."""
+    from runrun.jax import ffi_ops
+
+    traced = jax.jit(lambda a: _every_op(jhvd, a)).trace(jnp.ones((jhvd.size() * 2,)))
+    programs = {p: traced.lower(lowering_platforms=(p,)).as_text() for p in ("cpu", "cuda")}
+    calls = {p: [line.split("mhlo.backend_config = ")[1].split("}")[0]
+                 for line in text.splitlines() if f"custom_call @{ffi_ops.TARGET}(" in line]
+             for p, text in programs.items()}
+    assert len(calls["cuda"]) == 6 and calls["cuda"] == calls["cpu"], calls
+    assert [c.split(",")[0] for c in calls["cuda"]] == [f"{{kind = {k} : i32" for k in range(6)]
+    assert 'name = "every.sum"' in calls["cuda"][0]
+    assert "callback" not in programs["cuda"]
+
+
+@pytest.mark.skipif(JIT_PATH != "ffi", reason="the callback path lowers for every platform")
+def test_jit_ops_on_a_platform_without_handler_say_what_to_do(jhvd, monkeypatch):
+    """ROCm and TPU have no runrun handler, and a jaxlib that refuses the CUDA one leaves CUDA
+    without: lowering raises UnsupportedError naming the op, the reason and the callback path
+    (instead of jax's "MLIR translation rule ... not found")."""
+    from runrun.common.exceptions import UnsupportedError
+    from runrun.jax import ffi_ops
+
+    traced = jax.jit(lambda a: jhvd.allgather(a)).trace(jnp.ones(2))
+    with pytest.raises(UnsupportedError, match="allgather inside jax.jit: runrun has no XLA FFI "
+                       "handler for rocm; .*RUNRUN_JAX_JIT_PATH=callback"):
+        traced.lower(lowering_platforms=("rocm",))
+
+    register = jax.ffi.register_ffi_target
+
+    def refuse_cuda(name, fn, platform="cpu", **kwargs):
+        if platform == "CUDA":
+            raise RuntimeError("no CUDA here")
+        return register(name, fn, platform=platform, **kwargs)
+
+    saved = dict(ffi_ops._state)
+    monkeypatch.setattr(jax.ffi, "register_ffi_target", refuse_cuda)
+    ffi_ops._state.clear()
+    try:
+        assert ffi_ops.enabled()
+        traced = jax.jit(lambda a: jhvd.allreduce(a)).trace(jnp.ones(2))
+        with pytest.raises(UnsupportedError, match="allreduce inside jax.jit: jaxlib refused "
+                           "runrun's XLA FFI handler for CUDA: no CUDA here"):
+            traced.lower(lowering_platforms=("cuda",))
+        exact(jax.jit(lambda a: jhvd.allreduce(a, op=jhvd.Sum))(jnp.ones(2)),
+              np.full((2,), float(jhvd.size()), np.float32))
+    finally:
+        monkeypatch.undo()
+        ffi_ops._state.clear()
+        ffi_ops._state.update(saved)  # the primitives that lower for CUDA
+
+
 def test_callback_fallback_is_selectable_and_exact(jhvd, monkeypatch):
     """RUNRUN_JAX_JIT_PATH=callback (read once per process: re-decided here) gives the
     io_callback path, with the same results and naming; then the default comes back."""

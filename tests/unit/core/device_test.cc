@@ -211,3 +211,29 @@ TEST_CASE("without a CUDA runtime, an output to allocate for a CUDA input and a 
   CHECK(wait_error.find("cuda:0") != std::string::npos);
   CHECK(wait_error.find("RUNRUN_CUDART_LIBRARY") != std::string::npos);
 }
+
+TEST_CASE("runrun_copy_tensor copies host tensors, refuses a different shape naming both, and a "
+          "CUDA copy without a CUDA runtime naming the search", "[device]") {
+  REQUIRE(no_cuda_runtime);
+  std::vector<float> src_values{1, 2, 3, 4, 5, 6}, dst_values(6, 0.f);
+  int64_t shape[] = {2, 3}, other[] = {3, 2};
+  DLTensor src{src_values.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  DLTensor dst{dst_values.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  REQUIRE(runrun_copy_tensor(&src, &dst) == RUNRUN_OK);
+  CHECK(dst_values == src_values);
+
+  DLTensor transposed = dst;
+  transposed.shape = other;
+  CHECK(runrun_copy_tensor(&src, &transposed) == RUNRUN_INVALID_ARGUMENT);
+  const std::string shape_error = runrun_last_error();
+  CHECK(shape_error.find("the source (2, 3) of 32-bit code 2 on the host and the destination "
+                         "(3, 2) of 32-bit code 2 on the host must have the same dtype and "
+                         "shape") != std::string::npos);
+
+  DLTensor on_gpu = dst;
+  on_gpu.device = {kDLCUDA, 1};
+  CHECK(runrun_copy_tensor(&src, &on_gpu) == RUNRUN_UNSUPPORTED);
+  const std::string cuda_error = runrun_last_error();
+  CHECK(cuda_error.find("runrun_copy_tensor on cuda:1") != std::string::npos);
+  CHECK(cuda_error.find("/nonexistent/runrun-test/libcudart.so") != std::string::npos);
+}

@@ -68,25 +68,38 @@ def _setup():
         from jax._src.interpreters import mlir
     except (ImportError, AttributeError) as err:
         return None, f"this jax lacks the ordered-effect internals the native path uses ({err})"
+    if "mark_target" not in info or "cuda_target" not in info:
+        return None, ("runrun._core is older than runrun.jax (no profile mark or CUDA "
+                      "target): rebuild")
     try:
         jax.ffi.register_ffi_target(TARGET, info["target"], platform="cpu")
+        jax.ffi.register_ffi_target(MARK_TARGET, info["mark_target"], platform="cpu")
     except Exception as err:  # noqa: BLE001  (any refusal means: use the callback)
         return None, (f"jaxlib refused runrun's XLA FFI handler (built for XLA FFI API "
                       f"{info['api_version']}): {err}")
-    if "mark_target" not in info:
-        return None, "runrun._core is older than runrun.jax (no profile mark target): rebuild"
-    try:
-        jax.ffi.register_ffi_target(MARK_TARGET, info["mark_target"], platform="cpu")
-    except Exception as err:  # noqa: BLE001
-        return None, f"jaxlib refused runrun's XLA FFI profile mark: {err}"
+    platforms = {"cpu": None, "cuda": _register_cuda(info)}
     primitives = {}
     for target in (TARGET, MARK_TARGET):
-        primitives[target] = _primitive(target, jcore, dispatch, _OrderedIOEffect, mlir)
+        primitives[target] = _primitive(target, jcore, dispatch, _OrderedIOEffect, mlir,
+                                        platforms)
     return primitives, None
 
 
-def _primitive(target, jcore, dispatch, effect, mlir):
-    """The ordered, side-effecting primitive that lowers to the custom call of `target`."""
+def _register_cuda(info):
+    """None once the CUDA handlers are registered (a jaxlib without CUDA keeps them for a CUDA
+    plugin loaded later), else why not: ops inside jit on GPU arrays then fail with it."""
+    try:
+        jax.ffi.register_ffi_target(TARGET, info["cuda_target"], platform="CUDA")
+        jax.ffi.register_ffi_target(MARK_TARGET, info["mark_target"], platform="CUDA")
+    except Exception as err:  # noqa: BLE001
+        return f"jaxlib refused runrun's XLA FFI handler for CUDA: {err}"
+    return None
+
+
+def _primitive(target, jcore, dispatch, effect, mlir, platforms):
+    """The ordered, side-effecting primitive that lowers to the custom call of `target` on each
+    platform of `platforms` whose value is None (XLA picks the handler registered for the
+    platform it compiles for); on the others, and on ROCm and TPU, lowering raises why."""
     lower_ffi = jax.ffi.ffi_lowering(target, has_side_effect=True)
     primitive = jcore.Primitive(target)
     primitive.multiple_results = True
@@ -110,8 +123,26 @@ def _primitive(target, jcore, dispatch, effect, mlir):
     # Bound on concrete arrays (jax.grad outside jit runs the forward rule eagerly): compiled
     # alone and run, as jax does for io_callback.
     primitive.def_impl(functools.partial(dispatch.apply_primitive, primitive))
-    mlir.register_lowering(primitive, lowering, platform="cpu")
+    for platform in ("cpu", "cuda", "rocm", "tpu"):
+        reason = platforms.get(platform, f"runrun has no XLA FFI handler for {platform}")
+        rule = lowering if reason is None else functools.partial(_refuse, target, reason)
+        mlir.register_lowering(primitive, rule, platform=platform)
     return primitive
+
+
+_KIND_NAMES = ("allreduce", "grouped_allreduce", "broadcast", "allgather", "alltoall",
+               "reducescatter")
+
+
+def _refuse(target, reason, ctx, *args, result_avals, attrs):
+    """The lowering of a platform without the handler: a clear error instead of jax's."""
+    del ctx, args, result_avals
+    from runrun.common.exceptions import UnsupportedError
+    what = (_KIND_NAMES[int(dict(attrs)["kind"])] if target == TARGET
+            else "runrun --profile's step mark")
+    raise UnsupportedError(
+        f"{what} inside jax.jit: {reason}; run the op outside jit, or set {ENV_PATH}=callback "
+        "(the op then goes through the host)")
 
 
 def enabled():
