@@ -35,7 +35,13 @@ Controller::Controller(ControlChannel& channel, int rank, int size, const Config
       logger_(std::move(logger)),
       timeline_(timeline),
       cache_(config.cache_capacity),
-      table_(size) {}
+      table_(size) {
+  for (std::chrono::seconds limit : {config.stall_check_time, config.stall_shutdown_time}) {
+    if (limit.count() > 0 && (cache_wait_limit_.count() == 0 || limit < cache_wait_limit_)) {
+      cache_wait_limit_ = limit;
+    }
+  }
+}
 
 void Controller::add(std::vector<std::unique_ptr<TensorEntry>>& entries) {
   for (auto& entry : entries) {
@@ -120,9 +126,16 @@ void Controller::classify(std::vector<uint64_t>& bits, size_t words) {
   };
   std::vector<Found> found;
   found.reserve(unsent_.size());
+  const bool limited = cache_wait_limit_.count() > 0;
+  const auto waited_since = limited ? std::chrono::steady_clock::now() - cache_wait_limit_
+                                    : std::chrono::steady_clock::time_point{};
   for (TensorEntry* entry : unsent_) {
     const Request& request = entry->request;
     ResponseCache::Lookup lookup = cache_.lookup(request, entry->name_hash);
+    if (lookup.match == ResponseCache::Match::kHit && limited &&
+        entry->enqueued_at <= waited_since) {
+      lookup.match = ResponseCache::Match::kStale;  // to the coordinator, on every rank
+    }
     bool hit = lookup.match == ResponseCache::Match::kHit && cacheable(request.op);
     if (!request.group.empty()) {
       auto [it, fresh] = group_all_hits.emplace(request.group, hit);

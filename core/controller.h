@@ -76,7 +76,8 @@ class Controller {
   // Removes the entries whose `unsent` mark was cleared from unsent_ (one pass, order kept).
   void drop_sent();
   void keep_groups_together(std::vector<Hit>& hits, std::vector<TensorEntry*>& uncached) const;
-  // Sorts unsent_ into hits_ (by slot) and uncached_, setting this rank's bits.
+  // Sorts unsent_ into hits_ (by slot) and uncached_, setting this rank's bits. A hit that
+  // waited on the cache path for cache_wait_limit_ is sent as stale instead.
   void classify(std::vector<uint64_t>& bits, size_t words);
   std::vector<Response> coordinate(const std::vector<TensorEntry*>& uncached,
                                    std::string& stall_shutdown);
@@ -117,6 +118,12 @@ class Controller {
   std::vector<TensorEntry*> uncached_;
   std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> stall_warned_;
   std::chrono::steady_clock::time_point last_stall_inspection_{};
+  // How long a tensor may wait on the cache path (its slot ready here, not everywhere) before
+  // its slot is marked stale on every rank and it goes to the coordinator, where the stall
+  // inspection sees it: the first of the stall warning and shutdown times; zero (never) when
+  // both are off. Without it, two ranks waiting on different cached tensors would wait for
+  // ever unseen (Horovod invalidates such cache entries too).
+  std::chrono::steady_clock::duration cache_wait_limit_{};
   std::atomic<size_t> cache_hits_{0};
   std::atomic<size_t> coordinator_rounds_{0};
   std::atomic<size_t> negotiation_rounds_{0};

@@ -181,10 +181,16 @@ void MessageTable::add(int rank, Request request) {
   const bool is_join = request.op == OpType::kJoin;
   std::string name = request.name;
   Row& row = rows_[name];
+  // When the earliest rank enqueued it, as far as the requests tell: a tensor that waited on
+  // the cache path before it came here (Controller) is as old as its wait.
+  const auto enqueued = std::chrono::steady_clock::now() -
+                        std::chrono::microseconds(std::max<int64_t>(0, request.waited_us));
   if (row.by_rank.empty()) {
     row.by_rank.resize(static_cast<size_t>(size_));
-    row.first_seen = std::chrono::steady_clock::now();
+    row.first_seen = enqueued;
     row.first_round = round_;
+  } else {
+    row.first_seen = std::min(row.first_seen, enqueued);
   }
   auto& slot = row.by_rank[static_cast<size_t>(rank)];
   if (!slot && round_ > row.first_round) row.late.push_back(rank);

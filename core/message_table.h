@@ -46,7 +46,7 @@ class MessageTable {
   struct Row {
     std::vector<std::optional<Request>> by_rank;
     int count = 0;
-    std::chrono::steady_clock::time_point first_seen;
+    std::chrono::steady_clock::time_point first_seen;  // the earliest enqueue the requests tell
     uint64_t first_round = 0;
     std::vector<int64_t> late;
   };

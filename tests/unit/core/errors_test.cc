@@ -225,6 +225,39 @@ TEST_CASE("a stall shuts the runtime down on the ranks that submitted, after the
       {"RUNRUN_PEER_TIMEOUT", "0"}});
 }
 
+TEST_CASE("ranks waiting on different cached tensors reach the stall check and shut down",
+          "[core][errors]") {
+  // 'grads' and 'metric' are agreed three times, so both sit in the response cache; then rank 0
+  // waits for 'grads' and rank 1 for 'metric'. Cache hits never go to the coordinator, whose
+  // table the stall inspection reads: without moving a hit that waited past the stall time to
+  // the coordinator, both ranks would wait for ever, unwarned.
+  run_ranks(2, [](int rank, Runtime& rt) {
+    std::vector<float> f(4, 1.0f);
+    for (int step = 0; step < 3; ++step) {
+      require_ok(*rt.allreduce("grads", view_of(f), view_of(f), {}));
+      require_ok(*rt.allreduce("metric", view_of(f), view_of(f), {}));
+    }
+    RANK_CHECK(rt.worker(0).cache_hits() >= 4);  // the last two steps came from the cache
+    require_ok(*rt.barrier(0));
+    const std::string name = rank == 0 ? "grads" : "metric";
+    const std::string other = rank == 0 ? "metric" : "grads";
+    std::shared_ptr<Handle> handle = rt.allreduce(name, view_of(f), view_of(f), {});
+    const bool done = handle->wait(std::chrono::seconds(30));
+    RANK_CHECK(done);
+    if (!done) {
+      rt.shutdown();  // the test fails instead of hanging
+      return;
+    }
+    RANK_CHECK(handle->code() == ErrorCode::kTimeout);
+    const std::string error = handle->error();
+    RANK_CHECK((contains(error, "tensor '" + name + "' stalled: ranks [" +
+                                    std::to_string(1 - rank) + "]") ||
+                contains(error, "tensor '" + other + "' stalled: ranks [" +
+                                    std::to_string(rank) + "]")));
+  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
+      {"RUNRUN_PEER_TIMEOUT", "0"}});
+}
+
 TEST_CASE("alltoall split errors are immediate and name the problem", "[core][errors]") {
   run_ranks(2, [](int, Runtime& rt) {
     std::vector<float> f(6, 1.0f);
