@@ -28,6 +28,31 @@ def test_import_runrun_without_torch():
     assert out.stdout.split()[1] == "0"
 
 
+def test_an_op_before_init_says_to_call_init():
+    """Every adapter's ops before init(), eagerly and inside jax.jit, raise NotInitializedError
+    (a ValueError, as Horovod's "has not been initialized") saying what to do, not an error
+    about the process set the op would default to."""
+    code = ("import jax, jax.numpy as jnp, torch\n"
+            "import runrun.torch as hvd, runrun.jax as jhvd\n"
+            "from runrun.common.basics import NotInitializedError\n"
+            "calls = [lambda: hvd.allreduce(torch.ones(2)),\n"
+            "         lambda: hvd.allreduce_async_(torch.ones(2), name='x'),\n"
+            "         lambda: hvd.broadcast_(torch.ones(2), 0),\n"
+            "         lambda: jhvd.allgather(jnp.ones(2)),\n"
+            "         lambda: jax.jit(lambda a: jhvd.allreduce(a))(jnp.ones(2)),\n"
+            "         lambda: hvd.ProcessSet([0]).size()]\n"
+            "for call in calls:\n"
+            "    try:\n"
+            "        call()\n"
+            "    except NotInitializedError as e:\n"
+            "        assert isinstance(e, ValueError) and 'call init() first' in str(e), e\n"
+            "        print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=PKG_DIR), cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ok"] * 6, out.stdout + out.stderr
+
+
 def test_exception_hierarchy():
     assert issubclass(HorovodInternalError, RuntimeError)
     assert issubclass(InvalidArgumentError, ValueError)

@@ -23,6 +23,10 @@ class ProcessSet:
 
     def _require_id(self):
         if self.process_set_id is None:
+            from runrun.common import basics
+
+            if not basics.is_initialized():  # an op before init(): say that, not the set
+                basics.runtime()  # raises NotInitializedError with what to do
             raise InvalidArgumentError(
                 f"ProcessSet{self.ranks} is not registered; pass it to init(process_sets=...) "
                 "or add_process_set() on every rank first")
