@@ -6,52 +6,45 @@
 #include <cstring>
 #include <string>
 
+#include "common/data_type.h"
 #include "common/errors.h"
 #include "core/c_api_last_error.h"
+#include "core/dlpack_convert.h"
+#include "core/message.h"
 #include "ops/cuda_streams.h"
+#include "ops/device.h"
 #include "ops/gpu_libraries.h"
 #include "runrun/c_api.h"
 
 namespace {
 
-bool on_host(const DLTensor& t) {
-  return t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost;
-}
-
-bool row_major(const DLTensor& t) {
-  if (t.strides == nullptr) return true;
-  int64_t expected = 1;
-  for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.shape[d];
+// One side of runrun_copy_tensor, checked: a supported dtype, contiguous, no negative
+// dimension, memory on the host or a CUDA device, and an address when it has bytes.
+runrun::TensorView copy_side(const DLTensor* tensor, const std::string& what) {
+  runrun::TensorView view = runrun::view_from_dlpack(tensor, "runrun_copy_tensor: the " + what);
+  for (int64_t d : view.shape) {
+    if (d < 0) {
+      throw runrun::InvalidArgumentError(
+          RUNRUN_WHERE, "runrun_copy_tensor: the " + what + " has a negative dimension (shape " +
+                            runrun::shape_string(view.shape) + ")");
+    }
   }
-  return true;
-}
-
-std::string describe(const DLTensor& t) {
-  std::string s = "(";
-  for (int32_t d = 0; d < t.ndim; ++d) s += (d ? ", " : "") + std::to_string(t.shape[d]);
-  s += t.ndim == 1 ? ",)" : ")";
-  return s + " of " + std::to_string(t.dtype.bits) + "-bit code " +
-         std::to_string(static_cast<int>(t.dtype.code)) + " on " +
-         (on_host(t) ? std::string("the host") : "cuda:" + std::to_string(t.device.device_id));
-}
-
-size_t byte_size(const DLTensor& t) {
-  size_t n = (static_cast<size_t>(t.dtype.bits) * t.dtype.lanes + 7) / 8;
-  for (int32_t d = 0; d < t.ndim; ++d) n *= static_cast<size_t>(t.shape[d]);
-  return n;
-}
-
-bool same_layout(const DLTensor& a, const DLTensor& b) {
-  if (a.ndim != b.ndim || a.dtype.code != b.dtype.code || a.dtype.bits != b.dtype.bits ||
-      a.dtype.lanes != b.dtype.lanes) {
-    return false;
+  if (!runrun::is_cpu(view.device) && view.device.device_type != kDLCUDA) {
+    throw runrun::InvalidArgumentError(
+        RUNRUN_WHERE, "runrun_copy_tensor: the " + what + " is on " +
+                          runrun::device_string(view.device) +
+                          "; only host and CUDA memory are supported");
   }
-  for (int32_t d = 0; d < a.ndim; ++d) {
-    if (a.shape[d] != b.shape[d]) return false;
+  if (view.data == nullptr && view.num_bytes() > 0) {
+    throw runrun::InvalidArgumentError(RUNRUN_WHERE, "runrun_copy_tensor: the " + what +
+                                                         " has no data pointer");
   }
-  return true;
+  return view;
+}
+
+std::string describe(const runrun::TensorView& t) {
+  return runrun::shape_string(t.shape) + " " + std::string(runrun::data_type_name(t.dtype)) +
+         " on " + runrun::device_string(t.device);
 }
 
 // Runs `body`, turning runrun's exceptions into their status and the thread's last error.
@@ -100,25 +93,29 @@ runrun_status runrun_cuda_stream_wait_host(void* stream, int32_t device) {
 
 runrun_status runrun_copy_tensor(const DLTensor* src, const DLTensor* dst) {
   return guarded([&] {
-    if (src == nullptr || dst == nullptr) {
-      throw runrun::InvalidArgumentError(RUNRUN_WHERE, "runrun_copy_tensor: null tensor");
-    }
-    if (!same_layout(*src, *dst) || !row_major(*src) || !row_major(*dst)) {
+    const runrun::TensorView from = copy_side(src, "source");
+    const runrun::TensorView to = copy_side(dst, "destination");
+    if (from.dtype != to.dtype || from.shape != to.shape) {
       throw runrun::InvalidArgumentError(
-          RUNRUN_WHERE, "runrun_copy_tensor: the source " + describe(*src) +
-                            " and the destination " + describe(*dst) +
-                            " must have the same dtype and shape, both contiguous");
+          RUNRUN_WHERE, "runrun_copy_tensor: the source " + describe(from) +
+                            " and the destination " + describe(to) +
+                            " must have the same dtype and shape");
     }
-    const size_t bytes = byte_size(*src);
-    const char* from = static_cast<const char*>(src->data) + src->byte_offset;
-    char* to = static_cast<char*>(dst->data) + dst->byte_offset;
-    if (on_host(*src) && on_host(*dst)) {
-      if (bytes) std::memmove(to, from, bytes);
+    const bool cuda_from = !runrun::is_cpu(from.device), cuda_to = !runrun::is_cpu(to.device);
+    if (cuda_from && cuda_to && from.device.device_id != to.device.device_id) {
+      throw runrun::InvalidArgumentError(
+          RUNRUN_WHERE, "runrun_copy_tensor: the source is on " +
+                            runrun::device_string(from.device) + " and the destination on " +
+                            runrun::device_string(to.device) + "; copy within one device");
+    }
+    const size_t bytes = from.num_bytes();
+    if (!cuda_from && !cuda_to) {
+      if (bytes) std::memmove(to.data, from.data, bytes);
       return;
     }
-    const int device = on_host(*src) ? dst->device.device_id : src->device.device_id;
+    const int device = cuda_from ? from.device.device_id : to.device.device_id;
     require_cuda_runtime("runrun_copy_tensor", device);
     runrun::gpu::DeviceGuard guard(device);
-    runrun::gpu::copy_async(to, from, bytes, runrun::gpu::framework_stream(), device);
+    runrun::gpu::copy_async(to.data, from.data, bytes, runrun::gpu::framework_stream(), device);
   });
 }

@@ -16,8 +16,9 @@
 // Platforms: the same target name is registered for the CPU (xla_ffi_collective_cpu: host
 // buffers) and for CUDA (xla_ffi_collective_cuda: device buffers of the call's device on XLA's
 // stream, set as this thread's CUDA stream for the op, so the C API orders the op after the
-// stream's earlier work and XLA's later work after the op: docs/gpu.md "Streams"; the host
-// waits only for the op's launch, never for the device).
+// stream's earlier work and XLA's later work after the op: docs/gpu.md "Streams"; over NCCL the
+// host waits only for the op's launch; staged through the host, it also waits for the copies
+// of the inputs, which wait for the stream's earlier work).
 // Threading: XLA calls them on its threads; one op per call; the counters take a mutex.
 
 #include <dlpack/dlpack.h>
@@ -195,10 +196,19 @@ bool take_output(runrun_handle* h, const DLTensor& out, const Attrs& a, const st
   const DLTensor& t = taken->dl_tensor;
   bool same = t.ndim == out.ndim;
   for (int32_t d = 0; same && d < t.ndim; ++d) same = t.shape[d] == out.shape[d];
-  if (same && runrun_copy_tensor(&t, &out) != RUNRUN_OK) {
-    *error = std::string("HorovodInternalError: ") + runrun_last_error();
+  if (same && t.device.device_type != out.device.device_type) {
+    // The runtime allocates on the input's device; a host output here could be freed (below)
+    // before the stream ran the copy out of it.
+    *error = std::string("HorovodInternalError: ") + kind_name(a.kind) + " '" + name +
+             "': the runtime's output is not on the device of XLA's result";
     same = false;
-  } else if (!same) {
+  } else if (same) {
+    const runrun_status status = runrun_copy_tensor(&t, &out);
+    if (status != RUNRUN_OK) {
+      *error = std::string(class_name(status)) + ": " + runrun_last_error();
+      same = false;
+    }
+  } else {
     *error = std::string("InvalidArgumentError: ") + kind_name(a.kind) + " '" + name +
              "' inside jax.jit: the result has shape " + shape_string(t.shape, t.ndim) +
              " but the traced program expects " + shape_string(out.shape, out.ndim) +
@@ -299,7 +309,8 @@ XLA_FFI_Error* preamble(XLA_FFI_CallFrame* frame, bool* done) {
   return nullptr;
 }
 
-// runrun_profile_mark: the profiled step's update is computed (its operands are ready).
+// runrun_profile_mark: the profiled step's update is computed (on the CPU its operands are
+// ready; on CUDA the host has only reached this point of the program: docs/gpu.md).
 XLA_FFI_Error* mark(XLA_FFI_CallFrame* frame) {
   bool done = false;
   XLA_FFI_Error* answer = preamble(frame, &done);
@@ -369,7 +380,9 @@ class StreamScope {
   void* previous_ = nullptr;
 };
 
-XLA_FFI_Error* collective(XLA_FFI_CallFrame* frame, bool cuda) {
+enum class Platform { kCpu, kCuda };
+
+XLA_FFI_Error* collective(XLA_FFI_CallFrame* frame, Platform platform) {
   bool done = false;
   XLA_FFI_Error* answer = preamble(frame, &done);
   if (done) return answer;
@@ -387,7 +400,7 @@ XLA_FFI_Error* collective(XLA_FFI_CallFrame* frame, bool cuda) {
                                       " results");
   }
   Placement placement;
-  if (cuda) {
+  if (platform == Platform::kCuda) {
     if (XLA_FFI_Error* e = cuda_placement(frame, &placement)) return e;
   }
   std::vector<DLTensor> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
@@ -416,9 +429,13 @@ XLA_FFI_Error* collective(XLA_FFI_CallFrame* frame, bool cuda) {
 
 }  // namespace
 
-XLA_FFI_Error* xla_ffi_collective_cpu(XLA_FFI_CallFrame* frame) { return collective(frame, false); }
+XLA_FFI_Error* xla_ffi_collective_cpu(XLA_FFI_CallFrame* frame) {
+  return collective(frame, Platform::kCpu);
+}
 
-XLA_FFI_Error* xla_ffi_collective_cuda(XLA_FFI_CallFrame* frame) { return collective(frame, true); }
+XLA_FFI_Error* xla_ffi_collective_cuda(XLA_FFI_CallFrame* frame) {
+  return collective(frame, Platform::kCuda);
+}
 
 XLA_FFI_Error* xla_ffi_profile_mark(XLA_FFI_CallFrame* frame) { return mark(frame); }
 

@@ -1,6 +1,7 @@
 #pragma once
-// Why: the XLA FFI handlers of runrun.jax's native jit path (xla_ffi.h), free of Python so that
-// tests/unit/xla_ffi drives them with hand-built call frames (no GPU, no jaxlib at run time).
+// Why: the XLA FFI handlers of runrun.jax's native jit path (xla_ffi.h), free of Python so
+// that tests/unit/gpu/xla_ffi_procs.cc drives them with hand-built call frames (no GPU, no
+// jaxlib at run time).
 // runrun_collective on the CPU platform reads and writes host buffers; on the CUDA platform it
 // hands XLA's device buffers to the C API as kDLCUDA tensors on XLA's stream (docs/gpu.md,
 // "Inside jax.jit"). runrun_profile_mark ends a step profiled by runrun --profile.

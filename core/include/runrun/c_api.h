@@ -244,14 +244,17 @@ void* runrun_cuda_stream(void);
  * handle's completion made `stream` wait for. RUNRUN_UNSUPPORTED (with what the library search
  * found) without a usable CUDA runtime. */
 runrun_status runrun_cuda_stream_wait_host(void* stream, int32_t device);
-/* Copies `src` into `dst` (same dtype and shape, both contiguous; RUNRUN_INVALID_ARGUMENT
- * naming both shapes otherwise): a memcpy when both are host memory; when either is CUDA
- * memory, a copy enqueued on this thread's stream (above), returning once enqueued. Why: XLA
- * allocates every result of a custom call itself, so runrun.jax's jit handler copies an output
- * the runtime allocated (allgather, alltoall, reducescatter) into XLA's buffer, in stream order
- * on XLA's stream, without linking the CUDA runtime. The stream must be the one the op was
- * enqueued with: the DLPack deleter of a runtime-allocated CUDA output frees it on that
- * stream, which then runs after the copy. */
+/* Copies `src` into `dst`: the same dtype and shape, both contiguous, not overlapping, each in
+ * host memory or on a CUDA device (both CUDA: the same one); RUNRUN_INVALID_ARGUMENT naming
+ * what is wrong otherwise. Between host tensors, a copy done on return. When either is CUDA
+ * memory, a copy enqueued on this thread's stream (above) that runs later: a host source must
+ * stay untouched and alive, and a host destination is not written, until that stream ran it
+ * (runrun_cuda_stream_wait_host); RUNRUN_UNSUPPORTED, with what the library search found,
+ * without a usable CUDA runtime. Why: XLA allocates every result of a custom call itself, so
+ * runrun.jax's jit handler copies an output the runtime allocated (allgather, alltoall,
+ * reducescatter) into XLA's buffer, in stream order on XLA's stream, without linking the CUDA
+ * runtime. The stream must be the one the op was enqueued with: the DLPack deleter of a
+ * runtime-allocated CUDA output frees it on that stream, which then runs after the copy. */
 runrun_status runrun_copy_tensor(const DLTensor* src, const DLTensor* dst);
 
 /* --- handles ------------------------------------------------------------------------------ */

@@ -212,28 +212,53 @@ TEST_CASE("without a CUDA runtime, an output to allocate for a CUDA input and a 
   CHECK(wait_error.find("RUNRUN_CUDART_LIBRARY") != std::string::npos);
 }
 
-TEST_CASE("runrun_copy_tensor copies host tensors, refuses a different shape naming both, and a "
-          "CUDA copy without a CUDA runtime naming the search", "[device]") {
+TEST_CASE("runrun_copy_tensor copies host tensors and refuses what it cannot copy, naming it",
+          "[device]") {
   REQUIRE(no_cuda_runtime);
-  std::vector<float> src_values{1, 2, 3, 4, 5, 6}, dst_values(6, 0.f);
-  int64_t shape[] = {2, 3}, other[] = {3, 2};
-  DLTensor src{src_values.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
-  DLTensor dst{dst_values.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  std::vector<float> src_values{9, 1, 2, 3, 4, 5, 6}, dst_values(6, 0.f);
+  int64_t shape[] = {2, 3}, other[] = {3, 2}, negative[] = {-2, 3}, strides[] = {1, 2};
+  // The source starts one float in: its byte_offset is honoured.
+  DLTensor src{src_values.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 4};
+  DLTensor dst{dst_values.data(), {kDLCUDAHost, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
   REQUIRE(runrun_copy_tensor(&src, &dst) == RUNRUN_OK);
-  CHECK(dst_values == src_values);
+  CHECK(dst_values == std::vector<float>{1, 2, 3, 4, 5, 6});
 
-  DLTensor transposed = dst;
-  transposed.shape = other;
-  CHECK(runrun_copy_tensor(&src, &transposed) == RUNRUN_INVALID_ARGUMENT);
-  const std::string shape_error = runrun_last_error();
-  CHECK(shape_error.find("the source (2, 3) of 32-bit code 2 on the host and the destination "
-                         "(3, 2) of 32-bit code 2 on the host must have the same dtype and "
-                         "shape") != std::string::npos);
-
-  DLTensor on_gpu = dst;
+  auto refused = [&](DLTensor to, runrun_status status) {
+    CHECK(runrun_copy_tensor(&src, &to) == status);
+    return std::string(runrun_last_error());
+  };
+  DLTensor t = dst;
+  t.shape = other;
+  CHECK(refused(t, RUNRUN_INVALID_ARGUMENT)
+            .find("the source [2, 3] float32 on cpu and the destination [3, 2] float32 on cpu "
+                  "must have the same dtype and shape") != std::string::npos);
+  t = dst;
+  t.dtype = {kDLInt, 32, 1};
+  CHECK(refused(t, RUNRUN_INVALID_ARGUMENT).find("[2, 3] int32 on cpu") != std::string::npos);
+  t = dst;
+  t.shape = negative;
+  CHECK(refused(t, RUNRUN_INVALID_ARGUMENT).find("the destination has a negative dimension") !=
+        std::string::npos);
+  t = dst;
+  t.strides = strides;
+  CHECK(refused(t, RUNRUN_INVALID_ARGUMENT).find("is not contiguous") != std::string::npos);
+  t = dst;
+  t.device = {kDLROCM, 0};
+  CHECK(refused(t, RUNRUN_INVALID_ARGUMENT)
+            .find("the destination is on rocm:0; only host and CUDA memory are supported") !=
+        std::string::npos);
+  t = dst;
+  t.data = nullptr;
+  CHECK(refused(t, RUNRUN_INVALID_ARGUMENT).find("has no data pointer") != std::string::npos);
+  CHECK(runrun_copy_tensor(&src, nullptr) == RUNRUN_INVALID_ARGUMENT);
+  DLTensor on_gpu = dst, on_other_gpu = dst;
   on_gpu.device = {kDLCUDA, 1};
-  CHECK(runrun_copy_tensor(&src, &on_gpu) == RUNRUN_UNSUPPORTED);
-  const std::string cuda_error = runrun_last_error();
+  on_other_gpu.device = {kDLCUDA, 2};
+  CHECK(runrun_copy_tensor(&on_gpu, &on_other_gpu) == RUNRUN_INVALID_ARGUMENT);
+  CHECK(std::string(runrun_last_error()).find("the source is on cuda:1 and the destination on "
+                                              "cuda:2") != std::string::npos);
+
+  const std::string cuda_error = refused(on_gpu, RUNRUN_UNSUPPORTED);
   CHECK(cuda_error.find("runrun_copy_tensor on cuda:1") != std::string::npos);
   CHECK(cuda_error.find("/nonexistent/runrun-test/libcudart.so") != std::string::npos);
 }

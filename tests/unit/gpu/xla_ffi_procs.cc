@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "csrc/xla_ffi_profile.h"
 #include "csrc/xla_ffi_runtime.h"
 #include "csrc/xla_ffi_targets.h"
 #include "fake_cuda.h"
@@ -37,6 +38,7 @@ namespace {
 
 using runrun::python::xla_ffi_collective_cpu;
 using runrun::python::xla_ffi_collective_cuda;
+using runrun::python::xla_ffi_profile_mark;
 
 int failures = 0;
 int rank = 0;
@@ -136,8 +138,9 @@ class Call {
     return *this;
   }
 
-  // The handler's answer: "" or its error message.
-  std::string run(XLA_FFI_Handler* handler) {
+  // The handler's answer: "" or its error message. With `metadata`, the call XLA makes when the
+  // target is registered, which asks for the handler's API version and traits.
+  std::string run(XLA_FFI_Handler* handler, XLA_FFI_Metadata* metadata = nullptr) {
     std::vector<XLA_FFI_ArgType> arg_types(args_.size(), XLA_FFI_ArgType_BUFFER);
     std::vector<XLA_FFI_RetType> ret_types(rets_.size(), XLA_FFI_RetType_BUFFER);
     std::vector<void*> args, rets;
@@ -154,6 +157,12 @@ class Call {
                   ret_types.data(), rets.data()};
     frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, static_cast<int64_t>(names_.size()),
                    types_.data(), name_ptrs_.data(), values_.data()};
+    XLA_FFI_Metadata_Extension extension{
+        {XLA_FFI_Metadata_Extension_STRUCT_SIZE, XLA_FFI_Extension_Metadata, nullptr}, metadata};
+    if (metadata != nullptr) {
+      frame.extension_start = &extension.extension_base;
+      frame.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+    }
     std::unique_ptr<XLA_FFI_Error> error(handler(&frame));
     return error ? error->message : "";
   }
@@ -321,6 +330,57 @@ int main(int argc, char** argv) {
   Memory device(true, stream);
   run_every_kind(&xla_ffi_collective_cuda, &api, &cuda_ctx, device, topo.size, "cuda");
   expect(runrun_cuda_stream() == thread_stream, "the thread's CUDA stream was not restored");
+
+  {  // a device this process cannot use (the fake has 4): the error names it
+    XLA_FFI_ExecutionContext far{stream, 9};
+    float x = 1.f, y = 0.f;
+    const std::string error = Call(&api, &far, kAllreduce).str("name", "far").in(&x, {})
+                                  .out(&y, {}).run(&xla_ffi_collective_cuda);
+    expect(error.find("cuda:9") != std::string::npos, "device 9: got '" + error + "'");
+  }
+  {  // an op that fails after it was enqueued (shapes differ between ranks): its class and
+     // message, and the thread's own stream back
+    void* x = device.make(std::vector<float>(static_cast<size_t>(rank) + 2, 1.f));
+    void* y = device.make(std::vector<float>(static_cast<size_t>(rank) + 2, 0.f));
+    const int64_t n = rank + 2;
+    const std::string error = Call(&api, &cuda_ctx, kAllreduce).str("name", "uneven")
+                                  .in(x, {n}).out(y, {n}).run(&xla_ffi_collective_cuda);
+    expect(error.find("MismatchError: ") == 0 && error.find("'uneven'") != std::string::npos,
+           "mismatch: got '" + error + "'");
+    expect(runrun_cuda_stream() == thread_stream, "the stream was not restored after an error");
+  }
+  // Every output the runtime allocated on the device was freed, after its copy, on the stream.
+  cudaStreamSynchronize(stream);
+  expect(fake_cuda_async_allocations() >= 4 &&  // allgather, alltoall, reducescatter, short
+             fake_cuda_async_allocations() == fake_cuda_async_frees(),
+         "device outputs freed: " + std::to_string(fake_cuda_async_allocations()) +
+             " cudaMallocAsync, " + std::to_string(fake_cuda_async_frees()) + " freed");
+
+  // Registration: each target reports this build's API version and no traits (not command
+  // buffer compatible: a CUDA graph must never capture a handler that blocks on its peers).
+  for (XLA_FFI_Handler* handler :
+       {&xla_ffi_collective_cpu, &xla_ffi_collective_cuda, &xla_ffi_profile_mark}) {
+    XLA_FFI_Metadata metadata{};
+    metadata.struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
+    metadata.traits = ~0u;
+    const std::string error = Call(&api, &cuda_ctx, kAllreduce).run(handler, &metadata);
+    expect(error.empty() && metadata.traits == 0 &&
+               metadata.api_version.major_version == XLA_FFI_API_MAJOR &&
+               metadata.api_version.minor_version == XLA_FFI_API_MINOR,
+           "metadata: '" + error + "', traits " + std::to_string(metadata.traits));
+  }
+  {  // runrun --profile's step mark, on both platforms: a step end of its profiler
+    runrun::python::profile_take();
+    for (XLA_FFI_ExecutionContext* ctx : {&host_ctx, &cuda_ctx}) {
+      const std::string error = Call(&api, ctx, kAllreduce).i32("profile", 7)
+                                    .run(&xla_ffi_profile_mark);
+      expect(error.empty(), "profile mark: " + error);
+    }
+    const runrun::python::ProfileBatch batch = runrun::python::profile_take();
+    expect(batch.records.size() == 2 && batch.records[0].profiler == 7 &&
+               batch.records[0].kind == 1 && batch.records[1].profiler == 7,
+           "profile mark: " + std::to_string(batch.records.size()) + " records");
+  }
 
   {  // an XLA whose FFI API predates the device-ordinal query: what to do, not a crash
     XLA_FFI_Api old = api;

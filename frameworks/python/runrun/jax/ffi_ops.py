@@ -21,9 +21,12 @@ XLA FFI header, a jaxlib that refuses the target, or RUNRUN_JAX_JIT_PATH=callbac
 io_callback path (jit_ops.py), with one warning when the native path was expected.
 
 runrun --profile's step end is a second target, MARK_TARGET (mark()): a custom call with the
-same ordered effect that takes the step's updated arrays as operands (so it runs once they are
-computed; has_side_effect keeps XLA from removing it) and records the time in native memory
-(frameworks/csrc/xla_ffi_profile.h): no host callback in the profiled step.
+same ordered effect that takes the step's updated arrays as operands (so on the CPU it runs once
+they are computed; on CUDA once the host reached it, docs/gpu.md; has_side_effect keeps XLA
+from removing it) and records the time in native memory (frameworks/csrc/xla_ffi_profile.h): no
+host callback in the profiled step.
+The same target name is registered for the CPU and CUDA platforms (one handler each); lowering
+for another platform raises UnsupportedError.
 Thread-safety: enabled() takes a lock once; the rest runs while tracing or lowering.
 """
 
