@@ -326,10 +326,22 @@ int report(Job& job) {
   if (job.start_timed_out) return kExitLauncherFailure;
   if (!job.direct && mpirun_code != 0) {
     job.router.release_held_boxes();  // mpirun's own account is the only one there is
-    std::fprintf(stderr, "runrun: mpirun exited with status %d and no rank reported a failure "
-                         "(a rank killed from outside, or mpirun could not start the ranks); see "
-                         "mpirun's message above\n",
-                 mpirun_code);
+    if (job.started_count == job.settings.num_proc) {
+      // Every rank ran and ended with 0 or was stopped: mpirun counts a rank that ends without
+      // MPI_Finalize as failed, which is how runrun leaves after an error not every rank took
+      // part in (core/runtime.cc: the transport is not finalized then).
+      std::fprintf(stderr, "runrun: mpirun exited with status %d although every rank started "
+                           "and none reported a failure: a rank ended without MPI_Finalize (as "
+                           "runrun's ranks do after a stall shutdown or a lost peer: see the "
+                           "ranks' messages above) or was killed from outside; see mpirun's "
+                           "message above\n",
+                   mpirun_code);
+    } else {
+      std::fprintf(stderr, "runrun: mpirun exited with status %d and no rank reported a "
+                           "failure (a rank killed from outside, or mpirun could not start the "
+                           "ranks); see mpirun's message above\n",
+                   mpirun_code);
+    }
     return kExitLauncherFailure;
   }
   return 0;

@@ -20,4 +20,13 @@ timeout 60 "$RUNRUN" -np 2 sh -c 'if [ "$RUNRUN_RANK" = 0 ]; then kill -9 $$; fi
 expect_rc $? 137 "a rank killed by SIGKILL"
 expect_line "$WORK/kill.err" "^runrun: rank 0 on host localhost failed with signal 9 "
 no_orphans
+# Under mpirun, a rank that exits 0 without MPI_Finalize (as runrun's ranks do after a stall
+# shutdown) fails the job in mpirun's eyes although no rank reported a failure: the summary says
+# what that means instead of blaming a start-up failure.
+if mpi_mode; then
+  timeout 60 "$RUNRUN" -np 2 "$PROBE" --exit-rank 1 0 --token "$TOKEN" >"$WORK/nofin.out" 2>"$WORK/nofin.err"
+  expect_rc $? 1 "a rank exiting 0 without MPI_Finalize"
+  expect_line "$WORK/nofin.err" "^runrun: mpirun exited with status [0-9]+ although every rank started and none reported a failure: a rank ended without MPI_Finalize"
+  no_orphans
+fi
 echo "PASS"
