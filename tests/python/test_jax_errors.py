@@ -25,6 +25,11 @@ def test_unsupported_dtype_eager_and_at_trace(jhvd, dtype):
             op(a)
         with pytest.raises(ValueError, match=f"dtype {dtype} is not supported"):
             jax.jit(op)(a)
+    # Inside jit an unnamed op is named only when it runs: the message says unnamed, not 'None'.
+    with pytest.raises(ValueError, match=f"^allreduce \\(unnamed\\): dtype {dtype} is not"):
+        jax.jit(jhvd.allreduce)(a)
+    with pytest.raises(ValueError, match=f"^allreduce 'w': dtype {dtype} is not"):
+        jax.jit(lambda x: jhvd.allreduce(x, name="w"))(a)
 
 
 def test_uint64_refused_under_x64(jhvd):

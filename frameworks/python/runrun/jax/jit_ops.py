@@ -35,7 +35,7 @@ from runrun.common.ops import Average, Sum, resolve_op
 from runrun.common.process_sets import process_set_id
 from runrun.jax import ffi_ops, fusion, profile_marks
 from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
-from runrun.jax.tensor_bridge import check_dtype
+from runrun.jax.tensor_bridge import check_dtype, op_label
 
 
 def _struct(x):
@@ -81,8 +81,8 @@ def _allreduce_bwd(params, _residual, cotangent):
     op, name, prescale_factor, postscale_factor, process_set = params
     if op not in (Average, Sum):
         raise InvalidArgumentError(
-            f"allreduce '{name}': the gradient is defined for op=Average and op=Sum, not "
-            f"{op.name}")
+            f"{op_label('allreduce', name)}: the gradient is defined for op=Average and op=Sum, "
+            f"not {op.name}")
     grad_name = None if name is None else f"{name}.grad"
     return (_allreduce(cotangent, op, grad_name, prescale_factor, postscale_factor,
                        process_set),)
@@ -149,15 +149,16 @@ def broadcast(x, root_rank, name, process_set):
 def _first_dim(x, op, name):
     if x.ndim == 0:
         raise InvalidArgumentError(
-            f"{op} '{name}': a 0-dimensional array has no first dimension; reshape it to [1]")
+            f"{op_label(op, name)}: a 0-dimensional array has no first dimension; reshape it "
+            "to [1]")
     return x.shape[0]
 
 
 def _same_shape(op, name, out, expected):
     if tuple(out.shape) != tuple(expected):
         raise InvalidArgumentError(
-            f"{op} '{name}' inside jax.jit: the result has shape {tuple(out.shape)} but the "
-            f"traced program expects {tuple(expected)}: inside jit every rank must pass the "
+            f"{op_label(op, name)} inside jax.jit: the result has shape {tuple(out.shape)} but "
+            f"the traced program expects {tuple(expected)}: inside jit every rank must pass the "
             "same first dimension (uneven sizes work outside jit)")
     return out
 
@@ -182,14 +183,14 @@ def alltoall(x, splits, name, process_set):
     check_dtype(x.dtype, "alltoall", name)
     if splits is not None:
         raise InvalidArgumentError(
-            f"alltoall '{name}' inside jax.jit: explicit splits give an output whose shape "
-            "depends on the other ranks, which jit cannot trace; call it outside jit or with "
-            "splits=None (equal splits)")
+            f"{op_label('alltoall', name)} inside jax.jit: explicit splits give an output "
+            "whose shape depends on the other ranks, which jit cannot trace; call it outside "
+            "jit or with splits=None (equal splits)")
     rows = _first_dim(x, "alltoall", name)
     if rows % process_set.size():
         raise InvalidArgumentError(
-            f"alltoall '{name}': splits=None needs a first dimension divisible by the set "
-            f"size {process_set.size()}, got {rows}")
+            f"{op_label('alltoall', name)}: splits=None needs a first dimension divisible by "
+            f"the set size {process_set.size()}, got {rows}")
     if ffi_ops.enabled():
         return ffi_ops.call(ffi_ops.ALLTOALL, [_struct(x)], [x], name,
                             process_set=process_set_id(process_set))[0]

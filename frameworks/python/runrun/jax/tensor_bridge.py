@@ -52,13 +52,19 @@ _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
+def op_label(op, name):
+    """How a message names an op: "allreduce 'grads'", or "allreduce (unnamed)" for an op that
+    gets its name only when it runs (inside jax.jit)."""
+    return f"{op} '{name}'" if name is not None else f"{op} (unnamed)"
+
+
 def check_dtype(dtype, op, name):
     """Raises InvalidArgumentError (a ValueError) for a dtype the runtime cannot reduce."""
     if np.dtype(dtype) not in SUPPORTED_DTYPES:
         supported = ", ".join(str(d) for d in SUPPORTED_DTYPES)
         raise InvalidArgumentError(
-            f"{op} '{name}': dtype {np.dtype(dtype)} is not supported; convert the array "
-            f"(x.astype(...)) to one of {supported}")
+            f"{op_label(op, name)}: dtype {np.dtype(dtype)} is not supported; convert the "
+            f"array (x.astype(...)) to one of {supported}")
 
 
 def check_array(tensor, op, name):
