@@ -186,6 +186,15 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   round.ready.reserve(hits_.size());
   if (!(bits[2 * words] & kFlagShutdown)) {
     round.peer_shutdown = true;
+    // Every rank of the set saw the flag in this round, so every one takes part in this last
+    // exchange too: which ranks are shutting down (bits inverted, so AND gives OR), named in
+    // the other ranks' error.
+    std::vector<uint64_t> who((static_cast<size_t>(size_) + 63) / 64, ~uint64_t{0});
+    if (shutting_down) clear_bit(who, 0, static_cast<size_t>(rank_));
+    channel_.allreduce_and(who);
+    for (int r = 0; r < size_; ++r) {
+      if (!bit(who, 0, static_cast<size_t>(r))) round.shutting_down.push_back(r);
+    }
     return round;
   }
   bool any_stale = false;

@@ -47,6 +47,7 @@ class Controller {
   struct Round {
     ResponseList ready;  // cache hits borrowed from the cache: valid until the next round
     bool peer_shutdown = false;  // some rank is shutting down: every rank stops
+    std::vector<int> shutting_down;  // then: which ranks of the set (for the others' message)
     // A stall outlived RUNRUN_STALL_SHUTDOWN_TIME: after `ready` ran, every rank of this round
     // stops its worker with this message (Horovod's stall shutdown).
     std::string stall_shutdown;

@@ -134,7 +134,13 @@ void ProcessSetWorker::loop() {
         std::lock_guard<std::mutex> lock(failure_mutex_);
         if (shutting_down && !shutdown_reason_.empty()) reason = shutdown_reason_;
         if (!shutting_down) {
-          reason = "runrun was shut down: another rank of process set " + std::to_string(id_) +
+          std::string ranks;
+          for (int r : round.shutting_down) {
+            ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+          }
+          reason = std::string("runrun was shut down: ") +
+                   (round.shutting_down.size() > 1 ? "ranks [" : "rank [") + ranks +
+                   "] of process set " + std::to_string(id_) +
                    " called shutdown (or exited) while this rank (" +
                    std::to_string(transport_.data->rank()) + ") still had ops pending";
         }
@@ -202,20 +208,28 @@ void ProcessSetWorker::apply(const TunedParameters& parameters) {
 }
 
 void ProcessSetWorker::fail_everything(ErrorCode code, const std::string& message) {
-  for (auto& entry : queue_.close(message, code)) entry->handle->fail(code, message);
+  // Each op's error names the op, its tensor and this rank before the reason, as every other
+  // runtime error does (docs/troubleshooting.md).
+  const std::string where = " on rank " + std::to_string(transport_.data->rank()) +
+                            (id_ == 0 ? "" : " of process set " + std::to_string(id_)) + ": ";
+  auto fail = [&](TensorEntry& entry) {
+    entry.handle->fail(code, std::string(op_type_name(entry.request.op)) + " of tensor '" +
+                                 entry.request.name + "'" + where + message);
+  };
+  for (auto& entry : queue_.close(message, code)) fail(*entry);
   for (auto& entry : arrivals_) {  // popped, not yet handed to the controller (it threw)
     if (!entry) continue;
     queue_.finished({entry->request.name, entry->name_hash});
-    entry->handle->fail(code, message);
+    fail(*entry);
   }
   arrivals_.clear();
   for (auto& entry : executing_) {
-    if (entry) entry->handle->fail(code, message);  // no-op for the ones that completed
+    if (entry) fail(*entry);  // no-op for the ones that completed
   }
   executing_.clear();
   for (auto& entry : controller_.take_all()) {
     queue_.finished({entry->request.name, entry->name_hash});
-    entry->handle->fail(code, message);
+    fail(*entry);
   }
 }
 

@@ -10,7 +10,7 @@ namespace runrun {
 void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int rank) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (closed_) throw_error(close_code_, RUNRUN_WHERE, close_reason_);
+    if (closed_ && !entries.empty()) throw_closed(*entries.front(), rank);
     // All or nothing: a name already in flight, or repeated within `entries`, takes back the
     // names this call inserted before it.
     for (size_t i = 0; i < entries.size(); ++i) {
@@ -29,7 +29,7 @@ void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int ra
 void TensorQueue::push(std::unique_ptr<TensorEntry> entry, int rank) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (closed_) throw_error(close_code_, RUNRUN_WHERE, close_reason_);
+    if (closed_) throw_closed(*entry, rank);
     if (!insert_in_flight(*entry)) throw_in_flight(*entry, rank);
     append(std::move(entry));
     note_push();
@@ -64,6 +64,13 @@ void TensorQueue::throw_in_flight(const TensorEntry& entry, int rank) {
                         entry.request.name + "' on rank " + std::to_string(rank) +
                         ": an op with this name is already in flight; wait for its handle "
                         "before reusing the name, or give each tensor a distinct name");
+}
+
+void TensorQueue::throw_closed(const TensorEntry& entry, int rank) const {
+  throw_error(close_code_, RUNRUN_WHERE,
+              std::string(op_type_name(entry.request.op)) + " of tensor '" +
+                  entry.request.name + "' on rank " + std::to_string(rank) + ": " +
+                  close_reason_);
 }
 
 void TensorQueue::append(std::unique_ptr<TensorEntry> entry) {

@@ -104,6 +104,8 @@ class TensorQueue {
   void erase_in_flight(const HashedName& name);
   // Under mutex_: the error for an entry whose name is already in flight.
   [[noreturn]] static void throw_in_flight(const TensorEntry& entry, int rank);
+  // A closed queue refuses an op with the close reason, naming the op, its tensor and the rank.
+  [[noreturn]] void throw_closed(const TensorEntry& entry, int rank) const;
   void append(std::unique_ptr<TensorEntry> entry);  // under mutex_, name already inserted
   void note_push();  // under mutex_
   std::shared_ptr<FrameworkWaits> waits_ = std::make_shared<FrameworkWaits>();

@@ -185,7 +185,16 @@ TEST_CASE("a rank shutting down fails the pending ops of the others", "[core][er
     if (rank == 1) {
       auto pending = rt.allreduce("never", view_of(f), view_of(f), {});
       std::string error = require_error(*pending, ErrorCode::kShutDown);
-      RANK_CHECK(contains(error, "another rank"));
+      // The op, its tensor, this rank, and the rank that shut down.
+      RANK_CHECK(contains(error, "allreduce of tensor 'never' on rank 1: runrun was shut down: "
+                                 "rank [0] of process set 0 called shutdown"));
+      std::string later;
+      try {
+        rt.allreduce("after", view_of(f), view_of(f), {});
+      } catch (const Error& e) {
+        later = e.what();
+      }
+      RANK_CHECK(contains(later, "allreduce of tensor 'after' on rank 1: runrun was shut down"));
     } else {
       rt.shutdown();
     }
