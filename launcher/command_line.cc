@@ -148,6 +148,18 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_flag("--version", raw.version, "print the version and exit");
 }
 
+// CLI11's parse error in the launcher's words where CLI11's own are unclear: an option that
+// takes one value given twice reads "--num-proc: At Most 1 required but received 2".
+std::string usage_message(const std::string& cli11_message) {
+  const std::string marker = ": At Most 1 required but received ";
+  const size_t at = cli11_message.find(marker);
+  if (at == std::string::npos) return cli11_message;
+  std::string option = cli11_message.substr(0, at);
+  if (option == "--num-proc") option = "-np/--num-proc";
+  return option + " was given " + cli11_message.substr(at + marker.size()) +
+         " times; give it once";
+}
+
 // CLI11 cannot name an option `-np`; rewrite it to --num-proc among the options only (never in
 // the user's command, which starts at the first word that is neither an option nor its value).
 std::vector<std::string> normalize_num_proc(const std::vector<std::string>& args,
@@ -369,7 +381,7 @@ ParsedCommandLine parse_command_line(const std::vector<std::string>& args, const
     parsed.action = ParsedCommandLine::Action::kExit;
     return parsed;
   } catch (const CLI::ParseError& error) {
-    invalid(std::string(error.what()) + " (see runrun --help)");
+    invalid(usage_message(error.what()) + " (see runrun --help)");
   }
   if (raw.version) {
     out << "runrun " << RUNRUN_VERSION << "\n";

@@ -66,6 +66,14 @@ TEST_CASE("option -np among option values is rewritten, inside the command it is
   CHECK(options.command == Args{"mpicmd", "-np", "3"});
 }
 
+TEST_CASE("an option given twice is named, with what to do") {
+  CHECK(error_of({"-np", "2", "-H", "localhost:2", "-np", "3", "true"}).find(
+            "-np/--num-proc was given 2 times; give it once (see runrun --help)") !=
+        std::string::npos);
+  CHECK(error_of({"-np", "2", "--start-timeout", "3", "--start-timeout", "4", "true"})
+            .find("--start-timeout was given 2 times; give it once") != std::string::npos);
+}
+
 TEST_CASE("hosts from -H and from --hostfile") {
   CHECK(parse({"-np", "4", "-H", "a:2,b:2", "x"}).hosts ==
         std::vector<HostSlots>{{"a", 2}, {"b", 2}});
