@@ -24,6 +24,13 @@ std::string where(OpType op, const std::string& name, int rank) {
          std::to_string(rank);
 }
 
+std::string op_failure(OpType op, const std::string& name, int rank, const std::string& reason) {
+  if (reason.rfind("runrun on rank ", 0) == 0) {
+    return std::string(op_type_name(op)) + " of tensor '" + name + "': " + reason;
+  }
+  return where(op, name, rank) + ": " + reason;
+}
+
 void check_tensor(OpType op, const std::string& name, int rank, const TensorView& t,
                   const char* role) {
   RUNRUN_ENFORCE(!name.empty(), InvalidArgumentError,

@@ -20,6 +20,9 @@ inline constexpr const char* kReservedPrefix = "__runrun.";
 
 // "allreduce of tensor 'w' on rank 1" for messages.
 std::string where(OpType op, const std::string& name, int rank);
+// An op's error when the runtime failed under it (a stopped worker, a closed queue):
+// "<where>: <reason>", without the rank twice when `reason` names it ("runrun on rank R: ...").
+std::string op_failure(OpType op, const std::string& name, int rank, const std::string& reason);
 
 void check_tensor(OpType op, const std::string& name, int rank, const TensorView& t,
                   const char* role);

@@ -4,6 +4,7 @@
 #include <future>
 #include <tuple>
 
+#include "core/enqueue_checks.h"
 #include "core/thread_placement.h"
 
 namespace runrun {
@@ -210,11 +211,9 @@ void ProcessSetWorker::apply(const TunedParameters& parameters) {
 void ProcessSetWorker::fail_everything(ErrorCode code, const std::string& message) {
   // Each op's error names the op, its tensor and this rank before the reason, as every other
   // runtime error does (docs/troubleshooting.md).
-  const std::string where = " on rank " + std::to_string(transport_.data->rank()) +
-                            (id_ == 0 ? "" : " of process set " + std::to_string(id_)) + ": ";
+  const int rank = transport_.data->rank();
   auto fail = [&](TensorEntry& entry) {
-    entry.handle->fail(code, std::string(op_type_name(entry.request.op)) + " of tensor '" +
-                                 entry.request.name + "'" + where + message);
+    entry.handle->fail(code, op_failure(entry.request.op, entry.request.name, rank, message));
   };
   for (auto& entry : queue_.close(message, code)) fail(*entry);
   for (auto& entry : arrivals_) {  // popped, not yet handed to the controller (it threw)

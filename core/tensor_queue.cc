@@ -5,6 +5,8 @@
 #include <thread>
 #include <utility>
 
+#include "core/enqueue_checks.h"
+
 namespace runrun {
 
 void TensorQueue::push(std::vector<std::unique_ptr<TensorEntry>> entries, int rank) {
@@ -68,9 +70,7 @@ void TensorQueue::throw_in_flight(const TensorEntry& entry, int rank) {
 
 void TensorQueue::throw_closed(const TensorEntry& entry, int rank) const {
   throw_error(close_code_, RUNRUN_WHERE,
-              std::string(op_type_name(entry.request.op)) + " of tensor '" +
-                  entry.request.name + "' on rank " + std::to_string(rank) + ": " +
-                  close_reason_);
+              op_failure(entry.request.op, entry.request.name, rank, close_reason_));
 }
 
 void TensorQueue::append(std::unique_ptr<TensorEntry> entry) {

@@ -10,6 +10,7 @@
 
 #include <spdlog/sinks/ostream_sink.h>
 
+#include "core/enqueue_checks.h"
 #include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;
@@ -265,6 +266,15 @@ TEST_CASE("ranks waiting on different cached tensors reach the stall check and s
                                     std::to_string(rank) + "]")));
   }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
       {"RUNRUN_PEER_TIMEOUT", "0"}});
+}
+
+TEST_CASE("a runtime failure under an op names the op, its tensor and the rank once",
+          "[core][errors]") {
+  CHECK(op_failure(OpType::kAllreduce, "w", 1, "runrun was shut down: rank [0] ...") ==
+        "allreduce of tensor 'w' on rank 1: runrun was shut down: rank [0] ...");
+  // A peer failure's reason names the rank that saw it already.
+  CHECK(op_failure(OpType::kBroadcast, "b", 1, "runrun on rank 1: lost rank 0 (host h)") ==
+        "broadcast of tensor 'b': runrun on rank 1: lost rank 0 (host h)");
 }
 
 TEST_CASE("alltoall split errors are immediate and name the problem", "[core][errors]") {
