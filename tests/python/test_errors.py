@@ -86,8 +86,8 @@ def test_shut_down_by_another_rank_is_a_runtime_failure(hvd):
     if hvd.rank() == 0:
         hvd.shutdown()
     else:
-        with pytest.raises(hvd.ShutDownError,
-                           match=r"runrun was shut down: rank \[0\] of process set 0 called") as info:
+        shut_down_by_0 = r"runrun was shut down: rank \[0\] of process set 0 called"
+        with pytest.raises(hvd.ShutDownError, match=shut_down_by_0) as info:
             hvd.add_process_set([0, 1])
         assert not isinstance(info.value, ValueError)
         with pytest.raises(hvd.ShutDownError):
