@@ -17,14 +17,20 @@ from runrun.torch.names import group_names, op_name
 PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__import__("runrun").__file__)))
 
 
+def run_fresh_python(code, timeout):
+    """`code` in a new interpreter (no runtime, nothing imported yet); asserts it exited 0."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=timeout, env=dict(os.environ, PYTHONPATH=PKG_DIR), cwd="/")
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
 def test_import_runrun_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "import runrun\n"
             "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
             "print(runrun.mpi_built(), runrun.Average)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, env=dict(os.environ, PYTHONPATH=PKG_DIR), cwd="/")
-    assert out.returncode == 0, out.stderr
+    out = run_fresh_python(code, timeout=60)
     assert out.stdout.split()[1] == "0"
 
 
@@ -47,9 +53,7 @@ def test_an_op_before_init_says_to_call_init():
             "    except NotInitializedError as e:\n"
             "        assert isinstance(e, ValueError) and 'call init() first' in str(e), e\n"
             "        print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env=dict(os.environ, PYTHONPATH=PKG_DIR), cwd="/")
-    assert out.returncode == 0, out.stderr
+    out = run_fresh_python(code, timeout=120)
     assert out.stdout.split() == ["ok"] * 6, out.stdout + out.stderr
 
 
