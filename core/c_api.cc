@@ -41,21 +41,7 @@ namespace {
 
 runrun_status to_status(runrun::ErrorCode code) { return static_cast<runrun_status>(code); }
 
-// Runs `body`, translating exceptions into a status and this thread's last error.
-template <typename Body>
-runrun_status guarded(Body&& body) {
-  last_error.clear();
-  try {
-    body();
-    return RUNRUN_OK;
-  } catch (const runrun::Error& e) {
-    last_error = e.what();
-    return to_status(e.code());
-  } catch (const std::exception& e) {
-    last_error = std::string("internal error: ") + e.what();
-    return RUNRUN_INTERNAL;
-  }
-}
+using runrun::capi::guarded;
 
 void require(bool condition, const char* message) {
   if (!condition) throw runrun::InvalidArgumentError(RUNRUN_WHERE, message);

@@ -47,21 +47,7 @@ std::string describe(const runrun::TensorView& t) {
          " on " + runrun::device_string(t.device);
 }
 
-// Runs `body`, turning runrun's exceptions into their status and the thread's last error.
-template <class Body>
-runrun_status guarded(Body&& body) {
-  runrun::capi::set_last_error("");
-  try {
-    body();
-    return RUNRUN_OK;
-  } catch (const runrun::Error& e) {
-    runrun::capi::set_last_error(e.what());
-    return static_cast<runrun_status>(e.code());
-  } catch (const std::exception& e) {
-    runrun::capi::set_last_error(std::string("internal error: ") + e.what());
-    return RUNRUN_INTERNAL;
-  }
-}
+using runrun::capi::guarded;
 
 // Throws UnsupportedError naming `what` and the library search's result without a CUDA runtime.
 void require_cuda_runtime(const char* what, int device) {
