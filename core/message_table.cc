@@ -183,8 +183,8 @@ void MessageTable::add(int rank, Request request) {
   Row& row = rows_[name];
   // When the earliest rank enqueued it, as far as the requests tell: a tensor that waited on
   // the cache path before it came here (Controller) is as old as its wait.
-  const auto enqueued = std::chrono::steady_clock::now() -
-                        std::chrono::microseconds(std::max<int64_t>(0, request.waited_us));
+  const auto enqueued =
+      round_time_ - std::chrono::microseconds(std::max<int64_t>(0, request.waited_us));
   if (row.by_rank.empty()) {
     row.by_rank.resize(static_cast<size_t>(size_));
     row.first_seen = enqueued;

@@ -22,8 +22,12 @@ class MessageTable {
  public:
   explicit MessageTable(int size) : size_(size) {}
 
-  // Marks the start of a coordinator round (requests of later rounds count as late).
-  void begin_round() { ++round_; }
+  // Marks the start of a coordinator round, whose requests all arrived by now (requests of
+  // later rounds count as late). The round's time dates its requests: one clock read a round.
+  void begin_round() {
+    ++round_;
+    round_time_ = std::chrono::steady_clock::now();
+  }
   // Records `request` from `rank`. A tensor whose last request arrived becomes complete; a join
   // request may complete every tensor the other ranks were waiting for.
   void add(int rank, Request request);
@@ -61,6 +65,7 @@ class MessageTable {
   std::set<int> joined_;  // ranks whose join is pending
   int last_joined_ = -1;
   uint64_t round_ = 0;
+  std::chrono::steady_clock::time_point round_time_ = std::chrono::steady_clock::now();
   struct GroupState {
     std::vector<Response> held;  // complete members waiting for the rest
     int32_t seen = 0;            // members released or held so far

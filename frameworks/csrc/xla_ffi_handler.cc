@@ -93,13 +93,6 @@ std::string op_name(const std::string& given, const char* op, int32_t set) {
   return prefix + ".jit." + std::to_string(n);
 }
 
-void forget_names(int32_t set) {
-  std::lock_guard<std::mutex> lock(g_names_mutex);
-  for (auto it = g_counters.begin(); it != g_counters.end();) {
-    it = (set < 0 || it->first.second == set) ? g_counters.erase(it) : std::next(it);
-  }
-}
-
 // --- decoding the call frame -------------------------------------------------------------
 struct Attrs {
   int32_t kind = -1, op = RUNRUN_OP_AVERAGE, process_set = 0, root_rank = 0, profile = 0;
@@ -309,25 +302,6 @@ XLA_FFI_Error* preamble(XLA_FFI_CallFrame* frame, bool* done) {
   return nullptr;
 }
 
-// runrun_profile_mark: the profiled step's update is computed (on the CPU its operands are
-// ready; on CUDA the host has only reached this point of the program: docs/gpu.md).
-XLA_FFI_Error* mark(XLA_FFI_CallFrame* frame) {
-  bool done = false;
-  XLA_FFI_Error* answer = preamble(frame, &done);
-  if (done) return answer;
-  const XLA_FFI_Attrs& attrs = frame->attrs;
-  for (int64_t i = 0; i < attrs.size; ++i) {
-    std::string_view key(attrs.names[i]->ptr, attrs.names[i]->len);
-    auto* scalar = static_cast<XLA_FFI_Scalar*>(attrs.attrs[i]);
-    if (key == "profile" && attrs.types[i] == XLA_FFI_AttrType_SCALAR &&
-        scalar->dtype == XLA_FFI_DataType_S32) {
-      profile_record_step_end(*static_cast<int32_t*>(scalar->value));
-      return nullptr;
-    }
-  }
-  return make_error(frame->api, "runrun_profile_mark: missing int32 attribute 'profile'");
-}
-
 // The call's device and stream: the host for the CPU target; for the CUDA target XLA's device
 // ordinal and stream (XLA_FFI_DeviceOrdinal_Get, XLA_FFI_Stream_Get).
 struct Placement {
@@ -437,8 +411,30 @@ XLA_FFI_Error* xla_ffi_collective_cuda(XLA_FFI_CallFrame* frame) {
   return collective(frame, Platform::kCuda);
 }
 
-XLA_FFI_Error* xla_ffi_profile_mark(XLA_FFI_CallFrame* frame) { return mark(frame); }
+// runrun_profile_mark: the profiled step's update is computed (on the CPU its operands are
+// ready; on CUDA the host has only reached this point of the program: docs/gpu.md).
+XLA_FFI_Error* xla_ffi_profile_mark(XLA_FFI_CallFrame* frame) {
+  bool done = false;
+  XLA_FFI_Error* answer = preamble(frame, &done);
+  if (done) return answer;
+  const XLA_FFI_Attrs& attrs = frame->attrs;
+  for (int64_t i = 0; i < attrs.size; ++i) {
+    std::string_view key(attrs.names[i]->ptr, attrs.names[i]->len);
+    auto* scalar = static_cast<XLA_FFI_Scalar*>(attrs.attrs[i]);
+    if (key == "profile" && attrs.types[i] == XLA_FFI_AttrType_SCALAR &&
+        scalar->dtype == XLA_FFI_DataType_S32) {
+      profile_record_step_end(*static_cast<int32_t*>(scalar->value));
+      return nullptr;
+    }
+  }
+  return make_error(frame->api, "runrun_profile_mark: missing int32 attribute 'profile'");
+}
 
-void xla_ffi_forget_names(int32_t set) { forget_names(set); }
+void xla_ffi_forget_names(int32_t set) {
+  std::lock_guard<std::mutex> lock(g_names_mutex);
+  for (auto it = g_counters.begin(); it != g_counters.end();) {
+    it = (set < 0 || it->first.second == set) ? g_counters.erase(it) : std::next(it);
+  }
+}
 
 }  // namespace runrun::python
