@@ -1,5 +1,7 @@
 #include "launcher/check_build.h"
 
+#include <cstdlib>
+
 #include "launcher/subprocess.h"
 #include "ops/backend_catalog.h"
 #include "ops/gpu_libraries.h"
@@ -24,6 +26,72 @@ std::string run_time_row(bool built, const char* name, bool found, const std::st
   return row(true, (std::string(name) + what + ")").c_str());
 }
 
+// The adapters, in Horovod's order (TensorFlow, PyTorch) and then ours, each with the Python
+// that imports it and prints its framework's version after kVersionMark.
+struct FrameworkProbe {
+  const char* name;
+  const char* module;
+  const char* version_code;
+};
+constexpr FrameworkProbe kFrameworkProbes[] = {
+    {"TensorFlow", "runrun.tensorflow", "import tensorflow as f; v = f.__version__"},
+    {"PyTorch", "runrun.torch", "import torch as f; v = f.__version__"},
+    {"JAX", "runrun.jax", "import jax as f; v = f.__version__"},
+    {"Keras", "runrun.keras",
+     "import keras as f; v = f.__version__ + ' on ' + f.backend.backend()"},
+};
+constexpr const char* kVersionMark = "runrun-check-build-version: ";
+constexpr const char* kPythonMark = "runrun-check-build-python: ";
+constexpr double kImportTimeoutS = 60;
+
+// The rest of the line after `mark` in `output`, or "".
+std::string marked(const std::string& output, const std::string& mark) {
+  const size_t at = output.find(mark);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + mark.size();
+  return output.substr(begin, output.find('\n', begin) - begin);
+}
+
+std::string last_line(const std::string& output) {
+  size_t end = output.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  size_t begin = output.rfind('\n', end);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  std::string line = output.substr(begin, end + 1 - begin);
+  return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+}
+
+// What a probe's run says: the version it printed, or why the import failed.
+FrameworkFound framework_found(const FrameworkProbe& probe, const CapturedRun& run) {
+  FrameworkFound found{probe.name, false, ""};
+  const std::string version = marked(run.output, kVersionMark);
+  if (run.started && !run.timed_out && run.exit_code == 0 && !version.empty()) {
+    found.available = true;
+    found.detail = version;
+  } else if (!run.started) {
+    found.detail = "python3 could not start: " + run.error;
+  } else if (run.timed_out) {
+    found.detail = "import " + std::string(probe.module) + " did not finish within " +
+                   std::to_string(static_cast<int>(kImportTimeoutS)) + " s";
+  } else if (run.signal != 0) {
+    found.detail = "import " + std::string(probe.module) + " was killed by signal " +
+                   std::to_string(run.signal);
+  } else {
+    found.detail = last_line(run.output);
+    if (found.detail.empty()) {
+      found.detail = "import " + std::string(probe.module) + " exited with code " +
+                     std::to_string(run.exit_code);
+    }
+  }
+  return found;
+}
+
+std::string framework_row(const FrameworkFound& framework) {
+  std::string name = framework.name;
+  if (!framework.detail.empty()) name += " (" + framework.detail + ")";
+  return row(framework.available, name.c_str());
+}
+
 std::string indented(const std::string& text) {
   std::string out = "    ";
   for (char c : text) out += c == '\n' ? std::string("\n      ") : std::string(1, c);
@@ -38,9 +106,25 @@ BuildFeatures detect_build_features() {
   features.gloo = kBuiltBackends.gloo;
   features.nccl = kBuiltBackends.nccl;
   features.cuda = kBuiltBackends.cuda_tensors;
-  const auto runs = run_all_captured({{"python3", "-c", "import runrun.torch"}}, 60);
-  features.pytorch = runs.front().started && !runs.front().timed_out &&
-                     runs.front().exit_code == 0;
+  std::vector<std::vector<std::string>> probes;
+  for (const FrameworkProbe& probe : kFrameworkProbes) {
+    probes.push_back({"python3", "-c",
+                      "import sys, " + std::string(probe.module) + "\n" + probe.version_code +
+                          "\nprint('" + kPythonMark + "' + sys.executable + '\\n" +
+                          kVersionMark + "' + v, flush=True)"});
+  }
+  const auto runs = run_all_captured(probes, kImportTimeoutS);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    features.frameworks.push_back(framework_found(kFrameworkProbes[i], runs[i]));
+  }
+  // The interpreter itself (sys.executable: not a pyenv shim), else python3 on the PATH.
+  for (const CapturedRun& run : runs) {
+    if (features.python.empty()) features.python = marked(run.output, kPythonMark);
+  }
+  if (features.python.empty()) {
+    const char* path = std::getenv("PATH");
+    features.python = find_executable("python3", path != nullptr ? path : "");
+  }
   features.cuda_runtime_library = gpu_libraries_found().cuda_runtime_text;
   features.nccl_library = gpu_libraries_found().nccl_text;
   features.cuda_runtime_found = gpu_libraries_found().cuda_runtime;
@@ -50,7 +134,15 @@ BuildFeatures detect_build_features() {
 
 std::string format_check_build(const BuildFeatures& features, const std::string& version) {
   std::string out = "runrun v" + version + ":\n\n";
-  out += "Available Frameworks:\n" + row(features.pytorch, "PyTorch");
+  out += "Available Frameworks:\n";
+  std::string modules;
+  for (const FrameworkFound& framework : features.frameworks) out += framework_row(framework);
+  for (const FrameworkProbe& probe : kFrameworkProbes) {
+    modules += (modules.empty() ? "" : ", ") + std::string(probe.module);
+  }
+  out += features.python.empty()
+             ? "    (no python3 on the PATH to import " + modules + ")\n"
+             : "    (as " + features.python + " imports " + modules + ")\n";
   out += "\nAvailable Controllers:\n" + row(features.mpi, "MPI") + row(features.gloo, "Gloo");
   out += "\nAvailable Tensor Operations:\n" +
          run_time_row(features.nccl, "NCCL", features.nccl_found, features.nccl_library) +
