@@ -27,9 +27,12 @@
 namespace runrun::launcher {
 namespace {
 
-// The shim is a whole process: its signal handlers need these two process-wide values.
+// The shim is a whole process: its signal handlers need these process-wide values.
 volatile sig_atomic_t g_child_pid = 0;
 volatile sig_atomic_t g_stop_requested = 0;
+// Whether the command leads a process group of its own (a rank the launcher started: nobody
+// but the shim stops its children, e.g. data-loader workers), so that signals go to the group.
+volatile sig_atomic_t g_child_group = 0;
 
 constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
@@ -41,9 +44,16 @@ constexpr int kOrphanGraceS = 5;
 // take a while to connect first.
 constexpr int kBlockTimeoutMs = 60000;
 
+// Signals the command, and with it its process group when it has one of its own.
+void signal_command(int sig) {
+  if (g_child_pid <= 0) return;
+  const pid_t child = static_cast<pid_t>(g_child_pid);
+  kill(g_child_group ? -child : child, sig);
+}
+
 void forward_signal(int sig) {
   g_stop_requested = 1;
-  if (g_child_pid > 0) kill(static_cast<pid_t>(g_child_pid), sig);
+  signal_command(sig);
 }
 
 void write_stderr(const std::string& text) {
@@ -144,6 +154,7 @@ void install_forwarding() {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != shim) _exit(128 + SIGKILL);  // the shim died before prctl
   if (stdin_is_lifeline) {
+    setpgid(0, 0);  // a group of its own (g_child_group); the shim sets it too, first or second
     const int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0) _exit(127);
     close(null_fd);
@@ -192,10 +203,10 @@ int wait_for_command(pid_t child, pid_t parent, int lifeline_fd) {
     if (orphan_ms < 0 && (getppid() != parent || lifeline_ended(lifeline_fd))) {
       orphan_ms = 0;
       g_stop_requested = 1;
-      kill(child, SIGTERM);
+      signal_command(SIGTERM);
     } else if (orphan_ms >= 0) {
       orphan_ms += kParentCheckIntervalMs;
-      if (orphan_ms >= kOrphanGraceS * 1000L) kill(child, SIGKILL);
+      if (orphan_ms >= kOrphanGraceS * 1000L) signal_command(SIGKILL);
     }
     sigtimedwait(&child_signal, nullptr, &interval);
   }
@@ -255,9 +266,18 @@ int run_rank_shim(int argc, char** argv) {
     return 127;
   }
   if (child == 0) exec_command(command, shim, rank, launcher_mode);
+  if (launcher_mode) {
+    // Under mpirun the command stays in the shim's group, which Open MPI's daemon stops; a rank
+    // the launcher started gets its own, which the shim stops with it.
+    setpgid(child, child);
+    g_child_group = 1;
+  }
   g_child_pid = child;
-  if (g_stop_requested) kill(child, SIGTERM);  // a stop that came before the pid was known
+  if (g_stop_requested) signal_command(SIGTERM);  // a stop that came before the pid was known
   const int status = wait_for_command(child, parent, launcher_mode ? STDIN_FILENO : -1);
+  // A stopped job leaves nothing behind: what the command started and left running in its
+  // group (it got the same signals) is killed now.
+  if (g_stop_requested && g_child_group) signal_command(SIGKILL);
   RankEvent event{RankEvent::Kind::kExited, rank, 0};
   int exit_code = 0;
   if (WIFSIGNALED(status)) {

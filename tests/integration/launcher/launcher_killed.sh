@@ -3,6 +3,7 @@
 # every rank stop by themselves within seconds (no_orphans bounds the wait), also a rank whose
 # command ignores SIGTERM. Then mpirun killed -9 together with the launcher, so that nobody
 # stops the ranks: each rank shim sees its parent gone and stops (then kills) its command.
+# A rank's own children (data-loader workers, a subprocess) stop with it.
 source "$(dirname "$0")/lib.sh"
 # start_and_kill NAME COMMAND...: runs the job, waits for 2 ready lines, kill -9 the launcher.
 # With KILL_MPIRUN=1, mpirun is killed -9 at the same time.
@@ -22,5 +23,6 @@ start_and_kill() {
 }
 start_and_kill probe "$PROBE" --ready-and-wait --token "$TOKEN"
 start_and_kill stubborn sh -c 'trap "" TERM; echo ready; while :; do sleep 1; done # '"$TOKEN"
+start_and_kill with_child sh -c 'sh -c "while :; do sleep 1; done # $0-child" & echo ready; wait' "$TOKEN"
 mpi_mode && KILL_MPIRUN=1 start_and_kill stubborn_orphan sh -c 'trap "" TERM; echo ready; while :; do sleep 1; done # '"$TOKEN"
 echo "PASS"
