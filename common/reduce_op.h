@@ -1,6 +1,8 @@
 #pragma once
 // Why: the reductions a collective can apply. Average is not a backend reduction: the core turns
 // it into Sum followed by a division, so backends and kernels only see Sum/Min/Max/Product.
+// The codes are Horovod's (horovod/common/message.h), so a script that passes a number means
+// the same op: 2 is Horovod's Adasum, which runrun does not implement.
 // Thread-safety: plain values and pure functions.
 
 #include <cstdint>
@@ -11,14 +13,14 @@ namespace runrun {
 enum class ReduceOp : int32_t {
   kAverage = 0,
   kSum = 1,
-  kMin = 2,
-  kMax = 3,
-  kProduct = 4,
+  kMin = 3,
+  kMax = 4,
+  kProduct = 5,
 };
 
 std::string_view reduce_op_name(ReduceOp op);
 
-// Throws InvalidArgumentError for values outside the enum.
+// Throws InvalidArgumentError for values outside the enum, UnsupportedError for Adasum's 2.
 ReduceOp reduce_op_from_int(int value);
 
 }  // namespace runrun

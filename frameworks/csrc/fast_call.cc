@@ -12,8 +12,10 @@ PyObject* process_set_type = nullptr;    // runrun.common.process_sets.ProcessSe
 PyObject* process_set_id_name = nullptr;  // interned attribute names
 PyObject* fast_members_name = nullptr;
 
-// runrun_reduce_op's codes that ReduceOp names (ops.py); ADASUM (100) is refused there.
-constexpr long kLastReduceOp = 4;  // PRODUCT
+// runrun_reduce_op's codes that ReduceOp names (ops.py, Horovod's numbers); ADASUM (2) is
+// refused there.
+constexpr long kLastReduceOp = RUNRUN_OP_PRODUCT;
+constexpr long kAdasum = 2;
 
 // A new reference to obj.<name> as the instance's own __dict__ holds it, or an empty object
 // (error cleared) when it holds none. For attributes that are plain instance data (a process
@@ -75,7 +77,7 @@ bool reduce_op_of(PyObject* op, int32_t& value) {
   }
   if (!PyLong_Check(op)) return false;
   const long v = PyLong_AsLong(op);
-  if (v < 0 || v > kLastReduceOp) {  // -1 also when the conversion failed
+  if (v < 0 || v > kLastReduceOp || v == kAdasum) {  // -1 also when the conversion failed
     PyErr_Clear();
     return false;
   }

@@ -25,6 +25,29 @@ def run_fresh_python(code, timeout):
     return out
 
 
+def test_init_refuses_a_comm_list_that_is_not_every_rank():
+    """Horovod's init(comm=[ranks]) makes a smaller world; runrun's world is every launched
+    rank, so another list is refused (and leaves nothing initialized), not silently ignored."""
+    code = ("import os\n"
+            "for k in [k for k in os.environ if k.startswith(('RUNRUN_', 'OMPI_', 'PMIX_'))]:\n"
+            "    del os.environ[k]\n"
+            "import runrun.torch as hvd\n"
+            "from runrun.common.exceptions import InvalidArgumentError\n"
+            "for comm in ([0, 1], [3]):\n"
+            "    try:\n"
+            "        hvd.init(comm=comm)\n"
+            "        raise SystemExit(f'init(comm={comm}) was accepted')\n"
+            "    except InvalidArgumentError as e:\n"
+            "        print(e)\n"
+            "    assert not hvd.is_initialized()\n"
+            "hvd.init(comm=[0])\n"
+            "assert hvd.size() == 1\n")
+    lines = run_fresh_python(code, timeout=60).stdout.splitlines()
+    assert "init(comm=[0, 1]): runrun's world is every launched rank" in lines[0]
+    assert "must name all 1 ranks (0..0)" in lines[0] and "ProcessSet" not in lines[0]
+    assert "init(comm=[3])" in lines[1]
+
+
 def test_import_runrun_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "import runrun\n"
@@ -80,6 +103,11 @@ def test_resolve_op():
         resolve_op(Adasum)
     with pytest.raises(InvalidArgumentError, match="unknown reduction op 42"):
         resolve_op(42)
+    # Horovod's numbers (horovod/common/message.h): a script passing a number means the same op.
+    assert [int(o) for o in (Average, Sum, Adasum, Min, Max, Product)] == [0, 1, 2, 3, 4, 5]
+    assert [resolve_op(n) for n in (0, 1, 3, 4, 5)] == [Average, Sum, Min, Max, Product]
+    with pytest.raises(UnsupportedError, match="Adasum"):
+        resolve_op(2)
 
 
 def test_names_are_sequential_per_op():

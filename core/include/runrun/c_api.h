@@ -43,13 +43,13 @@ typedef enum {
   RUNRUN_IN_PROGRESS = 100 /* handle not complete yet (poll, or wait that timed out) */
 } runrun_status;
 
-/* Codes match runrun::ReduceOp. */
+/* Codes match runrun::ReduceOp and Horovod's (2 is Horovod's Adasum: RUNRUN_UNSUPPORTED). */
 typedef enum {
   RUNRUN_OP_AVERAGE = 0,
   RUNRUN_OP_SUM = 1,
-  RUNRUN_OP_MIN = 2,
-  RUNRUN_OP_MAX = 3,
-  RUNRUN_OP_PRODUCT = 4
+  RUNRUN_OP_MIN = 3,
+  RUNRUN_OP_MAX = 4,
+  RUNRUN_OP_PRODUCT = 5
 } runrun_reduce_op;
 
 typedef struct runrun_runtime runrun_runtime; /* one per process (or per rank in tests) */

@@ -3,10 +3,13 @@
 
 #include <cmath>
 
+#include "common/errors.h"
+#include "common/reduce_op.h"
 #include "core/message.h"
 #include "core/message_table.h"
 #include "core/response_cache.h"
 #include "core/response_list.h"
+#include "runrun/c_api.h"
 
 using namespace runrun;
 
@@ -199,4 +202,20 @@ TEST_CASE("a response list keeps borrowed and owned responses in order", "[messa
   CHECK(names[0] == "cached");
   CHECK(names[1] == "answer");
   CHECK(std::distance(moved.begin(), moved.end()) == 102);
+}
+
+TEST_CASE("reduce op codes are Horovod's, in the core and the C API", "[message]") {
+  // horovod/common/message.h: AVERAGE 0, SUM 1, ADASUM 2, MIN 3, MAX 4, PRODUCT 5.
+  CHECK(reduce_op_from_int(0) == ReduceOp::kAverage);
+  CHECK(reduce_op_from_int(1) == ReduceOp::kSum);
+  CHECK(reduce_op_from_int(3) == ReduceOp::kMin);
+  CHECK(reduce_op_from_int(4) == ReduceOp::kMax);
+  CHECK(reduce_op_from_int(5) == ReduceOp::kProduct);
+  CHECK_THROWS_WITH(reduce_op_from_int(2), Catch::Contains("Adasum"));
+  CHECK_THROWS_AS(reduce_op_from_int(2), UnsupportedError);
+  CHECK_THROWS_AS(reduce_op_from_int(6), InvalidArgumentError);
+  CHECK_THROWS_AS(reduce_op_from_int(-1), InvalidArgumentError);
+  CHECK(static_cast<int>(RUNRUN_OP_MIN) == static_cast<int>(ReduceOp::kMin));
+  CHECK(static_cast<int>(RUNRUN_OP_MAX) == static_cast<int>(ReduceOp::kMax));
+  CHECK(static_cast<int>(RUNRUN_OP_PRODUCT) == static_cast<int>(ReduceOp::kProduct));
 }

@@ -26,7 +26,7 @@ class NotInitializedError(ValueError):
 def init(comm=None, process_sets=None, backend=None):
     """Starts the runtime (idempotent). `process_sets`: ProcessSets to register at once
     (collectively on every rank). `comm` is accepted for Horovod compatibility: only None or
-    a list of all ranks is supported. `backend`: "mpi", "gloo" or None (RUNRUN_BACKEND/auto)."""
+    a list of all ranks is supported (another list raises InvalidArgumentError). `backend`: "mpi", "gloo" or None (RUNRUN_BACKEND/auto)."""
     global _runtime, _topology, _backend, _atexit_registered
     from runrun.common import process_sets as ps
 
@@ -41,7 +41,11 @@ def init(comm=None, process_sets=None, backend=None):
                 # The core read the launcher's rendezvous secret and removed it from the C
                 # environment; Python's copy goes too, so that subprocesses never inherit it.
                 os.environ.pop("RUNRUN_RENDEZVOUS_SECRET", None)
-            _topology = runtime.topology()
+            topology = runtime.topology()
+            if comm is not None and sorted(comm) != list(range(topology.size)):
+                runtime.shutdown()  # every rank passes the same list: all refuse alike
+                raise InvalidArgumentError(_comm_refusal(list(comm), topology.size))
+            _topology = topology
             _backend = runtime.backend_name()
             _runtime = runtime
             ps.on_init(_topology.size)
@@ -50,6 +54,16 @@ def init(comm=None, process_sets=None, backend=None):
                 _atexit_registered = True
     for process_set in process_sets or []:
         ps.add_process_set(process_set)
+
+
+def _comm_refusal(comm, size):
+    """Why init(comm=<list>) refuses a list that is not every rank, and what to do instead."""
+    message = (f"init(comm={comm!r}): runrun's world is every launched rank, so a list must "
+               f"name all {size} ranks (0..{size - 1}); start only the ranks you need (-np)")
+    if all(isinstance(r, int) and 0 <= r < size for r in comm):
+        message += (", or keep them all and use a process set: "
+                    f"init(process_sets=[ProcessSet({comm!r})])")
+    return message
 
 
 def shutdown():

@@ -1,4 +1,5 @@
-"""Reduction ops with Horovod's names. The values are runrun_reduce_op codes of the C API."""
+"""Reduction ops with Horovod's names and numbers (a script passing op=3 means Min in both).
+The values are runrun_reduce_op codes of the C API."""
 
 import enum
 
@@ -6,11 +7,11 @@ import enum
 class ReduceOp(enum.IntEnum):
     AVERAGE = 0
     SUM = 1
-    MIN = 2
-    MAX = 3
-    PRODUCT = 4
     # Accepted as a name so Horovod scripts import cleanly; using it raises UnsupportedError.
-    ADASUM = 100
+    ADASUM = 2
+    MIN = 3
+    MAX = 4
+    PRODUCT = 5
 
 
 Average = ReduceOp.AVERAGE
