@@ -14,6 +14,7 @@
 #include "core/c_api_last_error.h"
 #include "core/config.h"
 #include "core/dlpack_convert.h"
+#include "common/fork_generation.h"
 #include "core/runtime.h"
 #include "ops/backend_catalog.h"
 #include "ops/backend_factory.h"
@@ -21,12 +22,14 @@
 
 struct runrun_runtime {
   std::unique_ptr<runrun::Runtime> runtime;
+  runrun::ForkStamp made_in;  // a forked child refuses to use it (core/fork_generation.h)
 };
 
 struct runrun_handle {
   std::shared_ptr<runrun::Handle> handle;
   std::string error;  // keeps runrun_handle_error's pointer valid
   std::vector<int64_t> splits;
+  runrun::ForkStamp made_in;
 };
 
 namespace {
@@ -49,7 +52,20 @@ void require(bool condition, const char* message) {
 
 runrun::Runtime& runtime_of(runrun_runtime* rt) {
   require(rt && rt->runtime, "runtime is null: call runrun_init first");
+  if (runrun::forked_since(rt->made_in)) {
+    throw runrun::UnsupportedError(RUNRUN_WHERE,
+                                   runrun::forked_child_message("runrun", rt->made_in));
+  }
   return *rt->runtime;
+}
+
+// A handle's op that cannot complete in this process: it was enqueued before a fork (the
+// background thread that runs it stayed in the parent). Sets the handle's error.
+bool stranded_by_fork(runrun_handle* h) {
+  if (!runrun::forked_since(h->made_in) || h->handle->done()) return false;
+  h->error = runrun::forked_child_message("waiting for an op enqueued before the fork",
+                                          h->made_in);
+  return true;
 }
 
 runrun::AllreduceOptions options_of(const runrun_allreduce_options* o) {
@@ -120,8 +136,9 @@ class HandleFreeList {
         spare_.pop_back();
       }
     }
-    if (h == nullptr) return new runrun_handle{std::move(handle), {}, {}};
+    if (h == nullptr) return new runrun_handle{std::move(handle), {}, {}, runrun::fork_stamp()};
     h->handle = std::move(handle);
+    h->made_in = runrun::fork_stamp();
     return h;
   }
   void give_back(runrun_handle* h) {
@@ -203,6 +220,7 @@ const char* runrun_last_error(void) { return last_error.c_str(); }
 runrun_status runrun_init(const char* backend, runrun_runtime** out) {
   return guarded([&] {
     require(out != nullptr, "runrun_init: out is null");
+    runrun::watch_forks();
     runrun::Config config = runrun::Config::load();
     runrun::BackendOptions options;
     options.name = backend && *backend ? backend : config.backend;
@@ -210,16 +228,20 @@ runrun_status runrun_init(const char* backend, runrun_runtime** out) {
     options.hierarchical_allreduce = config.hierarchical_allreduce;
     options.hierarchical_tunable = config.autotune.enabled;
     auto runtime = std::make_unique<runrun::Runtime>(runrun::make_backend(options), config);
-    *out = new runrun_runtime{std::move(runtime)};
+    *out = new runrun_runtime{std::move(runtime), runrun::fork_stamp()};
   });
 }
 
 runrun_status runrun_shutdown(runrun_runtime* rt) {
+  if (rt && rt->runtime && runrun::forked_since(rt->made_in)) return RUNRUN_OK;  // the parent's
   return guarded([&] { runtime_of(rt).shutdown(); });
 }
 
 void runrun_destroy(runrun_runtime* rt) {
   if (!rt) return;
+  // In a forked child the runtime's threads do not exist (nothing to join) and its connections
+  // are the parent's: it is left as it is, for the process's exit to reclaim.
+  if (rt->runtime && runrun::forked_since(rt->made_in)) return;
   guarded([&] { rt->runtime.reset(); });
   delete rt;
 }
@@ -439,12 +461,13 @@ runrun_status runrun_stop_timeline(runrun_runtime* rt) {
 
 runrun_status runrun_handle_poll(runrun_handle* h) {
   if (!h) return RUNRUN_INVALID_ARGUMENT;
-  if (!h->handle->done()) return RUNRUN_IN_PROGRESS;
+  if (!h->handle->done()) return stranded_by_fork(h) ? RUNRUN_UNSUPPORTED : RUNRUN_IN_PROGRESS;
   return to_status(h->handle->code());
 }
 
 runrun_status runrun_handle_wait(runrun_handle* h, double timeout_seconds) {
   if (!h) return RUNRUN_INVALID_ARGUMENT;
+  if (stranded_by_fork(h)) return RUNRUN_UNSUPPORTED;
   bool unlimited = timeout_seconds < 0 || !std::isfinite(timeout_seconds);  // NaN, inf: no limit
   bool done = unlimited
                   ? h->handle->wait()
@@ -455,7 +478,7 @@ runrun_status runrun_handle_wait(runrun_handle* h, double timeout_seconds) {
 
 const char* runrun_handle_error(runrun_handle* h) {
   if (!h) return "";
-  h->error = h->handle->error();
+  if (!stranded_by_fork(h)) h->error = h->handle->error();
   return h->error.c_str();
 }
 
@@ -492,7 +515,9 @@ runrun_status runrun_handle_join_result(runrun_handle* h, int32_t* last_rank) {
 }
 
 void runrun_handle_release(runrun_handle* h) {
-  if (h != nullptr) handle_free_list().give_back(h);
+  // A handle of the parent's op is left alone in a forked child: the free list's lock may have
+  // been held by a thread that did not come along.
+  if (h != nullptr && !runrun::forked_since(h->made_in)) handle_free_list().give_back(h);
 }
 
 }  // extern "C"

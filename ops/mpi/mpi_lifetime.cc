@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "common/fork_generation.h"
 
 namespace runrun::mpi {
 namespace {
@@ -18,9 +19,12 @@ std::mutex& lifetime_mutex() {
 }
 
 std::atomic<bool> finalize_skipped{false};
+ForkStamp initialized_in;  // set before atexit registers finalize_at_exit
 
 void finalize_at_exit() {
   if (finalize_skipped.load()) return;
+  // A forked child's MPI state is the parent's: finalizing it would speak for the parent.
+  if (forked_since(initialized_in)) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
@@ -55,6 +59,8 @@ void ensure_initialized() {
                                              ": start the program under mpirun, or choose another "
                                              "backend (RUNRUN_BACKEND)");
   }
+  watch_forks();
+  initialized_in = fork_stamp();
   if (std::atexit(&finalize_at_exit) != 0) {
     throw InternalError(RUNRUN_WHERE, "could not register MPI_Finalize with atexit");
   }
