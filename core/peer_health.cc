@@ -5,6 +5,7 @@
 #include <random>
 
 #include "common/env_names.h"
+#include "common/rank_events.h"
 #include "core/message.h"
 #include "core/wire.h"
 #include "ops/backend_factory.h"
@@ -65,7 +66,7 @@ void PeerHealth::start(ControlChannel& control) {
   monitor_->set_on_left([this](int rank) {
     departed_.emplace_back(rank, std::chrono::steady_clock::now());
   });
-  monitor_->start(addresses, job_key, [this](int, const std::string& why) { on_peer_lost(why); });
+  monitor_->start(addresses, job_key, [this](int rank, const std::string& why) { on_peer_lost(rank, why); });
 }
 
 // Monitor thread, every heartbeat. The coordinator's stall inspector only sees ranks that take
@@ -121,6 +122,7 @@ void PeerHealth::fail_sets_of_departed_peers() {
 
 void PeerHealth::on_peer_left(int rank) {
   if (shutting_down_) return;
+  report_failure_cause(FailureCause::kPeerLeft, topology_.rank, rank);
   for (auto& [id, worker] : registry_.sets_with(rank)) {
     worker->fail(ErrorCode::kShutDown,
                  "runrun on rank " + std::to_string(topology_.rank) + ": rank " +
@@ -131,8 +133,9 @@ void PeerHealth::on_peer_left(int rank) {
   }
 }
 
-void PeerHealth::on_peer_lost(const std::string& why) {
+void PeerHealth::on_peer_lost(int rank, const std::string& why) {
   peer_lost_ = true;
+  if (!shutting_down_) report_failure_cause(FailureCause::kPeerLost, topology_.rank, rank);
   skip_transport_finalize();
   std::string message =
       "runrun on rank " + std::to_string(topology_.rank) + ": " + why +

@@ -4,6 +4,7 @@
 #include <future>
 #include <tuple>
 
+#include "common/rank_events.h"
 #include "core/enqueue_checks.h"
 #include "core/thread_placement.h"
 
@@ -138,6 +139,10 @@ void ProcessSetWorker::loop() {
           std::string ranks;
           for (int r : round.shutting_down) {
             ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+          }
+          if (id_ == 0 && !round.shutting_down.empty()) {  // set 0: world ranks
+            report_failure_cause(FailureCause::kPeerLeft, transport_.data->rank(),
+                                 round.shutting_down.front());
           }
           reason = std::string("runrun was shut down: ") +
                    (round.shutting_down.size() > 1 ? "ranks [" : "rank [") + ranks +

@@ -13,6 +13,8 @@ const char* kind_name(RankEvent::Kind kind) {
     case RankEvent::Kind::kExited: return "exited";
     case RankEvent::Kind::kSignaled: return "signaled";
     case RankEvent::Kind::kStopped: return "stopped";
+    case RankEvent::Kind::kPeerLost: return "lost";
+    case RankEvent::Kind::kPeerLeft: return "left";
   }
   return "?";
 }
@@ -38,7 +40,8 @@ std::optional<RankEvent> find_rank_event(std::string_view line, std::string* res
   RankEvent event;
   bool known = false;
   for (auto candidate : {RankEvent::Kind::kStarted, RankEvent::Kind::kExited,
-                         RankEvent::Kind::kSignaled, RankEvent::Kind::kStopped}) {
+                         RankEvent::Kind::kSignaled, RankEvent::Kind::kStopped,
+                         RankEvent::Kind::kPeerLost, RankEvent::Kind::kPeerLeft}) {
     if (kind == kind_name(candidate)) {
       event.kind = candidate;
       known = true;

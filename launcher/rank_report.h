@@ -2,22 +2,27 @@
 // Why: the launcher must know when each rank started and how a rank ended (exit code, signal,
 // or stopped because the job was being stopped) to enforce --start-timeout and to name the rank
 // that failed. The rank shim writes one marker line per event to its stderr, which mpirun
-// forwards (tagged) from every host; the launcher recognises and hides these lines.
+// forwards (tagged) from every host; the launcher recognises and hides these lines. A rank's
+// runtime adds why it failed, when a peer caused it (common/rank_events.h).
 // Thread-safety: pure functions.
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "common/rank_events.h"
+
 namespace runrun::launcher {
 
-inline constexpr std::string_view kRankMarker = "@@runrun-rank-event@@";
+inline constexpr std::string_view kRankMarker = kRankEventMarker;
 
 struct RankEvent {
-  enum class Kind { kStarted, kExited, kSignaled, kStopped };
+  // kPeerLost/kPeerLeft: the rank's runtime failed because peer `value` was lost, or shut its
+  // runtime down while this rank still ran ops.
+  enum class Kind { kStarted, kExited, kSignaled, kStopped, kPeerLost, kPeerLeft };
   Kind kind = Kind::kStarted;
   int rank = 0;
-  int value = 0;  // exit code (kExited, kStopped) or signal number (kSignaled)
+  int value = 0;  // exit code (kExited, kStopped), signal number (kSignaled) or the peer
 
   bool operator==(const RankEvent&) const = default;
 };

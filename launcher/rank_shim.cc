@@ -18,6 +18,7 @@
 
 #include "common/env_names.h"
 #include "common/errors.h"
+#include "common/rank_events.h"
 #include "launcher/environment.h"
 #include "launcher/gloo_rank_commands.h"
 #include "launcher/rank_environment_block.h"
@@ -90,6 +91,7 @@ void export_variables(const RankTopology& topology, int size, const char* contro
   set_int(env::kCrossSize, topology.cross_size);
   set_int(env::kHostIndex, topology.host_index);
   setenv(env::kController, controller, 1);
+  setenv(kRankEventsEnv, "1", 1);  // the runtime may tell the launcher why it failed
 }
 
 // Sets the RUNRUN_* topology of a rank the launcher started itself (runrun --gloo), whose

@@ -44,6 +44,7 @@ struct Job {
   std::vector<bool> ended;  // the rank's shim reported how it ended
   int started_count = 0;
   std::vector<RankEvent> failures;  // exited or signaled, in arrival order
+  std::vector<RankEvent> causes;    // per rank: the peer its runtime failed because of, if any
   int stop_signal = 0;              // the signal that stopped the launcher
   bool stopping = false;
   bool killed = false;
@@ -57,7 +58,8 @@ struct Job {
                s.verbose),
         direct(!s.children.empty() && s.children.front().rank >= 0),
         started(s.num_proc),
-        ended(s.num_proc) {}
+        ended(s.num_proc),
+        causes(s.num_proc, RankEvent{RankEvent::Kind::kStarted, -1, -1}) {}
 
   bool all_exited() const { return exited_count == static_cast<int>(children.size()); }
 };
@@ -120,6 +122,10 @@ void handle_events(Job& job) {
     if (event.kind == RankEvent::Kind::kStarted) {
       if (!job.started[static_cast<std::size_t>(event.rank)]) ++job.started_count;
       job.started[static_cast<std::size_t>(event.rank)] = true;
+    } else if (event.kind == RankEvent::Kind::kPeerLost ||
+               event.kind == RankEvent::Kind::kPeerLeft) {
+      RankEvent& cause = job.causes[static_cast<std::size_t>(event.rank)];
+      if (cause.rank < 0) cause = event;  // the first cause is the one that counts
     } else {
       job.ended[static_cast<std::size_t>(event.rank)] = true;
       if (event.kind != RankEvent::Kind::kStopped) record_failure(job, event);
@@ -303,6 +309,32 @@ void run_loop(Job& job, int signal_fd) {
   handle_events(job);
 }
 
+// The failure to name: the first one, or, when its rank's runtime failed because of a peer
+// that failed too, that peer's (followed along such causes, each rank once).
+const RankEvent& culprit(const Job& job) {
+  const RankEvent* named = &job.failures.front();
+  std::vector<bool> seen(static_cast<std::size_t>(job.settings.num_proc));
+  seen[static_cast<std::size_t>(named->rank)] = true;
+  for (;;) {
+    const RankEvent& cause = job.causes[static_cast<std::size_t>(named->rank)];
+    if (cause.rank < 0 || cause.value < 0 || cause.value >= job.settings.num_proc ||
+        seen[static_cast<std::size_t>(cause.value)]) {
+      return *named;
+    }
+    const auto peer = std::find_if(job.failures.begin(), job.failures.end(),
+                                   [&](const RankEvent& f) { return f.rank == cause.value; });
+    if (peer == job.failures.end()) return *named;
+    seen[static_cast<std::size_t>(cause.value)] = true;
+    named = &*peer;
+  }
+}
+
+// Whether rank `rank` failed (exited non-zero or by a signal).
+bool failed(const Job& job, int rank) {
+  return std::any_of(job.failures.begin(), job.failures.end(),
+                     [&](const RankEvent& f) { return f.rank == rank; });
+}
+
 int report(Job& job) {
   const int status = job.children.front().status;
   const int mpirun_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -313,15 +345,27 @@ int report(Job& job) {
   }
   if (!job.failures.empty()) {
     const RankEvent& first = job.failures.front();
-    std::fprintf(stderr, "runrun: rank %d on host %s failed with %s; the other ranks were "
-                         "stopped",
-                 first.rank, host_of(job, first.rank).c_str(), describe_rank_end(first).c_str());
+    const RankEvent& named = culprit(job);
+    std::fprintf(stderr, "runrun: rank %d on host %s failed with %s", named.rank,
+                 host_of(job, named.rank).c_str(), describe_rank_end(named).c_str());
+    const RankEvent& cause = job.causes[static_cast<std::size_t>(named.rank)];
+    if (cause.rank >= 0 && !failed(job, cause.value)) {  // a peer that did not fail itself
+      std::fprintf(stderr, " after %s rank %d",
+                   cause.kind == RankEvent::Kind::kPeerLost ? "losing" : "the shutdown of",
+                   cause.value);
+    }
+    std::fprintf(stderr, "; the other ranks were stopped");
     if (job.failures.size() > 1) {
-      std::fprintf(stderr, " (%zu ranks failed in all)", job.failures.size());
+      std::fprintf(stderr, " (%zu ranks failed in all", job.failures.size());
+      if (named.rank != first.rank) {
+        std::fprintf(stderr, "; rank %d ended first, failing because of rank %d", first.rank,
+                     job.causes[static_cast<std::size_t>(first.rank)].value);
+      }
+      std::fprintf(stderr, ")");
     }
     std::fprintf(stderr, "\n");
-    return first.kind == RankEvent::Kind::kSignaled ? 128 + first.value
-                                                    : (first.value == 0 ? 1 : first.value);
+    return named.kind == RankEvent::Kind::kSignaled ? 128 + named.value
+                                                    : (named.value == 0 ? 1 : named.value);
   }
   if (job.start_timed_out) return kExitLauncherFailure;
   if (!job.direct && mpirun_code != 0) {

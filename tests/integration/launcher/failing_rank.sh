@@ -9,6 +9,18 @@ expect_line "$WORK/fail.err" "^runrun: rank 1 on host localhost failed with exit
 grep -Eq -- "Primary job|^-{20,}$" "$WORK/fail.err" && fail "mpirun's own job-end box was shown"
 no_orphans
 
+# The rank that caused a failure is named, not the peers that failed because of it and exited
+# first: rank 1 shuts its runtime down while the others wait for it, and exits 4 two seconds
+# later; ranks 0 and 2 fail at once with exit code 1, their runtimes telling the launcher why.
+timeout 60 "$RUNRUN" -np 3 "$PROBE" --shutdown-exit-rank 1 4 --token "$TOKEN" >"$WORK/cause.out" 2>"$WORK/cause.err"
+expect_rc $? 4 "a rank whose shutdown failed its peers"
+expect_line "$WORK/cause.err" "^runrun: rank 1 on host localhost failed with exit code 4; the other ranks were stopped"
+# (Under mpirun the peers wait in MPI_Finalize at exit until mpirun stops them: rank 1 is the
+# only failure there.)
+gloo_mode && expect_line "$WORK/cause.err" "^runrun: rank 1 on host localhost failed with exit code 4; the other ranks were stopped \(3 ranks failed in all; rank [02] ended first, failing because of rank 1\)"
+grep -q "@@runrun-rank-event@@" "$WORK/cause.err" "$WORK/cause.out" && fail "a rank event marker was shown"
+no_orphans
+
 # --verbose keeps mpirun's own account too.
 timeout 60 "$RUNRUN" --verbose -np 2 sh -c 'exit $RUNRUN_RANK # '"$TOKEN" >"$WORK/verbose.out" 2>"$WORK/verbose.err"
 expect_rc $? 1 "a rank exiting 1 with --verbose"

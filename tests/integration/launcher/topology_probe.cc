@@ -140,13 +140,38 @@ void steps_and_check(runrun_runtime* rt, const runrun_topology& t, int steps) {
 
 }  // namespace
 
+// The culprit of a failure that its peers see first: it shuts its runtime down while they wait
+// in an allreduce it never joins, and exits with `exit_code` only later. They fail at once
+// (exit 1, as a script whose exception propagates), before it.
+[[noreturn]] void shut_down_then_exit(runrun_runtime* rt, int exit_code) {
+  check(runrun_shutdown(rt), "runrun_shutdown");
+  std::fprintf(stderr, "PROBE shut down, exits with %d in 2 s\n", exit_code);
+  std::fflush(stderr);
+  sleep(2);
+  std::_Exit(exit_code);
+}
+
+[[noreturn]] void fail_in_allreduce(runrun_runtime* rt) {
+  std::vector<float> data(4, 1.0f);
+  DLTensor tensor = float_tensor(data);
+  runrun_allreduce_options options = runrun_allreduce_default_options();
+  runrun_handle* handle = nullptr;
+  check(runrun_allreduce(rt, "probe.never", &tensor, &tensor, &options, &handle), "allreduce");
+  if (runrun_handle_wait(handle, -1) != RUNRUN_OK) die("allreduce", runrun_handle_error(handle));
+  die("fail_in_allreduce", "the allreduce succeeded");
+}
+
 int main(int argc, char** argv) {
-  int exit_rank = -1, exit_code = 0;
+  int exit_rank = -1, exit_code = 0, shutdown_rank = -1;
   bool ready_and_wait = false;
   int steps = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--exit-rank") == 0 && i + 2 < argc) {
       exit_rank = std::atoi(argv[i + 1]);
+      exit_code = std::atoi(argv[i + 2]);
+      i += 2;
+    } else if (std::strcmp(argv[i], "--shutdown-exit-rank") == 0 && i + 2 < argc) {
+      shutdown_rank = std::atoi(argv[i + 1]);
       exit_code = std::atoi(argv[i + 2]);
       i += 2;
     } else if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
@@ -164,6 +189,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (t.rank == 0) wait_forever(rt);  // rank 0 in a collective, the others sleeping
     for (;;) pause();
+  }
+  if (shutdown_rank >= 0) {
+    if (t.rank == shutdown_rank) shut_down_then_exit(rt, exit_code);
+    fail_in_allreduce(rt);
   }
   if (t.rank == exit_rank) {
     std::fprintf(stderr, "PROBE rank %d exits with %d on purpose\n", t.rank, exit_code);

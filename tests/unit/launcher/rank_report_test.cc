@@ -44,3 +44,15 @@ TEST_CASE("rank ends are described with code or signal") {
   CHECK_THAT(describe_rank_end({RankEvent::Kind::kSignaled, 0, SIGKILL}),
              Catch::StartsWith("signal 9 ("));
 }
+
+TEST_CASE("a runtime's report of the peer it failed because of is an event the launcher reads") {
+  // common/rank_events.h writes these lines from inside a rank; the launcher parses them here.
+  std::string rest;
+  const auto lost = find_rank_event(std::string(kRankMarker) + " lost 2 0", &rest);
+  REQUIRE(lost);
+  CHECK(*lost == RankEvent{RankEvent::Kind::kPeerLost, 2, 0});
+  const auto left = find_rank_event(std::string(kRankMarker) + " left 0 3", &rest);
+  REQUIRE(left);
+  CHECK(*left == RankEvent{RankEvent::Kind::kPeerLeft, 0, 3});
+  CHECK(format_rank_event(*left) == std::string(kRankMarker) + " left 0 3\n");
+}

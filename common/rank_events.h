@@ -1,0 +1,24 @@
+#pragma once
+// Why: the launcher names the rank that made a job fail. A rank whose runtime fails because of
+// a peer (the peer was lost, or shut its runtime down while this rank still ran ops) usually
+// exits first, a moment before the peer itself, so the first exit is often the wrong rank to
+// name. The rank's runtime tells the launcher why it failed with a marker line on its stderr:
+// the same channel the rank shim reports starts and exits on (launcher/rank_report.h), which
+// the launcher recognises and hides.
+// Thread-safety: any thread; one report per process (the first cause is the one that counts).
+
+#include <string_view>
+
+namespace runrun {
+
+// Starts every marker line; what follows is "<kind> <rank> <value>".
+inline constexpr std::string_view kRankEventMarker = "@@runrun-rank-event@@";
+// Set (to 1) by the rank shim: a launcher reads this rank's stderr for markers.
+inline constexpr const char* kRankEventsEnv = "RUNRUN_RANK_EVENTS";
+
+enum class FailureCause { kPeerLost, kPeerLeft };
+
+// Writes "<marker> lost|left <rank> <peer>" to stderr when a launcher reads markers (and once).
+void report_failure_cause(FailureCause cause, int rank, int peer);
+
+}  // namespace runrun
