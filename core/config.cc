@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/horovod_env.h"
 #include "common/knobs.h"
 
 namespace runrun {
@@ -27,7 +28,20 @@ class KnobReader {
     std::string name(knob.env_name);
     if (auto it = overrides_.find(name); it != overrides_.end()) return it->second;
     if (const char* value = std::getenv(name.c_str())) return value;
+    if (auto value = horovod_value(name)) return *value;  // a Horovod job's environment
     return std::string(knob.default_value);
+  }
+
+  // The variable the knob's value came from, for messages: its own, or Horovod's.
+  std::string source(const Knob& knob) const {
+    std::string name(knob.env_name);
+    if (overrides_.count(name) != 0 || std::getenv(name.c_str()) != nullptr) return name;
+    for (const HorovodAlias& alias : kHorovodAliases) {
+      if (alias.runrun_name == name && horovod_value(name)) {
+        return std::string(alias.horovod_name) + " (read as " + name + ")";
+      }
+    }
+    return name;
   }
 
   double number(const Knob& knob, double min_value) const {
@@ -36,7 +50,7 @@ class KnobReader {
     double parsed = std::strtod(value.c_str(), &end);
     bool ok = !value.empty() && end && *end == '\0' && parsed >= min_value;
     RUNRUN_ENFORCE(ok, InvalidArgumentError,
-                   std::string(knob.env_name) + "='" + value + "' is not a number >= " +
+                   source(knob) + "='" + value + "' is not a number >= " +
                        std::to_string(min_value) + " (" + std::string(knob.doc) + ")");
     return parsed;
   }
@@ -57,7 +71,7 @@ class KnobReader {
       const bool ok = !item.empty() && item[0] >= '0' && item[0] <= '9' && end &&
                       *end == '\0' && cpu <= 1 << 20;
       RUNRUN_ENFORCE(ok, InvalidArgumentError,
-                     std::string(knob.env_name) + "='" + value + "': '" + item +
+                     source(knob) + "='" + value + "': '" + item +
                          "' is not a CPU id; give non-negative integers separated by commas, "
                          "one per local rank (" + std::string(knob.doc) + ")");
       cpus.push_back(static_cast<int>(cpu));
@@ -73,7 +87,7 @@ class KnobReader {
       if (value == c) return value;
       listed += (listed.empty() ? "" : " or ") + std::string(c);
     }
-    throw InvalidArgumentError(RUNRUN_WHERE, std::string(knob.env_name) + "='" + value +
+    throw InvalidArgumentError(RUNRUN_WHERE, source(knob) + "='" + value +
                                                  "' is not " + listed + " (" +
                                                  std::string(knob.doc) + ")");
   }

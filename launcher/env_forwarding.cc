@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "common/env_names.h"
+#include "common/horovod_env.h"
 #include "common/errors.h"
 
 namespace runrun::launcher {
@@ -62,7 +63,8 @@ ForwardedEnv plan_forwarded_env(const Environment& env,
   }
   const std::string prefix = env::kPrefix;
   for (const auto& [name, value] : env) {
-    if (name.rfind(prefix, 0) != 0 || is_not_forwarded(name)) continue;
+    const bool horovod = name.rfind(kHorovodPrefix, 0) == 0;  // common/horovod_env.h
+    if ((name.rfind(prefix, 0) != 0 && !horovod) || is_not_forwarded(name)) continue;
     if (looks_like_secret(name)) {
       plan.withheld.push_back(name);
     } else {

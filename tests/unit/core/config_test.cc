@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/horovod_env.h"
 #include "common/knobs.h"
 #include "core/config.h"
 
@@ -32,6 +33,37 @@ TEST_CASE("config rejects malformed values and unknown names", "[config]") {
                     Catch::Contains("unknown runtime setting 'RUNRUN_NO_SUCH'"));
 }
 
+TEST_CASE("config reads Horovod's variables when the RUNRUN_ ones are unset", "[config]") {
+  // A Horovod job's environment keeps working (common/horovod_env.h); RUNRUN_ wins over it.
+  setenv("HOROVOD_FUSION_THRESHOLD", "2048", 1);
+  setenv("HOROVOD_CYCLE_TIME", "3.5", 1);
+  setenv("HOROVOD_LOG_LEVEL", "WARNING", 1);
+  setenv("HOROVOD_TIMELINE", "DYNAMIC", 1);
+  setenv("HOROVOD_STALL_CHECK_TIME_SECONDS", "7", 1);
+  setenv("HOROVOD_CACHE_CAPACITY", "9", 1);
+  setenv("RUNRUN_CACHE_CAPACITY", "11", 1);
+  Config c = Config::load();
+  CHECK(c.fusion_threshold == 2048);
+  CHECK(c.cycle_time.count() == 3500);
+  CHECK(c.log_level == "warn");
+  CHECK(c.timeline_path.empty());
+  CHECK(c.stall_check_time.count() == 7);
+  CHECK(c.cache_capacity == 11);
+  setenv("HOROVOD_STALL_CHECK_DISABLE", "1", 1);
+  CHECK(Config::load().stall_check_time.count() == 0);
+  setenv("HOROVOD_LOG_LEVEL", "FATAL", 1);
+  CHECK(Config::load().log_level == "critical");
+  setenv("HOROVOD_FUSION_THRESHOLD", "big", 1);
+  CHECK_THROWS_WITH(Config::load(), Catch::Contains("HOROVOD_FUSION_THRESHOLD (read as "
+                                                    "RUNRUN_FUSION_THRESHOLD)='big'"));
+  for (const char* name : {"HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "HOROVOD_LOG_LEVEL",
+                           "HOROVOD_TIMELINE", "HOROVOD_STALL_CHECK_TIME_SECONDS",
+                           "HOROVOD_CACHE_CAPACITY", "RUNRUN_CACHE_CAPACITY",
+                           "HOROVOD_STALL_CHECK_DISABLE"}) {
+    unsetenv(name);
+  }
+}
+
 TEST_CASE("docs/configuration.md lists every knob", "[config]") {
   std::ifstream doc(std::string(RUNRUN_SOURCE_DIR) + "/docs/configuration.md");
   REQUIRE(doc.good());
@@ -40,5 +72,9 @@ TEST_CASE("docs/configuration.md lists every knob", "[config]") {
   for (const Knob& knob : kAllKnobs) {
     INFO(knob.env_name);
     CHECK(text.str().find(std::string(knob.env_name)) != std::string::npos);
+  }
+  for (const HorovodAlias& alias : kHorovodAliases) {  // and every Horovod variable read
+    INFO(alias.horovod_name);
+    CHECK(text.str().find("`" + std::string(alias.horovod_name) + "`") != std::string::npos);
   }
 }
