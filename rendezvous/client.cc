@@ -217,6 +217,9 @@ std::string RendezvousClient::round_trip(const std::string& payload, const char*
       kind = static_cast<ErrorKind>(reader.u8());
       return reader.string();
     });
+    if (kind == ErrorKind::kSuperseded) {  // handled as a timeout: join the newer generation
+      throw TimeoutError(RUNRUN_WHERE, where + ": " + text);
+    }
     if (kind == ErrorKind::kTimeout) {
       throw TimeoutError(RUNRUN_WHERE,
                          where + " timed out after " + seconds_text(extra_time) + ": " + text +

@@ -61,6 +61,7 @@ enum class ErrorKind : uint8_t {
   kBadRequest = 1,  // malformed request or wrong types (a counter that is not a counter)
   kTimeout = 2,     // a wait whose keys did not all appear in time
   kFull = 3,        // the store's memory bound would be exceeded
+  kSuperseded = 4,  // a wait in an elastic generation the driver has replaced by a newer one
 };
 
 // Server-side bounds, so one client cannot make the launcher use unbounded memory.

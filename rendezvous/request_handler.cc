@@ -1,5 +1,8 @@
 #include "rendezvous/request_handler.h"
 
+#include <cstdlib>
+
+#include "rendezvous/elastic_keys.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/wire_codec.h"
 
@@ -125,6 +128,19 @@ std::optional<std::string> answer_parked_wait(const ParkedWait& wait, const KeyV
                                               Clock::time_point now) {
   const auto missing = store.missing(wait.generation, wait.keys);
   if (missing.empty()) return simple_answer(MessageType::kOk);
+  // An elastic generation the driver replaced (a member left before joining it) will never be
+  // complete: its waiters go on to the newer one now, not when their wait times out.
+  if (wait.generation != kElasticControlGeneration) {
+    const auto current = store.get(kElasticControlGeneration, kElasticGenerationKey);
+    const uint64_t newest = current ? std::strtoull(current->c_str(), nullptr, 10) : 0;
+    if (newest > wait.generation) {
+      return error_answer(static_cast<uint8_t>(ErrorKind::kSuperseded),
+                          "elastic generation " + std::to_string(wait.generation) +
+                              " was replaced by generation " + std::to_string(newest) +
+                              " (the membership changed) before these keys were set: " +
+                              join(missing));
+    }
+  }
   if (now < wait.deadline) return std::nullopt;
   return error_answer(static_cast<uint8_t>(ErrorKind::kTimeout),
                       "keys not set in generation " + std::to_string(wait.generation) + ": " +

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "rendezvous/elastic_keys.h"
 #include "rendezvous_fixture.h"
 
 using namespace runrun::rendezvous;
@@ -73,6 +74,34 @@ TEST_CASE("a wait for keys nobody sets times out naming them", "[rendezvous]") {
   }
   // The connection is still usable after a server-side timeout.
   CHECK(client->get(0, "present") == "1");
+}
+
+TEST_CASE("a wait in an elastic generation the driver replaced ends at once", "[rendezvous]") {
+  // A member of generation 1 left before setting its keys; the driver publishes generation 2:
+  // the waiters of generation 1 go on now (and join 2), not after their whole timeout.
+  TestServer server;
+  server.client()->set(kElasticControlGeneration, kElasticGenerationKey, "1");
+  auto waiter = server.client();
+  std::thread driver([&] {
+    std::this_thread::sleep_for(100ms);
+    server.client()->set(kElasticControlGeneration, kElasticGenerationKey, "2");
+  });
+  try {
+    waiter->wait(1, {"mesh/rank2"}, 20s);
+    FAIL("the wait returned");
+  } catch (const runrun::TimeoutError& error) {
+    const std::string text = error.what();
+    // Not "timed out after 20 s": ended by the new generation.
+    CHECK(text.find("elastic generation 1 was replaced by generation 2") != std::string::npos);
+    CHECK(text.find("timed out") == std::string::npos);
+    CHECK(text.find("'mesh/rank2'") != std::string::npos);
+  }
+  driver.join();
+  // A wait of the current generation, and one that arrives already replaced, are answered as
+  // before and at once.
+  server.client()->set(2, "mesh/rank0", "x");
+  waiter->wait(2, {"mesh/rank0"}, 20s);
+  CHECK_THROWS_AS(waiter->wait(1, {"mesh/rank2"}, 20s), runrun::TimeoutError);
 }
 
 TEST_CASE("generations isolate keys over the wire and old ones can be dropped", "[rendezvous]") {
