@@ -66,7 +66,8 @@ void PeerHealth::start(ControlChannel& control) {
   monitor_->set_on_left([this](int rank) {
     departed_.emplace_back(rank, std::chrono::steady_clock::now());
   });
-  monitor_->start(addresses, job_key, [this](int rank, const std::string& why) { on_peer_lost(rank, why); });
+  monitor_->start(addresses, job_key,
+                  [this](int rank, const std::string& why) { on_peer_lost(rank, why); });
 }
 
 // Monitor thread, every heartbeat. The coordinator's stall inspector only sees ranks that take
