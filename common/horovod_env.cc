@@ -13,17 +13,20 @@ std::string lower(std::string text) {
   return text;
 }
 
-bool truthy(const char* value) {
-  const std::string text = lower(value);
-  return !text.empty() && text != "0" && text != "false" && text != "no" && text != "off";
+// Horovod reads its switches as strtol(value) > 0: "1" and "2" are on; "", "0" and "true" off.
+bool horovod_switch(const char* value) { return std::strtol(value, nullptr, 10) > 0; }
+
+bool is_switch(std::string_view runrun_name) {
+  return runrun_name == "RUNRUN_AUTOTUNE" || runrun_name == "RUNRUN_HIERARCHICAL_ALLREDUCE";
 }
 
 }  // namespace
 
 std::optional<std::string> horovod_value(std::string_view runrun_name) {
-  if (runrun_name == "RUNRUN_STALL_CHECK_TIME") {
+  if (runrun_name == "RUNRUN_STALL_CHECK_TIME" || runrun_name == "RUNRUN_STALL_SHUTDOWN_TIME") {
+    // Horovod's disabled stall check neither warns nor shuts down.
     const char* disable = std::getenv("HOROVOD_STALL_CHECK_DISABLE");
-    if (disable != nullptr && truthy(disable)) return "0";
+    if (disable != nullptr && horovod_switch(disable)) return "0";
   }
   for (const HorovodAlias& alias : kHorovodAliases) {
     if (alias.runrun_name != runrun_name) continue;
@@ -36,6 +39,7 @@ std::optional<std::string> horovod_value(std::string_view runrun_name) {
       return level;
     }
     if (runrun_name == "RUNRUN_TIMELINE" && std::string_view(value) == "DYNAMIC") return "";
+    if (is_switch(runrun_name)) return horovod_switch(value) ? "1" : "0";
     return std::string(value);
   }
   return std::nullopt;

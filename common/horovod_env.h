@@ -38,8 +38,10 @@ inline constexpr std::array kHorovodAliases = {
 
 // The value knob `runrun_name` takes from Horovod's variables, or nullopt when they say
 // nothing. Conversions: HOROVOD_LOG_LEVEL's names (any case; WARNING is warn, FATAL critical);
-// HOROVOD_TIMELINE=DYNAMIC (start it later from the script) is no file; a truthy
-// HOROVOD_STALL_CHECK_DISABLE turns the stall check off (RUNRUN_STALL_CHECK_TIME 0).
+// HOROVOD_TIMELINE=DYNAMIC (start it later from the script) is no file; switches
+// (HOROVOD_AUTOTUNE, HOROVOD_HIERARCHICAL_ALLREDUCE, HOROVOD_STALL_CHECK_DISABLE) are on when
+// strtol(value) > 0, as Horovod reads them; HOROVOD_STALL_CHECK_DISABLE on turns the stall
+// check and the stall shutdown off (RUNRUN_STALL_CHECK_TIME and _SHUTDOWN_TIME 0).
 std::optional<std::string> horovod_value(std::string_view runrun_name);
 
 }  // namespace runrun

@@ -2,16 +2,29 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 namespace runrun {
+namespace {
+
+// Read when the library loads: the report comes from the monitor thread, and reading the
+// environment there could race with the framework changing it.
+const bool g_launcher_reads_events = std::getenv(kRankEventsEnv) != nullptr;
+
+}  // namespace
 
 void report_failure_cause(FailureCause cause, int rank, int peer) {
-  static std::atomic<bool> reported{false};
-  if (std::getenv(kRankEventsEnv) == nullptr || rank < 0 || peer < 0 || peer == rank) return;
-  if (reported.exchange(true)) return;
+  if (!g_launcher_reads_events || rank < 0 || peer < 0 || peer == rank) return;
+  {
+    static std::mutex mutex;
+    static std::set<std::pair<int, int>> reported;  // (cause, peer); bounded by the job size
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!reported.emplace(static_cast<int>(cause), peer).second) return;
+  }
   // One write(2) of a whole line: not interleaved with other output, no stdio buffer.
   const std::string line = std::string(kRankEventMarker) +
                            (cause == FailureCause::kPeerLost ? " lost " : " left ") +

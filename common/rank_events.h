@@ -5,7 +5,8 @@
 // name. The rank's runtime tells the launcher why it failed with a marker line on its stderr:
 // the same channel the rank shim reports starts and exits on (launcher/rank_report.h), which
 // the launcher recognises and hides.
-// Thread-safety: any thread; one report per process (the first cause is the one that counts).
+// Thread-safety: any thread; each (cause, peer) is reported once per process, and the launcher
+// weighs them (a peer that failed itself is the cause to name).
 
 #include <string_view>
 
@@ -18,7 +19,8 @@ inline constexpr const char* kRankEventsEnv = "RUNRUN_RANK_EVENTS";
 
 enum class FailureCause { kPeerLost, kPeerLeft };
 
-// Writes "<marker> lost|left <rank> <peer>" to stderr when a launcher reads markers (and once).
+// Writes "<marker> lost|left <rank> <peer>" to stderr when a launcher reads markers (once per
+// cause and peer).
 void report_failure_cause(FailureCause cause, int rank, int peer);
 
 }  // namespace runrun

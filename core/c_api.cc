@@ -62,7 +62,9 @@ runrun::Runtime& runtime_of(runrun_runtime* rt) {
 // A handle's op that cannot complete in this process: it was enqueued before a fork (the
 // background thread that runs it stayed in the parent). Sets the handle's error.
 bool stranded_by_fork(runrun_handle* h) {
-  if (!runrun::forked_since(h->made_in) || h->handle->done()) return false;
+  if (!runrun::forked_since(h->made_in)) return false;
+  const std::optional<bool> done = h->handle->try_done();  // a lock held at the fork: stranded
+  if (done && *done) return false;
   h->error = runrun::forked_child_message("waiting for an op enqueued before the fork",
                                           h->made_in);
   return true;
@@ -461,7 +463,8 @@ runrun_status runrun_stop_timeline(runrun_runtime* rt) {
 
 runrun_status runrun_handle_poll(runrun_handle* h) {
   if (!h) return RUNRUN_INVALID_ARGUMENT;
-  if (!h->handle->done()) return stranded_by_fork(h) ? RUNRUN_UNSUPPORTED : RUNRUN_IN_PROGRESS;
+  if (stranded_by_fork(h)) return RUNRUN_UNSUPPORTED;
+  if (!h->handle->done()) return RUNRUN_IN_PROGRESS;
   return to_status(h->handle->code());
 }
 

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "common/horovod_env.h"
 #include "common/knobs.h"
+#include "common/logging.h"
 
 namespace runrun {
 namespace {
@@ -102,6 +103,14 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   KnobReader reader(overrides);
   Config c;
   c.log_level = reader.text(knobs::kLogLevel);
+  try {
+    parse_log_level(c.log_level);  // checked here, where the variable it came from is known
+  } catch (const InvalidArgumentError&) {
+    throw InvalidArgumentError(RUNRUN_WHERE, reader.source(knobs::kLogLevel) + "='" +
+                                                 c.log_level + "' is not a log level: use "
+                                                 "trace, debug, info, warn, error, critical or "
+                                                 "off");
+  }
   c.backend = reader.text(knobs::kBackend);
   c.cycle_time = std::chrono::microseconds(
       static_cast<int64_t>(reader.number(knobs::kCycleTimeMs, 0) * 1000));

@@ -10,6 +10,12 @@ bool Handle::done() const {
   return done_;
 }
 
+std::optional<bool> Handle::try_done() const {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  return done_;
+}
+
 bool Handle::wait(std::optional<std::chrono::duration<double>> timeout) const {
   std::unique_lock<std::mutex> lock(mutex_);
   if (done_) return true;

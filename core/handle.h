@@ -27,6 +27,9 @@ class Handle {
 
   // --- framework side ---
   bool done() const;
+  // done() without blocking: nullopt while another thread holds the handle's lock. A forked
+  // child asks this way: the thread that held the lock at the fork does not exist there.
+  std::optional<bool> try_done() const;
   // Blocks until done or the timeout passed (nullopt: no limit). Returns done().
   bool wait(std::optional<std::chrono::duration<double>> timeout = std::nullopt) const;
   ErrorCode code() const;

@@ -140,9 +140,10 @@ void ProcessSetWorker::loop() {
           for (int r : round.shutting_down) {
             ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
           }
-          if (id_ == 0 && !round.shutting_down.empty()) {  // set 0: world ranks
-            report_failure_cause(FailureCause::kPeerLeft, transport_.data->rank(),
-                                 round.shutting_down.front());
+          for (int r : round.shutting_down) {
+            if (id_ == 0) {  // set 0: world ranks
+              report_failure_cause(FailureCause::kPeerLeft, transport_.data->rank(), r);
+            }
           }
           reason = std::string("runrun was shut down: ") +
                    (round.shutting_down.size() > 1 ? "ranks [" : "rank [") + ranks +

@@ -108,8 +108,10 @@ BuildFeatures detect_build_features() {
   features.cuda = kBuiltBackends.cuda_tensors;
   std::vector<std::vector<std::string>> probes;
   for (const FrameworkProbe& probe : kFrameworkProbes) {
+    // sys.path[0] is "" for -c: the current directory, whose folders could shadow packages.
     probes.push_back({"python3", "-c",
-                      "import sys, " + std::string(probe.module) + "\n" + probe.version_code +
+                      "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
+                      "import " + std::string(probe.module) + "\n" + probe.version_code +
                           "\nprint('" + kPythonMark + "' + sys.executable + '\\n" +
                           kVersionMark + "' + v, flush=True)"});
   }

@@ -45,16 +45,21 @@ constexpr int kOrphanGraceS = 5;
 // take a while to connect first.
 constexpr int kBlockTimeoutMs = 60000;
 
-// Signals the command, and with it its process group when it has one of its own.
+// Signals the command, and with it its process group when it has one of its own; SIGUSR1 and
+// SIGUSR2 (a script's own "checkpoint now" signals) go to the command alone, since the
+// processes it started (data-loader workers) would die of them.
 void signal_command(int sig) {
   if (g_child_pid <= 0) return;
   const pid_t child = static_cast<pid_t>(g_child_pid);
-  kill(g_child_group ? -child : child, sig);
+  const bool group = g_child_group && sig != SIGUSR1 && sig != SIGUSR2;
+  kill(group ? -child : child, sig);
 }
 
 void forward_signal(int sig) {
+  const int saved_errno = errno;  // a signal handler
   g_stop_requested = 1;
   signal_command(sig);
+  errno = saved_errno;
 }
 
 void write_stderr(const std::string& text) {

@@ -44,7 +44,8 @@ struct Job {
   std::vector<bool> ended;  // the rank's shim reported how it ended
   int started_count = 0;
   std::vector<RankEvent> failures;  // exited or signaled, in arrival order
-  std::vector<RankEvent> causes;    // per rank: the peer its runtime failed because of, if any
+  // Per rank: the peers its runtime reported failing because of, in arrival order.
+  std::vector<std::vector<RankEvent>> causes;
   int stop_signal = 0;              // the signal that stopped the launcher
   bool stopping = false;
   bool killed = false;
@@ -59,7 +60,7 @@ struct Job {
         direct(!s.children.empty() && s.children.front().rank >= 0),
         started(s.num_proc),
         ended(s.num_proc),
-        causes(s.num_proc, RankEvent{RankEvent::Kind::kStarted, -1, -1}) {}
+        causes(s.num_proc) {}
 
   bool all_exited() const { return exited_count == static_cast<int>(children.size()); }
 };
@@ -124,8 +125,7 @@ void handle_events(Job& job) {
       job.started[static_cast<std::size_t>(event.rank)] = true;
     } else if (event.kind == RankEvent::Kind::kPeerLost ||
                event.kind == RankEvent::Kind::kPeerLeft) {
-      RankEvent& cause = job.causes[static_cast<std::size_t>(event.rank)];
-      if (cause.rank < 0) cause = event;  // the first cause is the one that counts
+      job.causes[static_cast<std::size_t>(event.rank)].push_back(event);
     } else {
       job.ended[static_cast<std::size_t>(event.rank)] = true;
       if (event.kind != RankEvent::Kind::kStopped) record_failure(job, event);
@@ -309,30 +309,35 @@ void run_loop(Job& job, int signal_fd) {
   handle_events(job);
 }
 
+// Whether rank `rank` failed (exited non-zero or by a signal); its failure, or null.
+const RankEvent* failure_of(const Job& job, int rank) {
+  const auto it = std::find_if(job.failures.begin(), job.failures.end(),
+                               [&](const RankEvent& f) { return f.rank == rank; });
+  return it == job.failures.end() ? nullptr : &*it;
+}
+
 // The failure to name: the first one, or, when its rank's runtime failed because of a peer
 // that failed too, that peer's (followed along such causes, each rank once).
 const RankEvent& culprit(const Job& job) {
   const RankEvent* named = &job.failures.front();
   std::vector<bool> seen(static_cast<std::size_t>(job.settings.num_proc));
   seen[static_cast<std::size_t>(named->rank)] = true;
-  for (;;) {
-    const RankEvent& cause = job.causes[static_cast<std::size_t>(named->rank)];
-    if (cause.rank < 0 || cause.value < 0 || cause.value >= job.settings.num_proc ||
-        seen[static_cast<std::size_t>(cause.value)]) {
-      return *named;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const RankEvent& cause : job.causes[static_cast<std::size_t>(named->rank)]) {
+      if (cause.value < 0 || cause.value >= job.settings.num_proc ||
+          seen[static_cast<std::size_t>(cause.value)]) {
+        continue;
+      }
+      if (const RankEvent* peer = failure_of(job, cause.value)) {
+        seen[static_cast<std::size_t>(cause.value)] = true;
+        named = peer;
+        moved = true;
+        break;
+      }
     }
-    const auto peer = std::find_if(job.failures.begin(), job.failures.end(),
-                                   [&](const RankEvent& f) { return f.rank == cause.value; });
-    if (peer == job.failures.end()) return *named;
-    seen[static_cast<std::size_t>(cause.value)] = true;
-    named = &*peer;
   }
-}
-
-// Whether rank `rank` failed (exited non-zero or by a signal).
-bool failed(const Job& job, int rank) {
-  return std::any_of(job.failures.begin(), job.failures.end(),
-                     [&](const RankEvent& f) { return f.rank == rank; });
+  return *named;
 }
 
 int report(Job& job) {
@@ -348,8 +353,10 @@ int report(Job& job) {
     const RankEvent& named = culprit(job);
     std::fprintf(stderr, "runrun: rank %d on host %s failed with %s", named.rank,
                  host_of(job, named.rank).c_str(), describe_rank_end(named).c_str());
-    const RankEvent& cause = job.causes[static_cast<std::size_t>(named.rank)];
-    if (cause.rank >= 0 && !failed(job, cause.value)) {  // a peer that did not fail itself
+    const auto& causes = job.causes[static_cast<std::size_t>(named.rank)];
+    if (!causes.empty() && failure_of(job, causes.front().value) == nullptr) {
+      // Its peers ended without failing (stopped by mpirun, or exit 0): say why it failed.
+      const RankEvent& cause = causes.front();
       std::fprintf(stderr, " after %s rank %d",
                    cause.kind == RankEvent::Kind::kPeerLost ? "losing" : "the shutdown of",
                    cause.value);
@@ -358,8 +365,15 @@ int report(Job& job) {
     if (job.failures.size() > 1) {
       std::fprintf(stderr, " (%zu ranks failed in all", job.failures.size());
       if (named.rank != first.rank) {
+        int because_of = named.rank;  // the cause of the first rank that the summary followed
+        for (const RankEvent& cause : job.causes[static_cast<std::size_t>(first.rank)]) {
+          if (failure_of(job, cause.value) != nullptr) {
+            because_of = cause.value;
+            break;
+          }
+        }
         std::fprintf(stderr, "; rank %d ended first, failing because of rank %d", first.rank,
-                     job.causes[static_cast<std::size_t>(first.rank)].value);
+                     because_of);
       }
       std::fprintf(stderr, ")");
     }

@@ -2,6 +2,8 @@
 
 #include <pybind11/stl.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "csrc/errors.h"
@@ -19,11 +21,14 @@ Runtime::Runtime(std::optional<std::string> backend) {
     status = runrun_init(backend ? backend->c_str() : nullptr, &rt_);
   }
   check_status(status, "runrun_init");
+  owner_pid_ = getpid();
   xla_ffi_attach(rt_);
 }
 
 Runtime::~Runtime() {
-  if (rt_ == nullptr) return;
+  // A forked child's copy: XLA's threads (which may have held the attach lock) and the
+  // runtime's stayed in the parent; the C API does nothing there either (fork_generation.h).
+  if (rt_ == nullptr || getpid() != owner_pid_) return;
   py::gil_scoped_release release;
   runrun_shutdown(rt_);  // fails the ops in flight, so detach cannot wait for ever
   xla_ffi_detach(rt_);

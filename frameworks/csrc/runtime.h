@@ -6,6 +6,7 @@
 
 #include <runrun/c_api.h>
 #include <pybind11/pybind11.h>
+#include <sys/types.h>
 
 #include <optional>
 #include <string>
@@ -40,6 +41,7 @@ class Runtime {
 
  private:
   runrun_runtime* rt_ = nullptr;
+  pid_t owner_pid_ = 0;  // the process that made it: a forked child leaves it alone
 };
 
 void bind_runtime(pybind11::module_& m);

@@ -33,19 +33,23 @@ def test_init_refuses_a_comm_list_that_is_not_every_rank():
             "    del os.environ[k]\n"
             "import runrun.torch as hvd\n"
             "from runrun.common.exceptions import InvalidArgumentError\n"
-            "for comm in ([0, 1], [3]):\n"
+            "for comm in ([0, 1], [3], [0, 'a']):\n"
             "    try:\n"
             "        hvd.init(comm=comm)\n"
             "        raise SystemExit(f'init(comm={comm}) was accepted')\n"
             "    except InvalidArgumentError as e:\n"
             "        print(e)\n"
             "    assert not hvd.is_initialized()\n"
+            "hvd.init(comm=[])\n"  # Horovod's "every rank", as None
+            "assert hvd.size() == 1\n"
+            "hvd.shutdown()\n"
             "hvd.init(comm=[0])\n"
             "assert hvd.size() == 1\n")
     lines = run_fresh_python(code, timeout=60).stdout.splitlines()
     assert "init(comm=[0, 1]): runrun's world is every launched rank" in lines[0]
     assert "must name all 1 ranks (0..0)" in lines[0] and "ProcessSet" not in lines[0]
     assert "init(comm=[3])" in lines[1]
+    assert "init(comm=[0, 'a'])" in lines[2] and "ProcessSet" not in lines[2]
 
 
 def test_import_runrun_without_torch():

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "common/horovod_env.h"
 #include "common/knobs.h"
@@ -49,17 +51,37 @@ TEST_CASE("config reads Horovod's variables when the RUNRUN_ ones are unset", "[
   CHECK(c.timeline_path.empty());
   CHECK(c.stall_check_time.count() == 7);
   CHECK(c.cache_capacity == 11);
-  setenv("HOROVOD_STALL_CHECK_DISABLE", "1", 1);
+  setenv("HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", "30", 1);
+  CHECK(Config::load().stall_shutdown_time.count() == 30);
+  setenv("HOROVOD_STALL_CHECK_DISABLE", "1", 1);  // Horovod's: neither warning nor shutdown
   CHECK(Config::load().stall_check_time.count() == 0);
+  CHECK(Config::load().stall_shutdown_time.count() == 0);
+  setenv("HOROVOD_STALL_CHECK_DISABLE", "true", 1);  // strtol("true") is 0: not disabled
+  CHECK(Config::load().stall_check_time.count() == 7);
+  // Horovod's switches are on when strtol(value) > 0.
+  for (const auto& [value, on] : std::vector<std::pair<const char*, bool>>{
+           {"1", true}, {"2", true}, {"0", false}, {"", false}, {"true", false}}) {
+    INFO(value);
+    setenv("HOROVOD_AUTOTUNE", value, 1);
+    setenv("HOROVOD_HIERARCHICAL_ALLREDUCE", value, 1);
+    CHECK(Config::load().autotune.enabled == on);
+    CHECK(Config::load().hierarchical_allreduce == on);
+  }
+  unsetenv("HOROVOD_AUTOTUNE");
+  unsetenv("HOROVOD_HIERARCHICAL_ALLREDUCE");
   setenv("HOROVOD_LOG_LEVEL", "FATAL", 1);
   CHECK(Config::load().log_level == "critical");
+  setenv("HOROVOD_LOG_LEVEL", "bogus", 1);
+  CHECK_THROWS_WITH(Config::load(), Catch::Contains("HOROVOD_LOG_LEVEL (read as "
+                                                    "RUNRUN_LOG_LEVEL)='bogus' is not a log level"));
+  setenv("HOROVOD_LOG_LEVEL", "FATAL", 1);
   setenv("HOROVOD_FUSION_THRESHOLD", "big", 1);
   CHECK_THROWS_WITH(Config::load(), Catch::Contains("HOROVOD_FUSION_THRESHOLD (read as "
                                                     "RUNRUN_FUSION_THRESHOLD)='big'"));
   for (const char* name : {"HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "HOROVOD_LOG_LEVEL",
                            "HOROVOD_TIMELINE", "HOROVOD_STALL_CHECK_TIME_SECONDS",
                            "HOROVOD_CACHE_CAPACITY", "RUNRUN_CACHE_CAPACITY",
-                           "HOROVOD_STALL_CHECK_DISABLE"}) {
+                           "HOROVOD_STALL_CHECK_DISABLE", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"}) {
     unsetenv(name);
   }
 }

@@ -43,7 +43,7 @@ def init(comm=None, process_sets=None, backend=None):
                 # environment; Python's copy goes too, so that subprocesses never inherit it.
                 os.environ.pop("RUNRUN_RENDEZVOUS_SECRET", None)
             topology = runtime.topology()
-            if comm is not None and sorted(comm) != list(range(topology.size)):
+            if comm and not _is_every_rank(comm, topology.size):
                 runtime.shutdown()  # every rank passes the same list: all refuse alike
                 raise InvalidArgumentError(_comm_refusal(list(comm), topology.size))
             _topology = topology
@@ -55,6 +55,14 @@ def init(comm=None, process_sets=None, backend=None):
                 _atexit_registered = True
     for process_set in process_sets or []:
         ps.add_process_set(process_set)
+
+
+def _is_every_rank(comm, size):
+    """Whether the list `comm` names every rank 0..size-1 (Horovod's [] means all too)."""
+    try:
+        return sorted(comm) == list(range(size))
+    except TypeError:  # not all integers
+        return False
 
 
 def _comm_refusal(comm, size):
