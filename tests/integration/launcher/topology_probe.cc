@@ -76,15 +76,21 @@ void allreduce_and_check(runrun_runtime* rt, const runrun_topology& t) {
   }
 }
 
+// Enqueues an allreduce of `data` that one rank never joins.
+runrun_handle* enqueue_never_joined(runrun_runtime* rt, std::vector<float>& data) {
+  DLTensor tensor = float_tensor(data);
+  runrun_allreduce_options options = runrun_allreduce_default_options();
+  runrun_handle* handle = nullptr;
+  check(runrun_allreduce(rt, "probe.never", &tensor, &tensor, &options, &handle), "allreduce");
+  return handle;
+}
+
 // Blocks in an allreduce that `missing_rank` never joins. When that rank exits, the runtime's
 // peer monitor fails the allreduce (lost peer): the probe then keeps running anyway, like a
 // program that ignores the error, so that stopping it is left to the launcher under test.
 [[noreturn]] void wait_forever(runrun_runtime* rt) {
   std::vector<float> data(4, 1.0f);
-  DLTensor tensor = float_tensor(data);
-  runrun_allreduce_options options = runrun_allreduce_default_options();
-  runrun_handle* handle = nullptr;
-  check(runrun_allreduce(rt, "probe.never", &tensor, &tensor, &options, &handle), "allreduce");
+  runrun_handle* handle = enqueue_never_joined(rt, data);
   if (runrun_handle_wait(handle, -1) == RUNRUN_PEER_FAILURE) {
     std::fprintf(stderr, "PROBE lost a peer, waits for the launcher: %s\n",
                  runrun_handle_error(handle));
@@ -153,10 +159,7 @@ void steps_and_check(runrun_runtime* rt, const runrun_topology& t, int steps) {
 
 [[noreturn]] void fail_in_allreduce(runrun_runtime* rt) {
   std::vector<float> data(4, 1.0f);
-  DLTensor tensor = float_tensor(data);
-  runrun_allreduce_options options = runrun_allreduce_default_options();
-  runrun_handle* handle = nullptr;
-  check(runrun_allreduce(rt, "probe.never", &tensor, &tensor, &options, &handle), "allreduce");
+  runrun_handle* handle = enqueue_never_joined(rt, data);
   if (runrun_handle_wait(handle, -1) != RUNRUN_OK) die("allreduce", runrun_handle_error(handle));
   die("fail_in_allreduce", "the allreduce succeeded");
 }
