@@ -72,8 +72,9 @@ TEST_CASE("config reads Horovod's variables when the RUNRUN_ ones are unset", "[
   setenv("HOROVOD_LOG_LEVEL", "FATAL", 1);
   CHECK(Config::load().log_level == "critical");
   setenv("HOROVOD_LOG_LEVEL", "bogus", 1);
-  CHECK_THROWS_WITH(Config::load(), Catch::Contains("HOROVOD_LOG_LEVEL (read as "
-                                                    "RUNRUN_LOG_LEVEL)='bogus' is not a log level"));
+  CHECK_THROWS_WITH(Config::load(),
+                    Catch::Contains("HOROVOD_LOG_LEVEL (read as RUNRUN_LOG_LEVEL)='bogus' is not "
+                                    "a log level"));
   setenv("HOROVOD_LOG_LEVEL", "FATAL", 1);
   setenv("HOROVOD_FUSION_THRESHOLD", "big", 1);
   CHECK_THROWS_WITH(Config::load(), Catch::Contains("HOROVOD_FUSION_THRESHOLD (read as "
