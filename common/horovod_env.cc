@@ -16,10 +16,6 @@ std::string lower(std::string text) {
 // Horovod reads its switches as strtol(value) > 0: "1" and "2" are on; "", "0" and "true" off.
 bool horovod_switch(const char* value) { return std::strtol(value, nullptr, 10) > 0; }
 
-bool is_switch(std::string_view runrun_name) {
-  return runrun_name == "RUNRUN_AUTOTUNE" || runrun_name == "RUNRUN_HIERARCHICAL_ALLREDUCE";
-}
-
 }  // namespace
 
 std::optional<std::string> horovod_value(std::string_view runrun_name) {
@@ -32,14 +28,20 @@ std::optional<std::string> horovod_value(std::string_view runrun_name) {
     if (alias.runrun_name != runrun_name) continue;
     const char* value = std::getenv(std::string(alias.horovod_name).c_str());
     if (value == nullptr) return std::nullopt;
-    if (runrun_name == "RUNRUN_LOG_LEVEL") {
-      const std::string level = lower(value);
-      if (level == "warning") return "warn";
-      if (level == "fatal") return "critical";
-      return level;
+    switch (alias.value) {
+      case HorovodValue::kLogLevel: {
+        const std::string level = lower(value);
+        if (level == "warning") return "warn";
+        if (level == "fatal") return "critical";
+        return level;
+      }
+      case HorovodValue::kTimeline:
+        return std::string_view(value) == "DYNAMIC" ? "" : std::string(value);
+      case HorovodValue::kSwitch:
+        return horovod_switch(value) ? "1" : "0";
+      case HorovodValue::kAsIs:
+        break;
     }
-    if (runrun_name == "RUNRUN_TIMELINE" && std::string_view(value) == "DYNAMIC") return "";
-    if (is_switch(runrun_name)) return horovod_switch(value) ? "1" : "0";
     return std::string(value);
   }
   return std::nullopt;

@@ -13,23 +13,28 @@
 
 namespace runrun {
 
+// How Horovod's value becomes runrun's (see horovod_value).
+enum class HorovodValue { kAsIs, kSwitch, kLogLevel, kTimeline };
+
 struct HorovodAlias {
   std::string_view runrun_name;
   std::string_view horovod_name;
+  HorovodValue value = HorovodValue::kAsIs;
 };
 
 inline constexpr std::string_view kHorovodPrefix = "HOROVOD_";
 
 inline constexpr std::array kHorovodAliases = {
-    HorovodAlias{"RUNRUN_LOG_LEVEL", "HOROVOD_LOG_LEVEL"},
+    HorovodAlias{"RUNRUN_LOG_LEVEL", "HOROVOD_LOG_LEVEL", HorovodValue::kLogLevel},
     HorovodAlias{"RUNRUN_CYCLE_TIME_MS", "HOROVOD_CYCLE_TIME"},
     HorovodAlias{"RUNRUN_FUSION_THRESHOLD", "HOROVOD_FUSION_THRESHOLD"},
     HorovodAlias{"RUNRUN_CACHE_CAPACITY", "HOROVOD_CACHE_CAPACITY"},
-    HorovodAlias{"RUNRUN_TIMELINE", "HOROVOD_TIMELINE"},
+    HorovodAlias{"RUNRUN_TIMELINE", "HOROVOD_TIMELINE", HorovodValue::kTimeline},
     HorovodAlias{"RUNRUN_STALL_CHECK_TIME", "HOROVOD_STALL_CHECK_TIME_SECONDS"},
     HorovodAlias{"RUNRUN_STALL_SHUTDOWN_TIME", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"},
-    HorovodAlias{"RUNRUN_HIERARCHICAL_ALLREDUCE", "HOROVOD_HIERARCHICAL_ALLREDUCE"},
-    HorovodAlias{"RUNRUN_AUTOTUNE", "HOROVOD_AUTOTUNE"},
+    HorovodAlias{"RUNRUN_HIERARCHICAL_ALLREDUCE", "HOROVOD_HIERARCHICAL_ALLREDUCE",
+                 HorovodValue::kSwitch},
+    HorovodAlias{"RUNRUN_AUTOTUNE", "HOROVOD_AUTOTUNE", HorovodValue::kSwitch},
     HorovodAlias{"RUNRUN_AUTOTUNE_LOG", "HOROVOD_AUTOTUNE_LOG"},
     HorovodAlias{"RUNRUN_AUTOTUNE_WARMUP_SAMPLES", "HOROVOD_AUTOTUNE_WARMUP_SAMPLES"},
     HorovodAlias{"RUNRUN_AUTOTUNE_STEPS_PER_SAMPLE", "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE"},

@@ -7,14 +7,15 @@
 
 namespace runrun {
 
-spdlog::level::level_enum parse_log_level(const std::string& level_name) {
+spdlog::level::level_enum parse_log_level(const std::string& level_name,
+                                          const std::string& variable) {
   if (level_name.empty()) return spdlog::level::warn;
   static const char* const kNames[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
   for (int i = 0; i < 7; ++i) {
     if (level_name == kNames[i]) return static_cast<spdlog::level::level_enum>(i);
   }
   if (level_name == "warning") return spdlog::level::warn;
-  throw InvalidArgumentError(RUNRUN_WHERE, "RUNRUN_LOG_LEVEL='" + level_name +
+  throw InvalidArgumentError(RUNRUN_WHERE, variable + "='" + level_name +
                                                "' is not a log level: use trace, debug, info, "
                                                "warn, error, critical or off");
 }

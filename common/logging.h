@@ -18,7 +18,8 @@ using Logger = std::shared_ptr<spdlog::logger>;
 // Throws InvalidArgumentError for an unknown level name.
 Logger make_rank_logger(int rank, int size, const std::string& level_name);
 
-// Parses a level name as above.
-spdlog::level::level_enum parse_log_level(const std::string& level_name);
+// Parses a level name as above; an error names `variable`, where the name came from.
+spdlog::level::level_enum parse_log_level(const std::string& level_name,
+                                          const std::string& variable = "RUNRUN_LOG_LEVEL");
 
 }  // namespace runrun

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/fork_generation.h"
 #include "core/allocated_output.h"
 #include "core/c_api_last_error.h"
 #include "core/config.h"
 #include "core/dlpack_convert.h"
-#include "common/fork_generation.h"
 #include "core/runtime.h"
 #include "ops/backend_catalog.h"
 #include "ops/backend_factory.h"
@@ -22,7 +22,7 @@
 
 struct runrun_runtime {
   std::unique_ptr<runrun::Runtime> runtime;
-  runrun::ForkStamp made_in;  // a forked child refuses to use it (core/fork_generation.h)
+  runrun::ForkStamp made_in;  // a forked child refuses to use it (common/fork_generation.h)
 };
 
 struct runrun_handle {

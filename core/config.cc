@@ -103,14 +103,8 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   KnobReader reader(overrides);
   Config c;
   c.log_level = reader.text(knobs::kLogLevel);
-  try {
-    parse_log_level(c.log_level);  // checked here, where the variable it came from is known
-  } catch (const InvalidArgumentError&) {
-    throw InvalidArgumentError(RUNRUN_WHERE, reader.source(knobs::kLogLevel) + "='" +
-                                                 c.log_level + "' is not a log level: use "
-                                                 "trace, debug, info, warn, error, critical or "
-                                                 "off");
-  }
+  // Checked here, where the variable it came from (RUNRUN_ or Horovod's) is known.
+  parse_log_level(c.log_level, reader.source(knobs::kLogLevel));
   c.backend = reader.text(knobs::kBackend);
   c.cycle_time = std::chrono::microseconds(
       static_cast<int64_t>(reader.number(knobs::kCycleTimeMs, 0) * 1000));

@@ -139,8 +139,6 @@ void ProcessSetWorker::loop() {
           std::string ranks;
           for (int r : round.shutting_down) {
             ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-          }
-          for (int r : round.shutting_down) {
             if (id_ == 0) {  // set 0: world ranks
               report_failure_cause(FailureCause::kPeerLeft, transport_.data->rank(), r);
             }
