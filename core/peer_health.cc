@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <random>
 
+#include <fmt/format.h>
+
+#include "common/deadline_alarm.h"
 #include "common/env_names.h"
 #include "common/rank_events.h"
 #include "core/message.h"
@@ -42,15 +45,7 @@ void PeerHealth::start(ControlChannel& control) {
                                                       config_.peer_timeout / 4);
   monitor_ = std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval,
                                            config_.peer_timeout, logger_);
-  std::vector<std::string> gathered = control.gather(monitor_->address(), 0);
-  std::string table;
-  if (topology_.rank == 0) {
-    WireWriter w;
-    w.i64(static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}());
-    for (const std::string& address : gathered) w.str(address);
-    table = w.take();
-  }
-  control.broadcast(table, 0);
+  std::string table = exchange_addresses(control);
   WireReader reader(table);
   auto job_key = static_cast<uint64_t>(reader.i64());
   std::vector<std::string> addresses;
@@ -68,6 +63,37 @@ void PeerHealth::start(ControlChannel& control) {
   });
   monitor_->start(addresses, job_key,
                   [this](int rank, const std::string& why) { on_peer_lost(rank, why); });
+}
+
+// Every rank got here right after the transport connected them all, so the exchange takes
+// moments; it is bounded by the peer timeout all the same, because no monitor watches it yet and
+// the control channel may have no timeout of its own (MPI waits for a stopped peer for ever).
+std::string PeerHealth::exchange_addresses(ControlChannel& control) {
+  DeadlineAlarm alarm(config_.peer_timeout, [&control] { control.abort(); });
+  try {
+    std::vector<std::string> gathered = control.gather(monitor_->address(), 0);
+    std::string table;
+    if (topology_.rank == 0) {
+      WireWriter w;
+      w.i64(static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}());
+      for (const std::string& address : gathered) w.str(address);
+      table = w.take();
+    }
+    control.broadcast(table, 0);
+    return table;
+  } catch (const Error&) {
+    if (!alarm.fired()) throw;
+  }
+  // Requests to the missing ranks stay posted: finalizing the transport at exit would wait.
+  skip_transport_finalize();
+  throw TimeoutError(
+      RUNRUN_WHERE,
+      "init on rank " + std::to_string(topology_.rank) + ": the ranks did not all exchange their "
+          "peer-monitor addresses within RUNRUN_PEER_TIMEOUT=" +
+          fmt::format("{:g}", static_cast<double>(config_.peer_timeout.count()) / 1000.0) +
+          " s, although every rank had connected: some rank is stopped or hung inside init() (or "
+          "its network was cut). Check the other ranks' output; raise RUNRUN_PEER_TIMEOUT if "
+          "ranks are this slow on purpose (e.g. under a debugger).");
 }
 
 // Monitor thread, every heartbeat. The coordinator's stall inspector only sees ranks that take

@@ -41,7 +41,8 @@ class PeerHealth {
   PeerHealth& operator=(const PeerHealth&) = delete;
 
   // Connects the peer monitor to every peer: a collective step over `global` that every rank
-  // takes. Does nothing when RUNRUN_PEER_TIMEOUT=0 or there is one rank.
+  // takes. Does nothing when RUNRUN_PEER_TIMEOUT=0 or there is one rank. Throws TimeoutError
+  // (and `global` is aborted) when the ranks do not all take it within RUNRUN_PEER_TIMEOUT.
   void start(ControlChannel& global);
   // This rank is shutting down: peers that say goodbye from now on fail nothing.
   void begin_shutdown() { shutting_down_ = true; }
@@ -55,6 +56,8 @@ class PeerHealth {
   static constexpr std::chrono::milliseconds kDepartureGrace{500};
 
  private:
+  // Rank 0 gathers every rank's monitor address and broadcasts the table (with a job key).
+  std::string exchange_addresses(ControlChannel& control);
   void watch_for_idle_stall();
   void fail_sets_of_departed_peers();
   void on_peer_left(int rank);

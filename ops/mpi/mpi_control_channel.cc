@@ -1,7 +1,5 @@
 #include "ops/mpi/mpi_control_channel.h"
 
-#include <algorithm>
-#include <array>
 #include <climits>
 #include <string>
 #include <utility>
@@ -10,6 +8,7 @@
 #include "ops/backend_checks.h"
 #include "ops/mpi/mpi_check.h"
 #include "ops/mpi/mpi_lifetime.h"
+#include "ops/mpi/mpi_member_comm.h"
 
 namespace runrun::mpi {
 
@@ -37,32 +36,8 @@ std::unique_ptr<ControlChannel> MpiControlChannel::create_subgroup(const std::ve
   const char* op = "control create_subgroup";
   waiter_->check_usable(op);
   backend_checks::check_subgroup_ranks(op, rank_, size_, ranks);
-  // Every rank must pass the same list: the minimum of (h, ~h) equals (h, ~h) on every rank only
-  // when all hashes agree. This also lines all ranks up before the blocking group creation.
-  const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
-  std::array<uint64_t, 2> agreed{hash, ~hash};
-  MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, agreed.data(), 2, MPI_UINT64_T, MPI_MIN, comm_,
-                                  &request),
-                   op, rank_);
-  waiter_->wait(request, op);
-  if (agreed[0] != hash || agreed[1] != ~hash) {
-    throw MismatchError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank_) +
-                                          ": ranks passed different member lists (this rank: " +
-                                          backend_checks::to_string({ranks.begin(), ranks.end()}) +
-                                          "); every rank must pass the same sorted list");
-  }
-  if (!std::binary_search(ranks.begin(), ranks.end(), rank_)) return nullptr;
-  MPI_Group parent_group = MPI_GROUP_NULL;
-  MPI_Group members = MPI_GROUP_NULL;
-  RUNRUN_MPI_CHECK(MPI_Comm_group(comm_, &parent_group), op, rank_);
-  RUNRUN_MPI_CHECK(
-      MPI_Group_incl(parent_group, static_cast<int>(ranks.size()), ranks.data(), &members), op,
-      rank_);
-  MPI_Comm comm = MPI_COMM_NULL;
-  RUNRUN_MPI_CHECK(MPI_Comm_create_group(comm_, members, kCreateGroupTag, &comm), op, rank_);
-  MPI_Group_free(&members);
-  MPI_Group_free(&parent_group);
+  MPI_Comm comm = create_member_comm(comm_, ranks, kCreateGroupTag, *waiter_, op, rank_);
+  if (comm == MPI_COMM_NULL) return nullptr;
   return std::make_unique<MpiControlChannel>(comm, timeout_);
 }
 

@@ -69,10 +69,14 @@ bool MpiWaiter::test(std::vector<MPI_Request>& requests, const char* op, Clock::
                                MPI_STATUSES_IGNORE),
                    op, rank_);
   if (done) return true;
+  check_alive(op, posted);
+  return false;
+}
+
+void MpiWaiter::check_alive(const char* op, Clock::time_point posted) {
   check_usable(op);
   const auto waited = Clock::now() - posted;
   if (timeout_.count() > 0 && waited > timeout_) fail_timeout(op, waited);
-  return false;
 }
 
 bool MpiWaiter::wait_until(std::vector<MPI_Request>& requests, const char* op,

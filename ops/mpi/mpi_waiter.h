@@ -43,6 +43,10 @@ class MpiWaiter {
   // left pending).
   void wait(MPI_Request& request, const char* op);
 
+  // Throws as a failed test() would (abort, earlier failure, or more than the collective
+  // timeout since `posted`): for waits on something other than MPI requests.
+  void check_alive(const char* op, Clock::time_point posted);
+
   // One test of `requests` (posted by `op` at `posted`): true when all completed; throws on
   // abort, the collective timeout or an MPI error. Never blocks.
   bool test(std::vector<MPI_Request>& requests, const char* op, Clock::time_point posted);

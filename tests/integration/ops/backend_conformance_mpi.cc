@@ -1,6 +1,7 @@
 // The backend conformance suite over MpiBackend, run under mpirun (ctest ops.mpi.conformance.*),
 // plus the mpi backend's own paths: chunked calls (max_count_per_call lowered), the int-overflow
-// error of allgatherv, abort, the collective timeout, and re-creating a backend in one process.
+// error of allgatherv, abort, the collective timeout, an abort reaching a member stuck creating
+// a subgroup's communicator, and re-creating a backend in one process.
 // On the first failure a rank prints it and calls MPI_Abort, so no peer waits forever.
 
 #include <mpi.h>
@@ -15,7 +16,9 @@
 
 #include "common/errors.h"
 #include "ops/backend_factory.h"
+#include "ops/backend_checks.h"
 #include "ops/mpi/mpi_backend.h"
+#include "ops/mpi/mpi_member_comm.h"
 #include "tests/support/backend_conformance.h"
 
 namespace {
@@ -139,6 +142,62 @@ void check_completion(runrun::Backend& world) {
       rank, "allreduce into cuda:0 memory");
 }
 
+// Rank 1 agrees on the member list {0, 1} but does not enter the communicator creation (as if
+// stopped there), so rank 0's MPI_Comm_create_group cannot finish: an abort, sent once rank 1
+// said it agreed (so rank 0 is past the agreement), must still end rank 0's create_member_comm
+// (ShutDownError). Afterwards rank 1 completes the creation that rank 0's abandoned helper
+// thread still waits in, so nothing stays pending.
+void check_create_group_abort(runrun::Backend& world) {
+  constexpr int kTag = 0x7274;
+  const std::vector<int> members{0, 1};
+  MPI_Comm parent = MPI_COMM_NULL;
+  MPI_Comm side = MPI_COMM_NULL;  // rank 1 tells rank 0 here that it agreed
+  MPI_Comm_dup(MPI_COMM_WORLD, &parent);
+  MPI_Comm_dup(MPI_COMM_WORLD, &side);
+  const int rank = world.rank();
+  runrun::mpi::MpiWaiter waiter(rank, std::chrono::milliseconds(0));
+  if (rank == 0) {
+    std::thread aborter([&waiter, side] {
+      int agreed = 0;
+      MPI_Recv(&agreed, 1, MPI_INT, 1, 0, side, MPI_STATUS_IGNORE);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      waiter.abort();
+    });
+    const auto started = std::chrono::steady_clock::now();
+    require_throws<runrun::ShutDownError>(
+        [&] { runrun::mpi::create_member_comm(parent, members, kTag, waiter, "test", rank); },
+        rank, "create_member_comm with a member that never creates");
+    aborter.join();
+    require(std::chrono::steady_clock::now() - started < std::chrono::seconds(60), rank,
+            "the abort ended the wait late");
+    world.barrier();
+  } else {
+    const uint64_t hash = runrun::backend_checks::ranks_fingerprint(members);
+    uint64_t agreed[2] = {hash, ~hash};
+    MPI_Request request = MPI_REQUEST_NULL;  // matches rank 0's non-blocking agreement
+    MPI_Iallreduce(MPI_IN_PLACE, agreed, 2, MPI_UINT64_T, MPI_MIN, parent, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    if (rank == 1) {
+      int one = 1;
+      MPI_Send(&one, 1, MPI_INT, 0, 0, side);
+    }
+    world.barrier();  // rank 0 gave up
+    if (rank == 1) {
+      MPI_Group parent_group = MPI_GROUP_NULL;
+      MPI_Group pair = MPI_GROUP_NULL;
+      MPI_Comm_group(parent, &parent_group);
+      MPI_Group_incl(parent_group, 2, members.data(), &pair);
+      MPI_Comm created = MPI_COMM_NULL;
+      MPI_Comm_create_group(parent, pair, kTag, &created);
+      require(created != MPI_COMM_NULL, rank, "the late member's communicator");
+      MPI_Group_free(&pair);
+      MPI_Group_free(&parent_group);
+    }
+  }
+  world.barrier();
+  MPI_Comm_free(&side);
+}
+
 void check_control_outlives_backend() {
   std::unique_ptr<runrun::ControlChannel> control;
   {
@@ -167,6 +226,7 @@ void run(int rank) {
   check_abort();
   check_timeout(backend);
   check_completion(backend);
+  check_create_group_abort(backend);
   check_control_outlives_backend();
   backend.barrier();
 }

@@ -1,6 +1,7 @@
 // PeerHealth alone (two ranks as threads, each with its own registry): a peer that says goodbye
 // fails, after the grace, the sets of this rank it belongs to and no other; once this rank is
-// shutting down itself, a goodbye fails nothing.
+// shutting down itself, a goodbye fails nothing; a peer that never reaches the monitor's setup
+// makes start() fail with TimeoutError after the peer timeout instead of waiting for ever.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
@@ -105,4 +106,24 @@ TEST_CASE("a goodbye fails nothing once this rank is shutting down itself",
   // global worker would have stopped by now.
   std::this_thread::sleep_for(PeerHealth::kDepartureGrace + std::chrono::seconds(2));
   CHECK(ranks[0].registry.worker(0)->running());
+}
+
+TEST_CASE("start() gives up on a rank that never takes part, after the peer timeout",
+          "[core][fault][health]") {
+  Config config = Config::load({{"RUNRUN_PEER_TIMEOUT", "1"}});
+  auto world = std::make_shared<LocalWorld>(2);
+  Rank rank0(world, 0, config);
+  Rank rank1(world, 1, config);  // stopped in init: never calls start()
+  auto started = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    rank0.health.start(*rank0.transport.control);
+  } catch (const TimeoutError& e) {
+    message = e.what();
+  }
+  auto waited = std::chrono::steady_clock::now() - started;
+  CHECK(message.find("init on rank 0: the ranks did not all exchange their peer-monitor "
+                     "addresses within RUNRUN_PEER_TIMEOUT=1 s") != std::string::npos);
+  CHECK(waited >= std::chrono::seconds(1));
+  CHECK(waited < std::chrono::seconds(30));
 }
