@@ -15,6 +15,15 @@ namespace {
 // environment there could race with the framework changing it.
 const bool g_launcher_reads_events = std::getenv(kRankEventsEnv) != nullptr;
 
+const char* cause_word(FailureCause cause) {
+  switch (cause) {
+    case FailureCause::kPeerLost: return " lost ";
+    case FailureCause::kPeerLeft: return " left ";
+    case FailureCause::kPeerSilent: return " silent ";
+  }
+  return " ? ";
+}
+
 }  // namespace
 
 void report_failure_cause(FailureCause cause, int rank, int peer) {
@@ -27,7 +36,7 @@ void report_failure_cause(FailureCause cause, int rank, int peer) {
   }
   // One write(2) of a whole line: not interleaved with other output, no stdio buffer.
   const std::string line = std::string(kRankEventMarker) +
-                           (cause == FailureCause::kPeerLost ? " lost " : " left ") +
+                           cause_word(cause) +
                            std::to_string(rank) + " " + std::to_string(peer) + "\n";
   const ssize_t written = write(STDERR_FILENO, line.data(), line.size());
   (void)written;  // nowhere to report a failed report to

@@ -17,10 +17,13 @@ inline constexpr std::string_view kRankEventMarker = "@@runrun-rank-event@@";
 // Set (to 1) by the rank shim: a launcher reads this rank's stderr for markers.
 inline constexpr const char* kRankEventsEnv = "RUNRUN_RANK_EVENTS";
 
-enum class FailureCause { kPeerLost, kPeerLeft };
+// kPeerLost: this rank failed because the peer was lost; kPeerLeft: because the peer shut its
+// runtime down; kPeerSilent: the peer stopped answering (reported also while this rank shuts
+// down: a stopped or hung peer can outlive every other rank, and the launcher must stop it).
+enum class FailureCause { kPeerLost, kPeerLeft, kPeerSilent };
 
-// Writes "<marker> lost|left <rank> <peer>" to stderr when a launcher reads markers (once per
-// cause and peer).
+// Writes "<marker> lost|left|silent <rank> <peer>" to stderr when a launcher reads markers (once
+// per cause and peer).
 void report_failure_cause(FailureCause cause, int rank, int peer);
 
 }  // namespace runrun

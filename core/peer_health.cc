@@ -62,7 +62,9 @@ void PeerHealth::start(ControlChannel& control) {
     departed_.emplace_back(rank, std::chrono::steady_clock::now());
   });
   monitor_->start(addresses, job_key,
-                  [this](int rank, const std::string& why) { on_peer_lost(rank, why); });
+                  [this](int rank, PeerLoss how, const std::string& why) {
+                    on_peer_lost(rank, how, why);
+                  });
 }
 
 // Every rank got here right after the transport connected them all, so the exchange takes
@@ -160,9 +162,14 @@ void PeerHealth::on_peer_left(int rank) {
   }
 }
 
-void PeerHealth::on_peer_lost(int rank, const std::string& why) {
+void PeerHealth::on_peer_lost(int rank, PeerLoss how, const std::string& why) {
   peer_lost_ = true;
   if (!shutting_down_) report_failure_cause(FailureCause::kPeerLost, topology_.rank, rank);
+  // Even while shutting down: a silent peer may outlive every other rank, stopped or hung, and
+  // the launcher stops it only if told.
+  if (how == PeerLoss::kSilent) {
+    report_failure_cause(FailureCause::kPeerSilent, topology_.rank, rank);
+  }
   skip_transport_finalize();
   std::string message =
       "runrun on rank " + std::to_string(topology_.rank) + ": " + why +

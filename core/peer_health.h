@@ -61,7 +61,7 @@ class PeerHealth {
   void watch_for_idle_stall();
   void fail_sets_of_departed_peers();
   void on_peer_left(int rank);
-  void on_peer_lost(int rank, const std::string& why);
+  void on_peer_lost(int rank, PeerLoss how, const std::string& why);
 
   const Config& config_;
   Topology topology_;

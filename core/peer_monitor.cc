@@ -278,13 +278,13 @@ void PeerMonitor::crash_for_test() {
   }
 }
 
-void PeerMonitor::lose(int rank, const std::string& why) {
+void PeerMonitor::lose(int rank, PeerLoss how, const std::string& why) {
   if (lost_reported_) return;
   lost_reported_ = true;
   std::string text = "lost rank " + std::to_string(rank) + " (host " +
                      peer_hosts_[static_cast<size_t>(rank)] + "): " + why;
   logger_->error("{}", text);
-  if (on_lost_) on_lost_(rank, text);
+  if (on_lost_) on_lost_(rank, how, text);
 }
 
 void PeerMonitor::run() {
@@ -309,7 +309,7 @@ void PeerMonitor::run() {
     for (int r = 0; r < size_; ++r) {
       if (peer_fds_[static_cast<size_t>(r)] >= 0 && !gone[static_cast<size_t>(r)] && now - last_heard[static_cast<size_t>(r)] > timeout_) {
         gone[static_cast<size_t>(r)] = true;
-        lose(r, "it stopped answering (no heartbeat for " +
+        lose(r, PeerLoss::kSilent, "it stopped answering (no heartbeat for " +
                     std::to_string(timeout_.count() / 1000.0).substr(0, 5) +
                     " s, RUNRUN_PEER_TIMEOUT): the process is stopped or hung, or its host or "
                     "the network failed");
@@ -344,7 +344,7 @@ void PeerMonitor::run() {
       }
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       gone[static_cast<size_t>(r)] = true;
-      lose(r, n == 0 ? "its process exited or was killed (connection closed without goodbye)"
+      lose(r, PeerLoss::kClosed, n == 0 ? "its process exited or was killed (connection closed without goodbye)"
                      : "its process exited or was killed, or the network failed (" +
                            std::string(std::strerror(errno)) + ")");
     }

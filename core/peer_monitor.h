@@ -24,9 +24,13 @@
 
 namespace runrun {
 
+// How a peer was lost: its connection closed or failed (the process is gone), or it went silent
+// (no heartbeat for the timeout: the process is stopped or hung, or its host or network failed).
+enum class PeerLoss { kClosed, kSilent };
+
 class PeerMonitor {
  public:
-  using OnLost = std::function<void(int rank, const std::string& why)>;
+  using OnLost = std::function<void(int rank, PeerLoss how, const std::string& why)>;
 
   PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
               std::chrono::milliseconds timeout, Logger logger);
@@ -65,7 +69,7 @@ class PeerMonitor {
                               std::chrono::steady_clock::time_point deadline);
   void accept_higher_ranks(uint64_t job_key, std::chrono::steady_clock::time_point deadline);
   void run();
-  void lose(int rank, const std::string& why);
+  void lose(int rank, PeerLoss how, const std::string& why);
 
   int rank_;
   int size_;

@@ -15,6 +15,7 @@ const char* kind_name(RankEvent::Kind kind) {
     case RankEvent::Kind::kStopped: return "stopped";
     case RankEvent::Kind::kPeerLost: return "lost";
     case RankEvent::Kind::kPeerLeft: return "left";
+    case RankEvent::Kind::kPeerSilent: return "silent";
   }
   return "?";
 }
@@ -41,7 +42,8 @@ std::optional<RankEvent> find_rank_event(std::string_view line, std::string* res
   bool known = false;
   for (auto candidate : {RankEvent::Kind::kStarted, RankEvent::Kind::kExited,
                          RankEvent::Kind::kSignaled, RankEvent::Kind::kStopped,
-                         RankEvent::Kind::kPeerLost, RankEvent::Kind::kPeerLeft}) {
+                         RankEvent::Kind::kPeerLost, RankEvent::Kind::kPeerLeft,
+                         RankEvent::Kind::kPeerSilent}) {
     if (kind == kind_name(candidate)) {
       event.kind = candidate;
       known = true;

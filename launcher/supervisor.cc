@@ -46,6 +46,12 @@ struct Job {
   std::vector<RankEvent> failures;  // exited or signaled, in arrival order
   // Per rank: the peers its runtime reported failing because of, in arrival order.
   std::vector<std::vector<RankEvent>> causes;
+  // Per rank: the first peer that reported it silent (stopped or hung), or -1; and when the
+  // first such rank is stopped if it still runs (ranks started directly only).
+  std::vector<int> silent_to;
+  int silent_rank = -1;  // the rank stopped for it, for the summary
+  Clock::time_point silent_deadline;
+  bool silent_seen = false;
   int stop_signal = 0;              // the signal that stopped the launcher
   bool stopping = false;
   bool killed = false;
@@ -60,7 +66,8 @@ struct Job {
         direct(!s.children.empty() && s.children.front().rank >= 0),
         started(s.num_proc),
         ended(s.num_proc),
-        causes(s.num_proc) {}
+        causes(s.num_proc),
+        silent_to(s.num_proc, -1) {}
 
   bool all_exited() const { return exited_count == static_cast<int>(children.size()); }
 };
@@ -117,12 +124,39 @@ void record_failure(Job& job, const RankEvent& event) {
   }
 }
 
+// A rank that its peers hear nothing from is stopped or hung: once the others ended (exit 0
+// included) nothing else would end it, and the job would wait for ever. It gets the grace time
+// to end by itself, then the job is stopped.
+void note_silent(Job& job, const RankEvent& event) {
+  const int silent = event.value;
+  if (!job.direct || silent < 0 || silent >= job.settings.num_proc) return;
+  int& reporter = job.silent_to[static_cast<std::size_t>(silent)];
+  if (reporter >= 0) return;
+  reporter = event.rank;
+  if (!job.silent_seen) {
+    job.silent_seen = true;
+    job.silent_deadline = Clock::now() + Seconds(job.settings.stop_grace_s);
+  }
+}
+
+// The first rank reported silent that still runs, or -1.
+int silent_still_running(const Job& job) {
+  for (const Child& child : job.children) {
+    const int rank = child.command->rank;
+    if (rank < 0 || child.exited || job.ended[static_cast<std::size_t>(rank)]) continue;
+    if (job.silent_to[static_cast<std::size_t>(rank)] >= 0) return rank;
+  }
+  return -1;
+}
+
 void handle_events(Job& job) {
   for (const RankEvent& event : job.router.take_events()) {
     if (event.rank < 0 || event.rank >= job.settings.num_proc) continue;
     if (event.kind == RankEvent::Kind::kStarted) {
       if (!job.started[static_cast<std::size_t>(event.rank)]) ++job.started_count;
       job.started[static_cast<std::size_t>(event.rank)] = true;
+    } else if (event.kind == RankEvent::Kind::kPeerSilent) {
+      note_silent(job, event);
     } else if (event.kind == RankEvent::Kind::kPeerLost ||
                event.kind == RankEvent::Kind::kPeerLeft) {
       job.causes[static_cast<std::size_t>(event.rank)].push_back(event);
@@ -195,11 +229,16 @@ int next_timeout_ms(const Job& job) {
   if (job.stopping && !job.killed) due.push_back(job.kill_deadline);
   if (job.all_exited()) due.push_back(job.drain_deadline);
   if (job.failure_seen && !job.stopping) due.push_back(job.failure_deadline);
+  if (job.silent_seen && !job.failure_seen && !job.stopping) {
+    due.push_back(job.silent_deadline);
+  }
   if (due.empty()) return -1;
   const auto left = *std::min_element(due.begin(), due.end()) - Clock::now();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
   return ms < 0 ? 0 : static_cast<int>(ms) + 1;
 }
+
+const RankEvent& culprit(const Job& job);
 
 // Ranks started directly that still run when the failure grace is over did not notice the
 // failure by themselves: hung, stopped (SIGSTOP), or busy without collectives. Naming them is
@@ -220,7 +259,7 @@ void report_still_running(const Job& job) {
   std::fprintf(stderr, "runrun: rank%s %s %s still running %d s after rank %d failed (hung, "
                        "stopped, or not in a collective that could notice): stopping %s\n",
                count > 1 ? "s" : "", running.c_str(), count > 1 ? "were" : "was",
-               job.settings.stop_grace_s, job.failures.front().rank,
+               job.settings.stop_grace_s, culprit(job).rank,
                count > 1 ? "them" : "it");
 }
 
@@ -234,6 +273,20 @@ void handle_deadlines(Job& job) {
   if (job.failure_seen && !job.stopping && now >= job.failure_deadline) {
     if (job.direct) report_still_running(job);
     request_stop(job, 0);
+  }
+  // After a failure, its own grace names and stops whatever still runs (report_still_running).
+  if (job.silent_seen && !job.failure_seen && !job.stopping && now >= job.silent_deadline) {
+    job.silent_seen = false;  // looked at once
+    const int rank = silent_still_running(job);
+    if (rank >= 0) {
+      job.silent_rank = rank;
+      std::fprintf(stderr, "runrun: rank %d on host %s stopped answering its peers (rank %d "
+                           "heard no heartbeat from it for RUNRUN_PEER_TIMEOUT) and still runs "
+                           "%d s later: it is stopped or hung; stopping every rank\n",
+                   rank, host_of(job, rank).c_str(),
+                   job.silent_to[static_cast<std::size_t>(rank)], job.settings.stop_grace_s);
+      request_stop(job, 0);
+    }
   }
   if (job.stopping && !job.killed && now >= job.kill_deadline) {
     std::fprintf(stderr, "runrun: %s did not stop within %d s: killing %s\n",
@@ -382,6 +435,12 @@ int report(Job& job) {
                                                     : (named.value == 0 ? 1 : named.value);
   }
   if (job.start_timed_out) return kExitLauncherFailure;
+  if (job.silent_rank >= 0) {
+    std::fprintf(stderr, "runrun: rank %d on host %s stopped answering (stopped or hung) and was "
+                         "stopped with the other ranks\n",
+                 job.silent_rank, host_of(job, job.silent_rank).c_str());
+    return kExitLauncherFailure;
+  }
   if (!job.direct && mpirun_code != 0) {
     job.router.release_held_boxes();  // mpirun's own account is the only one there is
     if (job.started_count == job.settings.num_proc) {

@@ -21,6 +21,18 @@ gloo_mode && expect_line "$WORK/cause.err" "^runrun: rank 1 on host localhost fa
 grep -q "@@runrun-rank-event@@" "$WORK/cause.err" "$WORK/cause.out" && fail "a rank event marker was shown"
 no_orphans
 
+# A rank that stops (SIGSTOP) while the others end with exit code 0: they lose it (no heartbeat
+# for RUNRUN_PEER_TIMEOUT) and tell the launcher, which stops it after the grace time instead of
+# waiting for ever, names it and fails the job. Ranks started directly only (under mpirun the
+# launcher does not read the ranks' reports).
+if gloo_mode; then
+  RUNRUN_PEER_TIMEOUT=2 RUNRUN_SHUTDOWN_TIMEOUT=2 timeout 90 "$RUNRUN" -np 3 "$PROBE" --stop-rank 1 4 --token "$TOKEN" >"$WORK/silent.out" 2>"$WORK/silent.err"
+  expect_rc $? 1 "a stopped rank that outlives the others"
+  expect_line "$WORK/silent.err" "^runrun: rank 1 on host localhost stopped answering its peers \(rank [02] heard no heartbeat from it for RUNRUN_PEER_TIMEOUT\) and still runs [0-9]+ s later: it is stopped or hung; stopping every rank"
+  expect_line "$WORK/silent.err" "^runrun: rank 1 on host localhost stopped answering \(stopped or hung\) and was stopped with the other ranks"
+  no_orphans
+fi
+
 # --verbose keeps mpirun's own account too.
 timeout 60 "$RUNRUN" --verbose -np 2 sh -c 'exit $RUNRUN_RANK # '"$TOKEN" >"$WORK/verbose.out" 2>"$WORK/verbose.err"
 expect_rc $? 1 "a rank exiting 1 with --verbose"

@@ -8,10 +8,13 @@
 //   --exit-rank R CODE   rank R exits with CODE right after init; the others wait in an
 //                        allreduce that can never complete (the launcher must stop them)
 //   --ready-and-wait     print "PROBE ready rank=R" and wait in such an allreduce forever
+//   --stop-rank R SECS   rank R stops itself (SIGSTOP) right after init; the others sleep SECS
+//                        (past RUNRUN_PEER_TIMEOUT), shut down and exit 0
 // --steps N: then N training-like steps of three allreduces of different sizes (one above the
 // smallest fusion thresholds), each checked exactly (the autotune test's workload).
 // Any other argument (e.g. --token XYZ, used by tests to find stray processes) is ignored.
 #include <runrun/c_api.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -165,7 +168,7 @@ void steps_and_check(runrun_runtime* rt, const runrun_topology& t, int steps) {
 }
 
 int main(int argc, char** argv) {
-  int exit_rank = -1, exit_code = 0, shutdown_rank = -1;
+  int exit_rank = -1, exit_code = 0, shutdown_rank = -1, stop_rank = -1, stop_wait_s = 0;
   bool ready_and_wait = false;
   int steps = 0;
   for (int i = 1; i < argc; ++i) {
@@ -176,6 +179,10 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--shutdown-exit-rank") == 0 && i + 2 < argc) {
       shutdown_rank = std::atoi(argv[i + 1]);
       exit_code = std::atoi(argv[i + 2]);
+      i += 2;
+    } else if (std::strcmp(argv[i], "--stop-rank") == 0 && i + 2 < argc) {
+      stop_rank = std::atoi(argv[i + 1]);
+      stop_wait_s = std::atoi(argv[i + 2]);
       i += 2;
     } else if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
       steps = std::atoi(argv[++i]);
@@ -192,6 +199,17 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (t.rank == 0) wait_forever(rt);  // rank 0 in a collective, the others sleeping
     for (;;) pause();
+  }
+  if (stop_rank >= 0) {
+    if (t.rank == stop_rank) {
+      std::fprintf(stderr, "PROBE rank %d stops itself\n", t.rank);
+      raise(SIGSTOP);
+    } else {
+      sleep(static_cast<unsigned>(stop_wait_s));
+    }
+    runrun_shutdown(rt);  // fails (a peer is lost): the exit code stays 0 on purpose
+    runrun_destroy(rt);
+    return 0;
   }
   if (shutdown_rank >= 0) {
     if (t.rank == shutdown_rank) shut_down_then_exit(rt, exit_code);
