@@ -55,4 +55,7 @@ TEST_CASE("a runtime's report of the peer it failed because of is an event the l
   REQUIRE(left);
   CHECK(*left == RankEvent{RankEvent::Kind::kPeerLeft, 0, 3});
   CHECK(format_rank_event(*left) == std::string(kRankMarker) + " left 0 3\n");
+  const auto silent = find_rank_event(std::string(kRankMarker) + " silent 0 1", &rest);
+  REQUIRE(silent);
+  CHECK(*silent == RankEvent{RankEvent::Kind::kPeerSilent, 0, 1});
 }
