@@ -256,8 +256,8 @@ runrun_status runrun_get_topology(const runrun_runtime* rt, runrun_topology* out
   return guarded([&] {
     require(rt && rt->runtime && out, "runrun_get_topology: null argument");
     const runrun::Topology& t = rt->runtime->topology();
-    *out = runrun_topology{t.rank, t.size, t.local_rank, t.local_size, t.cross_rank,
-                           t.cross_size};
+    *out = runrun_topology{t.rank,       t.size,       t.local_rank,         t.local_size,
+                           t.cross_rank, t.cross_size, t.homogeneous ? 1 : 0};
   });
 }
 

@@ -66,6 +66,8 @@ struct Topology {
   int local_size = 1;
   int cross_rank = 0;
   int cross_size = 1;
+  // Every host has the same number of ranks (Horovod's is_homogeneous()).
+  bool homogeneous = true;
 };
 
 // The small channel negotiation runs over: host memory only, blocking calls (negotiation needs

@@ -110,7 +110,9 @@ void bind_runtime(py::module_& m) {
       .def_readonly("local_rank", &runrun_topology::local_rank)
       .def_readonly("local_size", &runrun_topology::local_size)
       .def_readonly("cross_rank", &runrun_topology::cross_rank)
-      .def_readonly("cross_size", &runrun_topology::cross_size);
+      .def_readonly("cross_size", &runrun_topology::cross_size)
+      .def_property_readonly("homogeneous",
+                             [](const runrun_topology& t) { return t.homogeneous != 0; });
 
   py::class_<Runtime> cls(m, "Runtime", "One runrun runtime (one per process).");
   cls.def(py::init<std::optional<std::string>>(), py::arg("backend") = py::none())

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/errors.h"
+#include "ops/host_topology.h"
 
 namespace runrun {
 namespace {
@@ -43,24 +44,7 @@ LocalWorld::LocalWorld(std::vector<int> host_of_rank, LocalWorldOptions options)
 }
 
 Topology LocalWorld::topology_of(int rank) const {
-  Topology t;
-  t.rank = rank;
-  t.size = size();
-  const int host = host_of_rank_.at(static_cast<size_t>(rank));
-  // local: ranks on my host, in rank order; cross: ranks with my local_rank, in rank order.
-  std::vector<int> local_rank_of(host_of_rank_.size());
-  std::map<int, int> count_per_host;
-  for (size_t r = 0; r < host_of_rank_.size(); ++r) local_rank_of[r] = count_per_host[host_of_rank_[r]]++;
-  t.local_rank = local_rank_of[static_cast<size_t>(rank)];
-  t.local_size = count_per_host[host];
-  t.cross_rank = 0;
-  t.cross_size = 0;
-  for (size_t r = 0; r < host_of_rank_.size(); ++r) {
-    if (local_rank_of[r] != t.local_rank) continue;
-    if (static_cast<int>(r) < rank) ++t.cross_rank;
-    ++t.cross_size;
-  }
-  return t;
+  return topology_from_host_keys(host_of_rank_, rank);
 }
 
 void LocalWorld::fail_rank(int rank) {

@@ -85,6 +85,12 @@ void MpiBackend::init_topology() {
   MPI_Comm_rank(cross, &topology_.cross_rank);
   MPI_Comm_size(cross, &topology_.cross_size);
   MPI_Comm_free(&cross);
+  // Every host has as many ranks as the largest exactly when every local index is on every
+  // host, i.e. when cross_size is the same on every rank (the number of hosts).
+  int extremes[2] = {topology_.cross_size, -topology_.cross_size};  // min, -max
+  RUNRUN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_INT, MPI_MIN, data_), op,
+                   topology_.rank);
+  topology_.homogeneous = extremes[0] == -extremes[1];
 }
 
 Backend::CompletionPtr MpiBackend::start_allreduce(ConstDeviceBuffer in_buffer,

@@ -16,6 +16,9 @@ def test_topology(hvd):
         assert hvd.size() == int(expected)
     ranks = hvd.allgather(torch.tensor([hvd.rank()]))
     assert ranks.tolist() == list(range(hvd.size()))
+    # Homogeneous: every host has as many ranks as every other, i.e. all local sizes agree.
+    local_sizes = hvd.allgather(torch.tensor([hvd.local_size()])).tolist()
+    assert hvd.is_homogeneous() is (len(set(local_sizes)) == 1)
 
 
 def test_build_and_backend_queries(hvd):

@@ -72,6 +72,7 @@ int runrun_is_running(const runrun_runtime* rt);
 
 typedef struct {
   int rank, size, local_rank, local_size, cross_rank, cross_size;
+  int homogeneous; /* 1: every host has the same number of ranks */
 } runrun_topology;
 runrun_status runrun_get_topology(const runrun_runtime* rt, runrun_topology* out);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # runrun -np 4 -H ns1:2,ns2:2 across two network-namespace hosts: ranks, local and cross ranks
-# per host, each rank in its host's namespace, a correct allreduce across hosts; then a rank on
+# per host, each rank in its host's namespace, a correct allreduce across hosts; the same with
+# -np 3 -H ns1:2,ns2:1 (not homogeneous: hosts with different rank counts); then a rank on
 # ns2 that fails, SIGTERM to the launcher, and kill -9 of the launcher, each leaving no process
 # on any host; and the ranks on both hosts run the launcher's virtualenv python.
 source "$(dirname "$0")/lib.sh"
@@ -13,6 +14,17 @@ expect_rc $? 0 "runrun -np 4 -H ns1:2,ns2:2"
 for r in 0 1 2 3; do
   h=$((r / 2 + 1))
   expect_line "$WORK/hosts.out" "^\[$r\]<stdout>:PROBE rank=$r size=4 local_rank=$((r % 2)) local_size=2 cross_rank=$((r / 2)) cross_size=2 netns=$(netns_id $h | sed 's/[][]/\\&/g') host=ns$h allreduce=ok$"
+  expect_line "$WORK/hosts.out" "^\[$r\]<stdout>:TOPOLOGY rank=$r homogeneous=1$"
+done
+hosts_empty
+no_orphans
+
+"${run[@]}" -np 3 -H ns1:2,ns2:1 "$PROBE" --token "$TOKEN" >"$WORK/uneven.out" 2>"$WORK/uneven.err"
+expect_rc $? 0 "runrun -np 3 -H ns1:2,ns2:1"
+expect_line "$WORK/uneven.out" "^\[1\]<stdout>:PROBE rank=1 size=3 local_rank=1 local_size=2 cross_rank=0 cross_size=1 netns=.* host=ns1 allreduce=ok$"
+expect_line "$WORK/uneven.out" "^\[2\]<stdout>:PROBE rank=2 size=3 local_rank=0 local_size=1 cross_rank=1 cross_size=2 netns=.* host=ns2 allreduce=ok$"
+for r in 0 1 2; do
+  expect_line "$WORK/uneven.out" "^\[$r\]<stdout>:TOPOLOGY rank=$r homogeneous=0$"
 done
 hosts_empty
 no_orphans

@@ -2,6 +2,7 @@
 // public C API. It prints one line per rank:
 //   PROBE rank=R size=S local_rank=.. local_size=.. cross_rank=.. cross_size=.. netns=..
 //         host=.. allreduce=ok
+//   TOPOLOGY rank=R homogeneous=0|1
 // after checking that the RUNRUN_* variables the launcher set agree with the runtime's own
 // topology and that an allreduce across every rank gives the exact expected sums.
 // Modes for failure tests:
@@ -237,6 +238,7 @@ int main(int argc, char** argv) {
               "netns=%s host=%s allreduce=ok\n",
               t.rank, t.size, t.local_rank, t.local_size, t.cross_rank, t.cross_size,
               net_namespace().c_str(), host);
+  std::printf("TOPOLOGY rank=%d homogeneous=%d\n", t.rank, t.homogeneous);
   std::fflush(stdout);
   check(runrun_shutdown(rt), "runrun_shutdown");
   runrun_destroy(rt);

@@ -33,6 +33,7 @@ TEST_CASE("local topology: one host by default, pretended hosts with ranks_per_h
     CHECK(t.local_size == 3);
     CHECK(t.cross_rank == 0);
     CHECK(t.cross_size == 1);
+    CHECK(t.homogeneous);
   }
   runrun::LocalWorldOptions options;
   options.ranks_per_host = 2;
@@ -45,6 +46,7 @@ TEST_CASE("local topology: one host by default, pretended hosts with ranks_per_h
     CHECK(t.local_size == 2);
     CHECK(t.cross_rank == r / 2);
     CHECK(t.cross_size == 3);
+    CHECK(t.homogeneous);
   }
   // Subgroup {1, 2, 3}: rank 1 alone on host 0, ranks 2 and 3 on host 1.
   std::vector<runrun::Topology> sub_topologies(3);
@@ -63,6 +65,7 @@ TEST_CASE("local topology: one host by default, pretended hosts with ranks_per_h
     CHECK(sub_topologies[r].local_size == expected_local_size[r]);
     CHECK(sub_topologies[r].cross_rank == expected_cross[r]);
     CHECK(sub_topologies[r].cross_size == expected_cross_size[r]);
+    CHECK_FALSE(sub_topologies[r].homogeneous);  // one rank on host 0, two on host 1
   }
 }
 

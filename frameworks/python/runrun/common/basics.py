@@ -134,6 +134,11 @@ def cross_rank():
     return _topo().cross_rank
 
 
+def is_homogeneous():
+    """True when every host runs the same number of ranks (as Horovod's is_homogeneous())."""
+    return _topo().homogeneous
+
+
 def backend_name():
     runtime()
     return _backend
