@@ -34,6 +34,16 @@ inline bool forked_since(const ForkStamp& stamp) {
   return fork_stamp().generation != stamp.generation;
 }
 
+// Sockets whose peer must notice when this process dies (the peer monitor's connections): a
+// forked child's copy would keep such a socket open after the parent died, and the peer would
+// notice the death only by the heartbeat timeout. A registered fd is closed in every child forked
+// while it is registered (by the fork handler, before the child runs anything else; the parent's
+// socket stays open). Unregister before closing the fd. At most kMaxForkClosedFds at once; more
+// are left open in children (the peer then notices by the timeout).
+inline constexpr int kMaxForkClosedFds = 4096;
+void close_in_forked_children(int fd);
+void keep_in_forked_children(int fd);
+
 // The error for `what` ("allreduce", "waiting for an op") in a child forked after runrun was
 // initialized in the process of `stamp`.
 std::string forked_child_message(const std::string& what, const ForkStamp& stamp);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/fork_generation.h"
 
 namespace runrun {
 namespace {
@@ -159,7 +160,9 @@ PeerMonitor::PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
 PeerMonitor::~PeerMonitor() {
   stop();
   for (int fd : peer_fds_) {
-    if (fd >= 0) ::close(fd);
+    if (fd < 0) continue;
+    keep_in_forked_children(fd);
+    ::close(fd);
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (wake_pipe_[0] >= 0) ::close(wake_pipe_[0]);
@@ -205,6 +208,7 @@ void PeerMonitor::connect_to_lower_ranks(const std::vector<std::string>& address
                        ") for peer monitoring; check that TCP between the hosts is open (see "
                        "docs/troubleshooting.md)");
     peer_fds_[static_cast<size_t>(peer)] = connected;
+    close_in_forked_children(connected);
   }
 }
 
@@ -240,6 +244,7 @@ void PeerMonitor::accept_higher_ranks(uint64_t job_key,
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     peer_fds_[static_cast<size_t>(theirs.rank)] = fd;
+    close_in_forked_children(fd);
     --missing;
   }
 }
@@ -273,7 +278,9 @@ void PeerMonitor::crash_for_test() {
   }
   if (thread_.joinable()) thread_.join();
   for (int& fd : peer_fds_) {
-    if (fd >= 0) ::close(fd);
+    if (fd < 0) continue;
+    keep_in_forked_children(fd);
+    ::close(fd);
     fd = -1;
   }
 }
