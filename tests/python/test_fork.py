@@ -67,3 +67,26 @@ def test_forked_child_refuses_ops_and_exits_without_touching_the_parent(hvd):
         assert pending.wait().item() == hvd.size()  # the parent's op completes in the parent
     total = hvd.allreduce(torch.ones(1), name="fork.after", op=hvd.Sum)
     assert total.item() == hvd.size()
+
+
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
+def test_forked_child_leaves_the_profile_to_the_parent():
+    """runrun --profile: a forked child's copy of the profiler neither reads the runtime (which
+    raises there) nor prints rank 0's final table a second time at its exit."""
+    from runrun.common import profile
+
+    profiler = profile.StepProfiler()
+    profiler._steps = [{}]  # one finished step, as rank 0 would have at exit
+    pid = os.fork()
+    if pid == 0:
+        code = 20
+        try:
+            profiler._report = lambda final: os._exit(21)  # would print the table again
+            profiler.drain = lambda: os._exit(22)          # would read the runtime
+            profiler._sources = [object()]
+            profiler.close()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the child's profiler acted (see the code)"

@@ -92,6 +92,7 @@ class StepProfiler:
 
     def __init__(self, interval=0, output=None, link_gbit=None, clock=time.perf_counter):
         self.interval = interval          # print every `interval` steps (0: only at exit)
+        self._pid = os.getpid()           # a forked child's copy neither reads nor reports
         self.output_path = output
         self.link_gbit = link_gbit
         self._clock = clock
@@ -315,6 +316,8 @@ class StepProfiler:
 
     def close(self):
         """At exit: rank 0 prints the final table (the lateness as last read)."""
+        if os.getpid() != self._pid:
+            return  # a forked child (data-loader worker): the parent reports
         if self._sources:
             self.drain()
         if self._steps and self._rank == 0:
@@ -327,7 +330,7 @@ class StepProfiler:
 def before_shutdown():
     """Called by runrun.common.basics.shutdown() while the runtime still runs: rank 0 keeps the
     last per-rank lateness for the final table printed at exit."""
-    if _profiler is None:
+    if _profiler is None or os.getpid() != _profiler._pid:
         return
     if _profiler._sources:
         _profiler.drain()  # the deferred step ends, while the runtime can still be read
