@@ -59,7 +59,19 @@ void PeerHealth::start(ControlChannel& control) {
     fail_sets_of_departed_peers();
   });
   monitor_->set_on_left([this](int rank) {
-    departed_.emplace_back(rank, std::chrono::steady_clock::now());
+    departed_.push_back({rank, false, std::chrono::steady_clock::now() + kDepartureGrace});
+  });
+  monitor_->set_failed_probe([this] {
+    if (shutting_down_) return false;
+    std::shared_ptr<ProcessSetWorker> worker = registry_.find_worker(0);  // null until init ends
+    // Stopped on an error; not in a shutdown round every rank took part in (a peer's shutdown).
+    return worker && !worker->running() && !worker->stopped_cleanly();
+  });
+  // Ranks that fail because a peer was lost say so too, up to a heartbeat after the loss: the
+  // grace lets this rank see the loss itself and report that instead.
+  monitor_->set_on_failed([this, interval](int rank) {
+    departed_.push_back(
+        {rank, true, std::chrono::steady_clock::now() + kDepartureGrace + 2 * interval});
   });
   monitor_->start(addresses, job_key,
                   [this](int rank, PeerLoss how, const std::string& why) {
@@ -141,11 +153,19 @@ void PeerHealth::watch_for_idle_stall() {
 // waits a moment because survivors of a lost peer also say goodbye as they exit, and the loss
 // itself (seen at once) is the error to report.
 void PeerHealth::fail_sets_of_departed_peers() {
-  auto now = std::chrono::steady_clock::now();
-  while (!departed_.empty() && now - departed_.front().second >= kDepartureGrace) {
-    int rank = departed_.front().first;
-    departed_.erase(departed_.begin());
-    if (!peer_lost_) on_peer_left(rank);
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<Departure> due;
+  auto not_due = std::partition(departed_.begin(), departed_.end(),
+                                [&](const Departure& d) { return d.due > now; });
+  due.assign(not_due, departed_.end());
+  departed_.erase(not_due, departed_.end());
+  for (const Departure& departure : due) {
+    if (peer_lost_) return;
+    if (departure.failed) {
+      on_peer_failed(departure.rank);
+    } else {
+      on_peer_left(departure.rank);
+    }
   }
 }
 
@@ -159,6 +179,18 @@ void PeerHealth::on_peer_left(int rank) {
                      "process set " + std::to_string(id) +
                      "; every pending and later op on that set fails. Make every rank run the "
                      "same ops before shutdown.");
+  }
+}
+
+void PeerHealth::on_peer_failed(int rank) {
+  if (shutting_down_) return;
+  report_failure_cause(FailureCause::kPeerLeft, topology_.rank, rank);
+  for (auto& [id, worker] : registry_.sets_with(rank)) {
+    worker->fail(ErrorCode::kPeerFailure,
+                 "runrun on rank " + std::to_string(topology_.rank) + ": the runtime of rank " +
+                     std::to_string(rank) + " failed (its error is in its output) while this "
+                     "rank still uses process set " + std::to_string(id) +
+                     "; every pending and later op on that set fails.");
   }
 }
 

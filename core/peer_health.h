@@ -3,7 +3,11 @@
 // the PeerMonitor (one TCP connection per peer) and turns what the monitor sees into failed
 // process sets: a lost peer (died or hung) fails every set of this rank with PeerFailureError
 // and the transport is not finalized at exit; a peer that shut its runtime down (said goodbye)
-// fails, after a short grace, the sets it belongs to with ShutDownError; and a rank waiting in
+// fails, after a short grace, the sets it belongs to with ShutDownError; a peer whose runtime
+// failed (its global set stopped on an error while the process lives on: with MPI nothing else
+// would tell the peers, which would wait for it in their next collective) fails, after a grace
+// that lets a lost peer be reported first, the sets it belongs to with PeerFailureError; and a
+// rank waiting in
 // negotiation while some peers have enqueued nothing warns after RUNRUN_STALL_CHECK_TIME and
 // fails its global set after RUNRUN_STALL_SHUTDOWN_TIME (the waiting ranks' view of a stall,
 // which the coordinator's stall inspector cannot have).
@@ -61,6 +65,7 @@ class PeerHealth {
   void watch_for_idle_stall();
   void fail_sets_of_departed_peers();
   void on_peer_left(int rank);
+  void on_peer_failed(int rank);
   void on_peer_lost(int rank, PeerLoss how, const std::string& why);
 
   const Config& config_;
@@ -71,8 +76,14 @@ class PeerHealth {
   std::unique_ptr<PeerMonitor> monitor_;  // null when RUNRUN_PEER_TIMEOUT=0 or one rank
   bool idle_stall_warned_ = false;        // monitor thread only
   bool peer_lost_ = false;                // monitor thread only
-  // Peers that said goodbye, and when (monitor thread only).
-  std::vector<std::pair<int, std::chrono::steady_clock::time_point>> departed_;
+  // Peers that said goodbye or that failed, each judged once its grace is over (monitor thread
+  // only).
+  struct Departure {
+    int rank;
+    bool failed;  // its runtime failed (else: it shut down)
+    std::chrono::steady_clock::time_point due;
+  };
+  std::vector<Departure> departed_;
 };
 
 }  // namespace runrun

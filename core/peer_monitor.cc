@@ -22,6 +22,7 @@ namespace {
 constexpr char kHeartbeat = 'h';         // alive, not waiting in negotiation
 constexpr char kHeartbeatWaiting = 'w';  // alive, waiting in negotiation with ops pending
 constexpr char kGoodbye = 'g';
+constexpr char kHeartbeatFailed = 'f';  // alive, but its runtime failed: no more collectives
 
 struct Hello {
   uint64_t job_key;
@@ -298,12 +299,14 @@ void PeerMonitor::run() {
   using clock = std::chrono::steady_clock;
   std::vector<clock::time_point> last_heard(static_cast<size_t>(size_), clock::now());
   std::vector<bool> gone(static_cast<size_t>(size_), false);
+  std::vector<bool> failed(static_cast<size_t>(size_), false);  // its heartbeat said so
   clock::time_point next_beat = clock::now();
   std::vector<pollfd> fds;
   while (!stopping_) {
     clock::time_point now = clock::now();
     if (now >= next_beat) {
-      const char beat = is_waiting_ && is_waiting_() ? kHeartbeatWaiting : kHeartbeat;
+      char beat = is_waiting_ && is_waiting_() ? kHeartbeatWaiting : kHeartbeat;
+      if (is_failed_ && is_failed_()) beat = kHeartbeatFailed;
       for (int r = 0; r < size_; ++r) {
         int fd = peer_fds_[static_cast<size_t>(r)];
         if (fd >= 0 && !gone[static_cast<size_t>(r)] && !frozen_) {
@@ -344,6 +347,10 @@ void PeerMonitor::run() {
         if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n))) {
           gone[static_cast<size_t>(r)] = true;
           if (on_left_) on_left_(r);
+        } else if (!failed[static_cast<size_t>(r)] &&
+                   std::memchr(buffer, kHeartbeatFailed, static_cast<size_t>(n))) {
+          failed[static_cast<size_t>(r)] = true;
+          if (on_failed_) on_failed_(r);
         }
         std::lock_guard<std::mutex> lock(state_mutex_);
         peer_state_[static_cast<size_t>(r)] = buffer[n - 1];

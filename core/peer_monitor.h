@@ -6,7 +6,8 @@
 // stops sending the heartbeat byte sent every `interval` (peers see it after `timeout`). A
 // clean shutdown says goodbye first, so it is never mistaken for a loss. The heartbeat byte also
 // says whether this rank is waiting in negotiation, so a rank stuck waiting can tell which
-// peers have enqueued nothing at all (the stall inspector's view of idle ranks).
+// peers have enqueued nothing at all (the stall inspector's view of idle ranks), and whether this
+// rank's runtime failed (alive, but running no more collectives: peers must not wait for it).
 // Threading contract: construct and start() on one thread (a collective step of init: every
 // rank must start); afterwards the monitor's own thread does everything and calls `on_lost`
 // at most once, from that thread. stop() may be called from any thread; the destructor stops.
@@ -53,6 +54,13 @@ class PeerMonitor {
   void set_tick(std::function<void()> tick) { tick_ = std::move(tick); }
   // Called (monitor thread) when a peer says goodbye: it shut its runtime down.
   void set_on_left(std::function<void(int rank)> on_left) { on_left_ = std::move(on_left); }
+  // While `is_failed` (called on the monitor thread each beat) is true, the heartbeat says this
+  // rank's runtime failed (it is alive but runs no more collectives); `on_failed` is called
+  // (monitor thread) the first time a peer's heartbeat says so. Set before start().
+  void set_failed_probe(std::function<bool()> is_failed) { is_failed_ = std::move(is_failed); }
+  void set_on_failed(std::function<void(int rank)> on_failed) {
+    on_failed_ = std::move(on_failed);
+  }
   // Peers whose last heartbeat said they are not waiting in negotiation. Any thread.
   std::vector<int> idle_peers() const;
 
@@ -85,6 +93,8 @@ class PeerMonitor {
   std::function<bool()> is_waiting_;
   std::function<void()> tick_;
   std::function<void(int)> on_left_;
+  std::function<bool()> is_failed_;
+  std::function<void(int)> on_failed_;
   mutable std::mutex state_mutex_;
   std::vector<char> peer_state_;  // last heartbeat byte of each peer
   std::atomic<bool> stopping_{false};

@@ -79,7 +79,7 @@ std::string stop_reason(ProcessSetWorker& worker) {
   entries.push_back(make_entry(request, none, none, std::make_shared<Handle>(), 0));
   try {
     worker.enqueue(std::move(entries));
-  } catch (const ShutDownError& e) {
+  } catch (const Error& e) {  // ShutDownError (goodbye) or PeerFailureError (failed runtime)
     return e.what();
   }
   return "enqueued";
@@ -94,6 +94,17 @@ TEST_CASE("a peer that said goodbye fails the sets it belongs to, and only those
   std::string why = stop_reason(*ranks[0].registry.worker(0));
   CHECK(why.find("rank 1 shut its runtime down while this rank still uses process set 0") !=
         std::string::npos);
+  CHECK(ranks[0].registry.worker(1)->running());  // set {0}: rank 1 is not in it
+}
+
+TEST_CASE("a peer whose runtime failed fails the sets it belongs to, and only those",
+          "[core][fault][health]") {
+  TwoRanks ranks;
+  // Rank 1's global set stops on an error while its process lives on (no goodbye).
+  ranks[1].registry.worker(0)->fail(ErrorCode::kTimeout, "a stall shutdown on rank 1");
+  std::string why = stop_reason(*ranks[0].registry.worker(0));
+  CHECK(why.find("the runtime of rank 1 failed (its error is in its output) while this rank "
+                 "still uses process set 0") != std::string::npos);
   CHECK(ranks[0].registry.worker(1)->running());  // set {0}: rank 1 is not in it
 }
 
