@@ -16,12 +16,17 @@ DeadlineAlarm::DeadlineAlarm(std::chrono::milliseconds after, std::function<void
   });
 }
 
-DeadlineAlarm::~DeadlineAlarm() {
+bool DeadlineAlarm::disarm() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     cancelled_ = true;
   }
   cancelled_cv_.notify_all();
+  return fired_.load();  // set under mutex_ before on_deadline runs: final once cancelled_ is
+}
+
+DeadlineAlarm::~DeadlineAlarm() {
+  disarm();
   thread_.join();
 }
 

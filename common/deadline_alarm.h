@@ -27,6 +27,9 @@ class DeadlineAlarm {
 
   // Whether `on_deadline` ran (or is running).
   bool fired() const { return fired_.load(); }
+  // Cancels the alarm; returns whether it fired before (the guarded step then counts as timed
+  // out even if it finished: `on_deadline` may have aborted something it still needs).
+  bool disarm();
 
  private:
   std::mutex mutex_;

@@ -94,9 +94,9 @@ std::string PeerHealth::exchange_addresses(ControlChannel& control) {
       table = w.take();
     }
     control.broadcast(table, 0);
-    return table;
+    if (!alarm.disarm()) return table;  // else the channel was aborted just as it finished
   } catch (const Error&) {
-    if (!alarm.fired()) throw;
+    if (!alarm.disarm()) throw;
   }
   // Requests to the missing ranks stay posted: finalizing the transport at exit would wait.
   skip_transport_finalize();
@@ -147,11 +147,11 @@ void PeerHealth::watch_for_idle_stall() {
   }
 }
 
-// Monitor thread, every heartbeat: peers that said goodbye a while ago (shut their runtime
-// down) while this rank still runs. The sets that contain such a peer can no longer run
-// anything: fail them rather than let the next op wait for a rank that is gone. The verdict
-// waits a moment because survivors of a lost peer also say goodbye as they exit, and the loss
-// itself (seen at once) is the error to report.
+// Monitor thread, every heartbeat: peers that said goodbye (shut their runtime down) or whose
+// runtime failed, a while ago, while this rank still runs. What such a peer was part of can no
+// longer run anything: fail it rather than let the next op wait for a rank that is gone. The
+// verdict waits a moment because survivors of a lost peer also say goodbye (or fail) as they
+// exit, and the loss itself (seen at once) is the error to report.
 void PeerHealth::fail_sets_of_departed_peers() {
   const auto now = std::chrono::steady_clock::now();
   std::vector<Departure> due;
@@ -182,16 +182,18 @@ void PeerHealth::on_peer_left(int rank) {
   }
 }
 
+// The heartbeat speaks of the peer's global set only: its other sets (and this rank's sets
+// with it) may still work, so only the global set fails here.
 void PeerHealth::on_peer_failed(int rank) {
   if (shutting_down_) return;
-  report_failure_cause(FailureCause::kPeerLeft, topology_.rank, rank);
-  for (auto& [id, worker] : registry_.sets_with(rank)) {
-    worker->fail(ErrorCode::kPeerFailure,
-                 "runrun on rank " + std::to_string(topology_.rank) + ": the runtime of rank " +
-                     std::to_string(rank) + " failed (its error is in its output) while this "
-                     "rank still uses process set " + std::to_string(id) +
-                     "; every pending and later op on that set fails.");
-  }
+  std::shared_ptr<ProcessSetWorker> global = registry_.find_worker(0);
+  if (!global || !global->running()) return;  // failed already, for its own reason
+  report_failure_cause(FailureCause::kPeerLost, topology_.rank, rank);
+  global->fail(ErrorCode::kPeerFailure,
+               "runrun on rank " + std::to_string(topology_.rank) + ": the runtime of rank " +
+                   std::to_string(rank) + " failed (its error is in its output): it runs no "
+                   "more collectives of the global process set; every pending and later op on "
+                   "that set fails.");
 }
 
 void PeerHealth::on_peer_lost(int rank, PeerLoss how, const std::string& why) {

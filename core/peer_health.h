@@ -1,16 +1,15 @@
 #pragma once
-// Why: what a rank concludes from its peers' heartbeats, kept apart from enqueueing. It owns
-// the PeerMonitor (one TCP connection per peer) and turns what the monitor sees into failed
-// process sets: a lost peer (died or hung) fails every set of this rank with PeerFailureError
-// and the transport is not finalized at exit; a peer that shut its runtime down (said goodbye)
-// fails, after a short grace, the sets it belongs to with ShutDownError; a peer whose runtime
-// failed (its global set stopped on an error while the process lives on: with MPI nothing else
-// would tell the peers, which would wait for it in their next collective) fails, after a grace
-// that lets a lost peer be reported first, the sets it belongs to with PeerFailureError; and a
-// rank waiting in
-// negotiation while some peers have enqueued nothing warns after RUNRUN_STALL_CHECK_TIME and
-// fails its global set after RUNRUN_STALL_SHUTDOWN_TIME (the waiting ranks' view of a stall,
-// which the coordinator's stall inspector cannot have).
+// Why: what a rank concludes from its peers' heartbeats, kept apart from enqueueing. It owns the
+// PeerMonitor (one TCP connection per peer) and turns what the monitor sees into failed process
+// sets: a lost peer (died or hung) fails every set of this rank with PeerFailureError and the
+// transport is not finalized at exit; a peer that shut its runtime down (said goodbye) fails, after
+// a short grace, the sets it belongs to with ShutDownError; a peer whose runtime failed (its global
+// set stopped on an error while the process lives on: with MPI nothing else would tell the peers,
+// which would wait for it in their next collective) fails, after a grace that lets a lost peer be
+// reported first, its global set with PeerFailureError (the heartbeat speaks of that set only); and
+// a rank waiting in negotiation while some peers have enqueued nothing warns after
+// RUNRUN_STALL_CHECK_TIME and fails its global set after RUNRUN_STALL_SHUTDOWN_TIME (the waiting
+// ranks' view of a stall, which the coordinator's stall inspector cannot have).
 // Threading contract: construct, then start() on the thread that constructs the runtime (a
 // collective step over the global control channel, before the global set's worker exists).
 // Afterwards everything else runs on the monitor's thread (the heartbeat tick, goodbyes and

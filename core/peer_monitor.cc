@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -301,9 +302,16 @@ void PeerMonitor::run() {
   std::vector<bool> gone(static_cast<size_t>(size_), false);
   std::vector<bool> failed(static_cast<size_t>(size_), false);  // its heartbeat said so
   clock::time_point next_beat = clock::now();
+  clock::time_point last_pass = clock::now();
   std::vector<pollfd> fds;
   while (!stopping_) {
     clock::time_point now = clock::now();
+    if (now - last_pass > timeout_ / 2) {
+      // This process itself was stopped (SIGSTOP, a debugger) or starved: the peers' beats wait
+      // unread in the sockets. Silence is judged from now on, not from before the gap.
+      std::fill(last_heard.begin(), last_heard.end(), now);
+    }
+    last_pass = now;
     if (now >= next_beat) {
       char beat = is_waiting_ && is_waiting_() ? kHeartbeatWaiting : kHeartbeat;
       if (is_failed_ && is_failed_()) beat = kHeartbeatFailed;
@@ -317,12 +325,14 @@ void PeerMonitor::run() {
       if (tick_) tick_();
     }
     for (int r = 0; r < size_; ++r) {
-      if (peer_fds_[static_cast<size_t>(r)] >= 0 && !gone[static_cast<size_t>(r)] && now - last_heard[static_cast<size_t>(r)] > timeout_) {
-        gone[static_cast<size_t>(r)] = true;
-        lose(r, PeerLoss::kSilent, "it stopped answering (no heartbeat for " +
-                    std::to_string(timeout_.count() / 1000.0).substr(0, 5) +
-                    " s, RUNRUN_PEER_TIMEOUT): the process is stopped or hung, or its host or "
-                    "the network failed");
+      const auto index = static_cast<size_t>(r);
+      if (peer_fds_[index] >= 0 && !gone[index] && now - last_heard[index] > timeout_) {
+        gone[index] = true;
+        lose(r, PeerLoss::kSilent,
+             "it stopped answering (no heartbeat for " +
+                 std::to_string(timeout_.count() / 1000.0).substr(0, 5) +
+                 " s, RUNRUN_PEER_TIMEOUT): the process is stopped or hung, or its host or the "
+                 "network failed");
       }
     }
     fds.clear();
@@ -358,9 +368,10 @@ void PeerMonitor::run() {
       }
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       gone[static_cast<size_t>(r)] = true;
-      lose(r, PeerLoss::kClosed, n == 0 ? "its process exited or was killed (connection closed without goodbye)"
-                     : "its process exited or was killed, or the network failed (" +
-                           std::string(std::strerror(errno)) + ")");
+      lose(r, PeerLoss::kClosed,
+           n == 0 ? "its process exited or was killed (connection closed without goodbye)"
+                  : "its process exited or was killed, or the network failed (" +
+                        std::string(std::strerror(errno)) + ")");
     }
   }
 }

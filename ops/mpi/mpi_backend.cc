@@ -44,8 +44,8 @@ MpiBackend::MpiBackend(MPI_Comm group, MpiBackendOptions options)
   MPI_Comm_size(data_, &topology_.size);
   const char* op = "creating the mpi backend";
   RUNRUN_MPI_CHECK(MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN), op, topology_.rank);
-  init_topology();
   waiter_ = std::make_shared<MpiWaiter>(topology_.rank, options_.collective_timeout);
+  init_topology();
   if (options_.logger && !threads_multiple()) {
     options_.logger->warn(
         "MPI provides {} but runrun calls MPI from its background thread: initialize MPI with "
@@ -57,7 +57,7 @@ MpiBackend::MpiBackend(MPI_Comm group, MpiBackendOptions options)
 MpiBackend::~MpiBackend() {
   // MPI may already be finalized (an application that owns MPI finalized it first); then the
   // communicator is gone with it.
-  if (!is_active()) return;
+  if (!is_active() || waiter_->communicator_in_use()) return;
   if (data_ != MPI_COMM_NULL) MPI_Comm_free(&data_);
 }
 
@@ -88,8 +88,10 @@ void MpiBackend::init_topology() {
   // Every host has as many ranks as the largest exactly when every local index is on every
   // host, i.e. when cross_size is the same on every rank (the number of hosts).
   int extremes[2] = {topology_.cross_size, -topology_.cross_size};  // min, -max
-  RUNRUN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_INT, MPI_MIN, data_), op,
-                   topology_.rank);
+  MPI_Request request = MPI_REQUEST_NULL;
+  RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, extremes, 2, MPI_INT, MPI_MIN, data_, &request),
+                   op, topology_.rank);
+  waiter_->wait(request, op);
   topology_.homogeneous = extremes[0] == -extremes[1];
 }
 

@@ -29,7 +29,9 @@ MpiControlChannel::MpiControlChannel(MPI_Comm comm, std::chrono::milliseconds co
 }
 
 MpiControlChannel::~MpiControlChannel() {
-  if (is_active() && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (is_active() && !waiter_->communicator_in_use() && comm_ != MPI_COMM_NULL) {
+    MPI_Comm_free(&comm_);
+  }
 }
 
 std::unique_ptr<ControlChannel> MpiControlChannel::create_subgroup(const std::vector<int>& ranks) {

@@ -74,9 +74,14 @@ MPI_Comm create_member_comm(MPI_Comm parent, const std::vector<int>& ranks, int 
   const auto posted = MpiWaiter::Clock::now();
   std::unique_lock<std::mutex> lock(creation->mutex);
   while (!creation->finished_cv.wait_for(lock, kAbortPoll, [&] { return creation->finished; })) {
-    // Throws on an abort or the collective timeout, abandoning the helper (and `members`, which
-    // it still uses).
-    waiter.check_alive(op, posted);
+    try {
+      waiter.check_alive(op, posted);
+    } catch (const Error&) {
+      // An abort or the collective timeout: the helper (and `members`, which it still uses) is
+      // abandoned inside MPI, on `parent`.
+      waiter.abandon_helper();
+      throw;
+    }
   }
   MPI_Group_free(&members);
   RUNRUN_MPI_CHECK(creation->rc, op, rank);  // MPI_Comm_create_group's own result

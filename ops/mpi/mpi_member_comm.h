@@ -7,7 +7,8 @@
 // abort() nor the peer monitor could reach them. So the creation runs on a helper thread while
 // the calling thread waits the way MpiWaiter waits: an abort (a lost peer, shutdown) or the
 // collective timeout ends the wait with the waiter's error, and the helper thread, still blocked
-// in MPI, is abandoned (the process leaves without MPI_Finalize after a lost peer anyway).
+// in MPI, is abandoned: the waiter then keeps `parent` from being freed and MPI_Finalize from
+// running at exit (both would touch what the helper still uses).
 // Threading contract: called by the parent's one driving thread; the helper thread only makes
 // the MPI call and stores its result in state it shares with that thread.
 

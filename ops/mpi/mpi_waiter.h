@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/mpi/mpi_lifetime.h"
+
 namespace runrun::mpi {
 
 class MpiWaiter {
@@ -62,12 +64,22 @@ class MpiWaiter {
 
   void abort() { aborted_.store(true); }
 
+  // A helper thread given up on is still inside an MPI call on this waiter's communicator
+  // (mpi_member_comm.h): the owner must not free the communicator (it leaks it instead), and
+  // MPI_Finalize is skipped at exit. Driving thread only.
+  void abandon_helper() {
+    helper_abandoned_ = true;
+    skip_finalize_at_exit();
+  }
+  bool communicator_in_use() const { return helper_abandoned_; }
+
  private:
   [[noreturn]] void fail_timeout(const char* op, Clock::duration waited);
 
   int rank_;
   std::chrono::milliseconds timeout_;
   std::atomic<bool> aborted_{false};
+  bool helper_abandoned_ = false;
   std::string broken_;  // set by a timeout (driving thread); later calls throw TimeoutError with it
 };
 

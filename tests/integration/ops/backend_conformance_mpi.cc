@@ -145,8 +145,9 @@ void check_completion(runrun::Backend& world) {
 // Rank 1 agrees on the member list {0, 1} but does not enter the communicator creation (as if
 // stopped there), so rank 0's MPI_Comm_create_group cannot finish: an abort, sent once rank 1
 // said it agreed (so rank 0 is past the agreement), must still end rank 0's create_member_comm
-// (ShutDownError). Afterwards rank 1 completes the creation that rank 0's abandoned helper
-// thread still waits in, so nothing stays pending.
+// (ShutDownError) and mark the parent communicator as still in use (it must not be freed).
+// Afterwards rank 1 completes the creation that rank 0's abandoned helper thread still waits in,
+// so nothing stays pending.
 void check_create_group_abort(runrun::Backend& world) {
   constexpr int kTag = 0x7274;
   const std::vector<int> members{0, 1};
@@ -170,6 +171,7 @@ void check_create_group_abort(runrun::Backend& world) {
     aborter.join();
     require(std::chrono::steady_clock::now() - started < std::chrono::seconds(60), rank,
             "the abort ended the wait late");
+    require(waiter.communicator_in_use(), rank, "the abandoned helper's communicator in use");
     world.barrier();
   } else {
     const uint64_t hash = runrun::backend_checks::ranks_fingerprint(members);
@@ -249,5 +251,10 @@ int main() {
     return 1;
   }
   if (rank == 0) std::printf("backend_conformance_mpi: all checks passed\n");
+  // check_create_group_abort's abandoned helper made the exit skip MPI_Finalize (as a runtime
+  // must while a helper may still be inside MPI); here the helper has finished: finalize.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
   return 0;
 }

@@ -33,10 +33,11 @@ class MonitorGroup {
     std::vector<std::thread> starters;
     for (int r = 0; r < size; ++r) {
       starters.emplace_back([&, r] {
-        monitors_[static_cast<size_t>(r)]->start(addresses, 42, [this, r](int lost, PeerLoss, const std::string& why) {
+        auto on_lost = [this, r](int lost, PeerLoss, const std::string& why) {
           std::lock_guard<std::mutex> lock(mutex_);
           losses_[static_cast<size_t>(r)] = Loss{lost, why, std::chrono::steady_clock::now()};
-        });
+        };
+        monitors_[static_cast<size_t>(r)]->start(addresses, 42, on_lost);
       });
     }
     for (auto& t : starters) t.join();
