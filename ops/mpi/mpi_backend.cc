@@ -7,6 +7,7 @@
 
 #include "common/errors.h"
 #include "ops/backend_checks.h"
+#include "ops/host_topology.h"
 #include "ops/mpi/mpi_byte_layout.h"
 #include "ops/mpi/mpi_check.h"
 #include "ops/mpi/mpi_control_channel.h"
@@ -33,19 +34,21 @@ std::vector<char> copy_of(const void* data, size_t bytes) {
 
 }  // namespace
 
-MpiBackend::MpiBackend(MpiBackendOptions options) : MpiBackend(duplicate_world(), std::move(options)) {}
+MpiBackend::MpiBackend(MpiBackendOptions options)
+    : MpiBackend(duplicate_world(), std::move(options), {}) {}
 
-MpiBackend::MpiBackend(MPI_Comm group, MpiBackendOptions options)
-    : options_(std::move(options)), data_(group) {
+MpiBackend::MpiBackend(MPI_Comm group, MpiBackendOptions options, std::vector<int> host_of_rank)
+    : options_(std::move(options)), data_(group), host_of_rank_(std::move(host_of_rank)) {
   if (options_.max_count_per_call == 0 || options_.max_count_per_call > INT_MAX) {
     options_.max_count_per_call = INT_MAX;
   }
-  MPI_Comm_rank(data_, &topology_.rank);
-  MPI_Comm_size(data_, &topology_.size);
+  int rank = -1;
+  MPI_Comm_rank(data_, &rank);
   const char* op = "creating the mpi backend";
-  RUNRUN_MPI_CHECK(MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN), op, topology_.rank);
-  waiter_ = std::make_shared<MpiWaiter>(topology_.rank, options_.collective_timeout);
-  init_topology();
+  RUNRUN_MPI_CHECK(MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN), op, rank);
+  waiter_ = std::make_shared<MpiWaiter>(rank, options_.collective_timeout);
+  if (host_of_rank_.empty()) host_of_rank_ = gather_host_of_rank();
+  topology_ = topology_from_host_keys(host_of_rank_, rank);
   if (options_.logger && !threads_multiple()) {
     options_.logger->warn(
         "MPI provides {} but runrun calls MPI from its background thread: initialize MPI with "
@@ -65,34 +68,41 @@ std::unique_ptr<ControlChannel> MpiBackend::create_control_channel() {
   const char* op = "creating an mpi control channel";
   waiter_->check_usable(op);
   MPI_Comm comm = MPI_COMM_NULL;
-  RUNRUN_MPI_CHECK(MPI_Comm_dup(data_, &comm), op, rank());
+  MPI_Request request = MPI_REQUEST_NULL;
+  RUNRUN_MPI_CHECK(MPI_Comm_idup(data_, &comm, &request), op, rank());
+  waiter_->wait(request, op);
   return std::make_unique<MpiControlChannel>(comm, options_.collective_timeout);
 }
 
-void MpiBackend::init_topology() {
+// As in Horovod, a host is what MPI_COMM_TYPE_SHARED groups (Open MPI: one node, as its
+// launcher placed the ranks; network-namespace hosts included). The key of a host is the rank of
+// its first rank, found without communicating; one non-blocking allgather shares the keys.
+std::vector<int> MpiBackend::gather_host_of_rank() {
   const char* op = "computing the mpi topology";
+  int rank = -1;
+  int size = 0;
+  MPI_Comm_rank(data_, &rank);
+  MPI_Comm_size(data_, &size);
   MPI_Comm local = MPI_COMM_NULL;
-  RUNRUN_MPI_CHECK(MPI_Comm_split_type(data_, MPI_COMM_TYPE_SHARED, topology_.rank,
-                                       MPI_INFO_NULL, &local),
-                   op, topology_.rank);
-  MPI_Comm_rank(local, &topology_.local_rank);
-  MPI_Comm_size(local, &topology_.local_size);
+  RUNRUN_MPI_CHECK(MPI_Comm_split_type(data_, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local),
+                   op, rank);
+  MPI_Group local_group = MPI_GROUP_NULL;
+  MPI_Group data_group = MPI_GROUP_NULL;
+  MPI_Comm_group(local, &local_group);
+  MPI_Comm_group(data_, &data_group);
+  const int first = 0;  // the key ordered local by rank: its rank 0 is the host's lowest rank
+  int host = -1;
+  RUNRUN_MPI_CHECK(MPI_Group_translate_ranks(local_group, 1, &first, data_group, &host), op,
+                   rank);
+  MPI_Group_free(&local_group);
+  MPI_Group_free(&data_group);
   MPI_Comm_free(&local);
-  // As in Horovod: the ranks sharing a local_rank, one per host, ordered by rank.
-  MPI_Comm cross = MPI_COMM_NULL;
-  RUNRUN_MPI_CHECK(MPI_Comm_split(data_, topology_.local_rank, topology_.rank, &cross), op,
-                   topology_.rank);
-  MPI_Comm_rank(cross, &topology_.cross_rank);
-  MPI_Comm_size(cross, &topology_.cross_size);
-  MPI_Comm_free(&cross);
-  // Every host has as many ranks as the largest exactly when every local index is on every
-  // host, i.e. when cross_size is the same on every rank (the number of hosts).
-  int extremes[2] = {topology_.cross_size, -topology_.cross_size};  // min, -max
+  std::vector<int> hosts(static_cast<size_t>(size), -1);
   MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, extremes, 2, MPI_INT, MPI_MIN, data_, &request),
-                   op, topology_.rank);
+  RUNRUN_MPI_CHECK(
+      MPI_Iallgather(&host, 1, MPI_INT, hosts.data(), 1, MPI_INT, data_, &request), op, rank);
   waiter_->wait(request, op);
-  topology_.homogeneous = extremes[0] == -extremes[1];
+  return hosts;
 }
 
 Backend::CompletionPtr MpiBackend::start_allreduce(ConstDeviceBuffer in_buffer,

@@ -8,6 +8,10 @@
 // the collective timeout. Buffers must be host memory (UnsupportedError otherwise).
 // MPI's own lifetime is handled by mpi_lifetime.h (initialized on first use, finalized at exit,
 // never by a destructor), so runtimes can be created and destroyed repeatedly.
+// The topology is derived from each rank's host (ops/host_topology.h): the world backend learns
+// the hosts once (MPI_Comm_split_type, then a non-blocking allgather); a subgroup takes its
+// members' hosts from its parent and makes no collective call after its communicator exists, so
+// a member stopped right after the creation cannot hold the others in a blocking MPI call.
 //
 // Threading contract: as Backend: one driving thread; abort() from any thread. Different
 // MpiBackend objects (e.g. subgroups) may be driven by different threads (MPI_THREAD_MULTIPLE).
@@ -59,7 +63,7 @@ class MpiBackend final : public Backend {
                                     const std::vector<size_t>& recv_counts, DataType type,
                                     ReduceOp op) override;
   CompletionPtr start_barrier() override;
-  // Blocking and collective (MPI_Comm_dup of the data communicator).
+  // Collective (MPI_Comm_idup of the data communicator, completed through the waiter).
   std::unique_ptr<ControlChannel> create_control_channel() override;
   std::unique_ptr<Backend> create_subgroup(const std::vector<int>& ranks) override;
 
@@ -68,15 +72,17 @@ class MpiBackend final : public Backend {
 
  private:
   // Takes ownership of `group` (a communicator of this backend's ranks): it becomes the data
-  // communicator.
-  MpiBackend(MPI_Comm group, MpiBackendOptions options);
-  void init_topology();
+  // communicator. `host_of_rank`: a host key per rank of `group`; empty = learn them (collective).
+  MpiBackend(MPI_Comm group, MpiBackendOptions options, std::vector<int> host_of_rank);
+  std::vector<int> gather_host_of_rank();
   void reducescatter_rounds(MpiCompletion& completion, const char* in, char* out,
                             const std::vector<size_t>& counts, DataType type, ReduceOp op);
 
   MpiBackendOptions options_;
   MPI_Comm data_ = MPI_COMM_NULL;
   Topology topology_;
+  // Per rank of data_, a key of its host: the parent communicator's rank of the host's first rank.
+  std::vector<int> host_of_rank_;
   std::shared_ptr<MpiWaiter> waiter_;
 };
 

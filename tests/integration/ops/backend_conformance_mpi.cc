@@ -1,11 +1,13 @@
 // The backend conformance suite over MpiBackend, run under mpirun (ctest ops.mpi.conformance.*),
 // plus the mpi backend's own paths: chunked calls (max_count_per_call lowered), the int-overflow
 // error of allgatherv, abort, the collective timeout, an abort reaching a member stuck creating
-// a subgroup's communicator, and re-creating a backend in one process.
+// a subgroup's communicator, re-creating a backend in one process, and the topology of the
+// backend and of its subgroups against what MPI's own splits of the same ranks say.
 // On the first failure a rank prints it and calls MPI_Abort, so no peer waits forever.
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -200,6 +202,64 @@ void check_create_group_abort(runrun::Backend& world) {
   MPI_Comm_free(&side);
 }
 
+// The topology as MPI's splits give it (how the backend computed it before it derived it from
+// the hosts): local = MPI_COMM_TYPE_SHARED by rank, cross = same local_rank by rank.
+runrun::Topology topology_by_splits(MPI_Comm comm) {
+  runrun::Topology t;
+  MPI_Comm_rank(comm, &t.rank);
+  MPI_Comm_size(comm, &t.size);
+  MPI_Comm local = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &t.local_rank);
+  MPI_Comm_size(local, &t.local_size);
+  MPI_Comm_free(&local);
+  MPI_Comm cross = MPI_COMM_NULL;
+  MPI_Comm_split(comm, t.local_rank, t.rank, &cross);
+  MPI_Comm_rank(cross, &t.cross_rank);
+  MPI_Comm_size(cross, &t.cross_size);
+  MPI_Comm_free(&cross);
+  int extremes[2] = {t.cross_size, -t.cross_size};
+  MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_INT, MPI_MIN, comm);
+  t.homogeneous = extremes[0] == -extremes[1];
+  return t;
+}
+
+std::string describe(const runrun::Topology& t) {
+  return "rank " + std::to_string(t.rank) + "/" + std::to_string(t.size) + ", local " +
+         std::to_string(t.local_rank) + "/" + std::to_string(t.local_size) + ", cross " +
+         std::to_string(t.cross_rank) + "/" + std::to_string(t.cross_size) + ", homogeneous " +
+         std::to_string(t.homogeneous);
+}
+
+void require_same_topology(const runrun::Topology& got, MPI_Comm comm, int rank,
+                           const std::string& what) {
+  const runrun::Topology expected = topology_by_splits(comm);
+  require(describe(got) == describe(expected), rank,
+          what + ": topology " + describe(got) + ", MPI's splits say " + describe(expected));
+}
+
+void check_topology_matches_splits(runrun::Backend& world) {
+  const int rank = world.rank();
+  const int size = world.size();
+  require_same_topology(world.topology(), MPI_COMM_WORLD, rank, "the world backend");
+  std::vector<int> odds;
+  for (int r = 1; r < size; r += 2) odds.push_back(r);
+  const std::vector<std::vector<int>> cases{{0, size - 1}, odds, {size - 1}};
+  for (const std::vector<int>& members : cases) {
+    const bool member = std::binary_search(members.begin(), members.end(), rank);
+    std::unique_ptr<runrun::Backend> sub = world.create_subgroup(members);
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, rank, &comm);
+    if (!member) continue;
+    require(sub != nullptr, rank, "a member's subgroup backend");
+    require_same_topology(sub->topology(), comm, rank,
+                          "subgroup " + runrun::backend_checks::to_string(
+                                            {members.begin(), members.end()}));
+    MPI_Comm_free(&comm);
+  }
+  world.barrier();
+}
+
 void check_control_outlives_backend() {
   std::unique_ptr<runrun::ControlChannel> control;
   {
@@ -228,6 +288,7 @@ void run(int rank) {
   check_abort();
   check_timeout(backend);
   check_completion(backend);
+  check_topology_matches_splits(backend);
   check_create_group_abort(backend);
   check_control_outlives_backend();
   backend.barrier();
