@@ -1,8 +1,9 @@
 // The backend conformance suite over MpiBackend, run under mpirun (ctest ops.mpi.conformance.*),
 // plus the mpi backend's own paths: chunked calls (max_count_per_call lowered), the int-overflow
-// error of allgatherv, abort, the collective timeout, an abort reaching a member stuck creating
-// a subgroup's communicator, re-creating a backend in one process, and the topology of the
-// backend and of its subgroups against what MPI's own splits of the same ranks say.
+// error of allgatherv, abort, the collective timeout, an abort and the timeout reaching a member
+// stuck creating a subgroup's communicator, re-creating a backend in one process, and the
+// topology of the backend and of its subgroups against what MPI's own splits of the same ranks
+// say.
 // On the first failure a rank prints it and calls MPI_Abort, so no peer waits forever.
 
 #include <mpi.h>
@@ -56,8 +57,9 @@ void check_chunking() {
   runrun::conformance::check_broadcast(chunked, small);
   runrun::conformance::check_reducescatter(chunked, small);
   // Allgatherv moves 16-byte blocks here (2000 = 16 * 125): counts and displacements (125 per
-  // rank) fit the lowered limit up to 8 ranks. 1001 bytes (odd) need 1001 one-byte blocks, over the limit: a clear error on every
-  // rank (they all see the same recv_bytes), never a corrupt transfer.
+  // rank) fit the lowered limit up to 8 ranks. 1001 bytes (odd) need 1001 one-byte blocks, over
+  // the limit: a clear error on every rank (they all see the same recv_bytes), never a corrupt
+  // transfer.
   const int size = chunked.size();
   std::vector<size_t> fits(static_cast<size_t>(size), 2000);
   std::vector<char> in(2000, 'a');
@@ -145,34 +147,39 @@ void check_completion(runrun::Backend& world) {
 }
 
 // Rank 1 agrees on the member list {0, 1} but does not enter the communicator creation (as if
-// stopped there), so rank 0's MPI_Comm_create_group cannot finish: an abort, sent once rank 1
-// said it agreed (so rank 0 is past the agreement), must still end rank 0's create_member_comm
-// (ShutDownError) and mark the parent communicator as still in use (it must not be freed).
-// Afterwards rank 1 completes the creation that rank 0's abandoned helper thread still waits in,
-// so nothing stays pending.
-void check_create_group_abort(runrun::Backend& world) {
-  constexpr int kTag = 0x7274;
+// stopped there), so rank 0's MPI_Comm_create_group cannot finish. Either an abort, sent once
+// rank 1 said it agreed (so rank 0 is past the agreement), or the collective timeout must still
+// end rank 0's create_member_comm (ShutDownError, TimeoutError) and mark the parent communicator
+// as still in use (it must not be freed). Afterwards rank 1 completes the creation that rank 0's
+// abandoned helper thread still waits in, so nothing stays pending.
+enum class GiveUp { kAbort, kTimeout };
+
+template <typename Expected>
+void check_create_group_given_up(runrun::Backend& world, GiveUp how, int tag) {
   const std::vector<int> members{0, 1};
   MPI_Comm parent = MPI_COMM_NULL;
   MPI_Comm side = MPI_COMM_NULL;  // rank 1 tells rank 0 here that it agreed
   MPI_Comm_dup(MPI_COMM_WORLD, &parent);
   MPI_Comm_dup(MPI_COMM_WORLD, &side);
   const int rank = world.rank();
-  runrun::mpi::MpiWaiter waiter(rank, std::chrono::milliseconds(0));
+  // Long enough for the agreement (all ranks come from a barrier) even on a loaded machine.
+  const auto timeout = std::chrono::milliseconds(how == GiveUp::kTimeout ? 2000 : 0);
+  runrun::mpi::MpiWaiter waiter(rank, timeout);
+  const std::string what = how == GiveUp::kAbort ? "an abort" : "the collective timeout";
   if (rank == 0) {
-    std::thread aborter([&waiter, side] {
+    std::thread aborter([&waiter, side, how] {
       int agreed = 0;
       MPI_Recv(&agreed, 1, MPI_INT, 1, 0, side, MPI_STATUS_IGNORE);
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      waiter.abort();
+      if (how == GiveUp::kAbort) waiter.abort();
     });
     const auto started = std::chrono::steady_clock::now();
-    require_throws<runrun::ShutDownError>(
-        [&] { runrun::mpi::create_member_comm(parent, members, kTag, waiter, "test", rank); },
-        rank, "create_member_comm with a member that never creates");
+    require_throws<Expected>(
+        [&] { runrun::mpi::create_member_comm(parent, members, tag, waiter, "test", rank); },
+        rank, "create_member_comm with a member that never creates, ended by " + what);
     aborter.join();
     require(std::chrono::steady_clock::now() - started < std::chrono::seconds(60), rank,
-            "the abort ended the wait late");
+            what + " ended the wait late");
     require(waiter.communicator_in_use(), rank, "the abandoned helper's communicator in use");
     world.barrier();
   } else {
@@ -192,7 +199,7 @@ void check_create_group_abort(runrun::Backend& world) {
       MPI_Comm_group(parent, &parent_group);
       MPI_Group_incl(parent_group, 2, members.data(), &pair);
       MPI_Comm created = MPI_COMM_NULL;
-      MPI_Comm_create_group(parent, pair, kTag, &created);
+      MPI_Comm_create_group(parent, pair, tag, &created);
       require(created != MPI_COMM_NULL, rank, "the late member's communicator");
       MPI_Group_free(&pair);
       MPI_Group_free(&parent_group);
@@ -289,7 +296,8 @@ void run(int rank) {
   check_timeout(backend);
   check_completion(backend);
   check_topology_matches_splits(backend);
-  check_create_group_abort(backend);
+  check_create_group_given_up<runrun::ShutDownError>(backend, GiveUp::kAbort, 0x7274);
+  check_create_group_given_up<runrun::TimeoutError>(backend, GiveUp::kTimeout, 0x7275);
   check_control_outlives_backend();
   backend.barrier();
 }
@@ -312,8 +320,8 @@ int main() {
     return 1;
   }
   if (rank == 0) std::printf("backend_conformance_mpi: all checks passed\n");
-  // check_create_group_abort's abandoned helper made the exit skip MPI_Finalize (as a runtime
-  // must while a helper may still be inside MPI); here the helper has finished: finalize.
+  // check_create_group_given_up's abandoned helpers made the exit skip MPI_Finalize (as a
+  // runtime must while a helper may still be inside MPI); here the helpers finished: finalize.
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
