@@ -1,7 +1,9 @@
-// PeerHealth alone (two ranks as threads, each with its own registry): a peer that says goodbye
-// fails, after the grace, the sets of this rank it belongs to and no other; once this rank is
-// shutting down itself, a goodbye fails nothing; a peer that never reaches the monitor's setup
-// makes start() fail with TimeoutError after the peer timeout instead of waiting for ever.
+// PeerHealth alone (ranks as threads, each with its own registry): a peer that says goodbye
+// fails, after the grace, the sets of this rank it belongs to and no other (a set without it
+// goes on working between its members); a peer whose runtime failed fails the global set; once
+// this rank is shutting down itself, a goodbye fails nothing; a peer that never reaches the
+// monitor's setup makes start() fail with TimeoutError after the peer timeout instead of
+// waiting for ever.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
@@ -19,9 +21,9 @@ namespace {
 
 struct Rank {
   Rank(std::shared_ptr<LocalWorld> world, int rank, const Config& config)
-      : transport(transport_over(std::make_unique<LocalBackend>(std::move(world), rank))),
-        logger(make_rank_logger(rank, 2, "off")),
-        registry(rank, 2),
+      : transport(transport_over(std::make_unique<LocalBackend>(world, rank))),
+        logger(make_rank_logger(rank, world->size(), "off")),
+        registry(rank, world->size()),
         health(config, transport.data->topology(), logger, registry) {}
   Transport transport;  // until the global worker takes it
   Logger logger;
@@ -29,13 +31,13 @@ struct Rank {
   PeerHealth health;
 };
 
-// Two ranks whose health watchers are started (a collective step, hence the threads), each
-// with a global worker and a one-rank set {rank} (id 1) of its own.
-class TwoRanks {
+// Ranks as threads whose health watchers are started (a collective step, hence the threads),
+// each with a global worker and a one-rank set {rank} (id 1) of its own.
+class Ranks {
  public:
-  TwoRanks() : config_(Config::load({{"RUNRUN_PEER_TIMEOUT", "2"}})) {
-    auto world = std::make_shared<LocalWorld>(2);
-    for (int r = 0; r < 2; ++r) ranks_.push_back(std::make_unique<Rank>(world, r, config_));
+  explicit Ranks(int size) : config_(Config::load({{"RUNRUN_PEER_TIMEOUT", "2"}})) {
+    auto world = std::make_shared<LocalWorld>(size);
+    for (int r = 0; r < size; ++r) ranks_.push_back(std::make_unique<Rank>(world, r, config_));
     std::vector<std::thread> starters;
     for (auto& rank : ranks_) {
       starters.emplace_back([&rank] { rank->health.start(*rank->transport.control); });
@@ -45,13 +47,11 @@ class TwoRanks {
       rank->registry.set_global_worker(std::make_shared<ProcessSetWorker>(
           0, std::move(rank->transport), config_, rank->logger, nullptr));
       rank->registry.add({rank->registry.rank_in(0)}, [&](int32_t id) {
-        auto alone = std::make_unique<LocalBackend>(std::make_shared<LocalWorld>(1), 0);
-        return std::make_shared<ProcessSetWorker>(id, transport_over(std::move(alone)), config_,
-                                                  rank->logger, nullptr);
+        return worker_over(std::make_shared<LocalWorld>(1), 0, id, *rank);
       });
     }
   }
-  ~TwoRanks() {
+  ~Ranks() {
     for (auto& rank : ranks_) rank->health.begin_shutdown();
     for (auto& rank : ranks_) {
       for (auto& worker : rank->registry.workers()) worker->fail(ErrorCode::kShutDown, "test over");
@@ -59,7 +59,27 @@ class TwoRanks {
   }
   Rank& operator[](int r) { return *ranks_[static_cast<size_t>(r)]; }
 
+  // Adds the set of `members` (global ranks, sorted) on each of them; returns its id.
+  int32_t add_set(const std::vector<int>& members) {
+    auto world = std::make_shared<LocalWorld>(static_cast<int>(members.size()));
+    int32_t id = -1;
+    for (size_t i = 0; i < members.size(); ++i) {
+      Rank& rank = (*this)[members[i]];
+      id = rank.registry.add(members, [&](int32_t set_id) {
+        return worker_over(world, static_cast<int>(i), set_id, rank);
+      });
+    }
+    return id;
+  }
+
  private:
+  std::shared_ptr<ProcessSetWorker> worker_over(std::shared_ptr<LocalWorld> world, int rank,
+                                                int32_t id, Rank& owner) {
+    auto backend = std::make_unique<LocalBackend>(std::move(world), rank);
+    return std::make_shared<ProcessSetWorker>(id, transport_over(std::move(backend)), config_,
+                                              owner.logger, nullptr);
+  }
+
   Config config_;
   std::vector<std::unique_ptr<Rank>> ranks_;
 };
@@ -85,11 +105,30 @@ std::string stop_reason(ProcessSetWorker& worker) {
   return "enqueued";
 }
 
+// A barrier through `worker` (the op every member must take part in); "" when it completed,
+// else why not.
+std::string barrier_through(ProcessSetWorker& worker) {
+  Request request;
+  request.name = "members still work";
+  request.op = OpType::kBarrier;
+  const TensorView none{nullptr, DataType::kUInt8, {0}};
+  auto handle = std::make_shared<Handle>();
+  std::vector<std::unique_ptr<TensorEntry>> entries;
+  entries.push_back(make_entry(request, none, none, handle, 0));
+  try {
+    worker.enqueue(std::move(entries));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (!handle->wait(std::chrono::seconds(30))) return "not done within 30 s";
+  return handle->code() == ErrorCode::kOk ? "" : handle->error();
+}
+
 }  // namespace
 
 TEST_CASE("a peer that said goodbye fails the sets it belongs to, and only those",
           "[core][fault][health]") {
-  TwoRanks ranks;
+  Ranks ranks(2);
   ranks[1].health.stop();  // rank 1 shuts its runtime down while rank 0 still runs
   std::string why = stop_reason(*ranks[0].registry.worker(0));
   CHECK(why.find("rank 1 shut its runtime down while this rank still uses process set 0") !=
@@ -97,9 +136,27 @@ TEST_CASE("a peer that said goodbye fails the sets it belongs to, and only those
   CHECK(ranks[0].registry.worker(1)->running());  // set {0}: rank 1 is not in it
 }
 
+TEST_CASE("after a goodbye, a set without that peer goes on working between its members",
+          "[core][fault][health]") {
+  Ranks ranks(3);
+  const int32_t pair = ranks.add_set({1, 2});
+  ranks[0].health.stop();  // rank 0 leaves; ranks 1 and 2 go on in their set {1, 2}
+  for (int r : {1, 2}) {
+    std::string why = stop_reason(*ranks[r].registry.worker(0));
+    CHECK(why.find("rank 0 shut its runtime down") != std::string::npos);
+  }
+  std::string outcome[3];
+  std::thread other([&] { outcome[2] = barrier_through(*ranks[2].registry.worker(pair)); });
+  outcome[1] = barrier_through(*ranks[1].registry.worker(pair));
+  other.join();
+  CHECK(outcome[1].empty());
+  CHECK(outcome[2].empty());
+  CHECK(ranks[1].registry.worker(pair)->running());
+}
+
 TEST_CASE("a peer whose runtime failed fails the global set, and no other",
           "[core][fault][health]") {
-  TwoRanks ranks;
+  Ranks ranks(2);
   // Rank 1's global set stops on an error while its process lives on (no goodbye).
   ranks[1].registry.worker(0)->fail(ErrorCode::kTimeout, "a stall shutdown on rank 1");
   std::string why = stop_reason(*ranks[0].registry.worker(0));
@@ -110,7 +167,7 @@ TEST_CASE("a peer whose runtime failed fails the global set, and no other",
 
 TEST_CASE("a goodbye fails nothing once this rank is shutting down itself",
           "[core][fault][health]") {
-  TwoRanks ranks;
+  Ranks ranks(2);
   ranks[0].health.begin_shutdown();
   ranks[1].health.stop();
   // Well past the grace and several heartbeats (0.5 s each): had the goodbye been judged, the
