@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -330,7 +332,7 @@ void PeerMonitor::run() {
         gone[index] = true;
         lose(r, PeerLoss::kSilent,
              "it stopped answering (no heartbeat for " +
-                 std::to_string(timeout_.count() / 1000.0).substr(0, 5) +
+                 fmt::format("{:g}", static_cast<double>(timeout_.count()) / 1000.0) +
                  " s, RUNRUN_PEER_TIMEOUT): the process is stopped or hung, or its host or the "
                  "network failed");
       }
