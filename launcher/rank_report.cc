@@ -7,15 +7,21 @@
 namespace runrun::launcher {
 namespace {
 
+// Every kind with its name on the wire: one table for writing and reading events.
+struct KindName {
+  RankEvent::Kind kind;
+  const char* name;
+};
+constexpr KindName kKindNames[] = {
+    {RankEvent::Kind::kStarted, "started"},   {RankEvent::Kind::kExited, "exited"},
+    {RankEvent::Kind::kSignaled, "signaled"}, {RankEvent::Kind::kStopped, "stopped"},
+    {RankEvent::Kind::kPeerLost, "lost"},     {RankEvent::Kind::kPeerLeft, "left"},
+    {RankEvent::Kind::kPeerSilent, "silent"},
+};
+
 const char* kind_name(RankEvent::Kind kind) {
-  switch (kind) {
-    case RankEvent::Kind::kStarted: return "started";
-    case RankEvent::Kind::kExited: return "exited";
-    case RankEvent::Kind::kSignaled: return "signaled";
-    case RankEvent::Kind::kStopped: return "stopped";
-    case RankEvent::Kind::kPeerLost: return "lost";
-    case RankEvent::Kind::kPeerLeft: return "left";
-    case RankEvent::Kind::kPeerSilent: return "silent";
+  for (const KindName& entry : kKindNames) {
+    if (entry.kind == kind) return entry.name;
   }
   return "?";
 }
@@ -40,12 +46,9 @@ std::optional<RankEvent> find_rank_event(std::string_view line, std::string* res
   fields >> kind >> rank >> value;
   RankEvent event;
   bool known = false;
-  for (auto candidate : {RankEvent::Kind::kStarted, RankEvent::Kind::kExited,
-                         RankEvent::Kind::kSignaled, RankEvent::Kind::kStopped,
-                         RankEvent::Kind::kPeerLost, RankEvent::Kind::kPeerLeft,
-                         RankEvent::Kind::kPeerSilent}) {
-    if (kind == kind_name(candidate)) {
-      event.kind = candidate;
+  for (const KindName& entry : kKindNames) {
+    if (kind == entry.name) {
+      event.kind = entry.kind;
       known = true;
     }
   }

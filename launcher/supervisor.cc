@@ -139,12 +139,19 @@ void note_silent(Job& job, const RankEvent& event) {
   }
 }
 
+// A rank started directly that neither exited nor reported its end.
+bool still_running(const Job& job, const Child& child) {
+  const int rank = child.command->rank;
+  return rank >= 0 && !child.exited && !job.ended[static_cast<std::size_t>(rank)];
+}
+
 // The first rank reported silent that still runs, or -1.
 int silent_still_running(const Job& job) {
   for (const Child& child : job.children) {
     const int rank = child.command->rank;
-    if (rank < 0 || child.exited || job.ended[static_cast<std::size_t>(rank)]) continue;
-    if (job.silent_to[static_cast<std::size_t>(rank)] >= 0) return rank;
+    if (still_running(job, child) && job.silent_to[static_cast<std::size_t>(rank)] >= 0) {
+      return rank;
+    }
   }
   return -1;
 }
@@ -247,8 +254,8 @@ void report_still_running(const Job& job) {
   std::string running;
   int count = 0;
   for (const Child& child : job.children) {
+    if (!still_running(job, child)) continue;
     const int rank = child.command->rank;
-    if (child.exited || rank < 0 || job.ended[static_cast<std::size_t>(rank)]) continue;
     if (count++ < 16) {
       running += (running.empty() ? "" : ", ") + std::to_string(rank) + " on host " +
                  host_of(job, rank);
