@@ -213,7 +213,7 @@ void PeerHealth::on_peer_lost(int rank, PeerLoss how, const std::string& why) {
              "(docs/elastic.md)."
            : ". Every pending and later op fails; shut down and restart the job "
              "(see docs/troubleshooting.md).");
-  for (auto& worker : registry_.workers()) worker->fail(ErrorCode::kPeerFailure, message);
+  registry_.fail_all(ErrorCode::kPeerFailure, message);
 }
 
 }  // namespace runrun

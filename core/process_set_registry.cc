@@ -16,8 +16,16 @@ ProcessSetRegistry::ProcessSetRegistry(int rank, int size) : rank_(rank) {
 }
 
 void ProcessSetRegistry::set_global_worker(std::shared_ptr<ProcessSetWorker> worker) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  workers_[0] = std::move(worker);
+  ErrorCode failed = ErrorCode::kOk;
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    workers_[0] = worker;
+    failed = failed_code_;
+    message = failed_message_;
+  }
+  // A peer lost between the peer monitor's start and now.
+  if (worker && failed != ErrorCode::kOk) worker->fail(failed, message);
 }
 
 void ProcessSetRegistry::check_unregistered(const std::vector<int>& ranks) const {
@@ -36,10 +44,19 @@ int32_t ProcessSetRegistry::add(std::vector<int> ranks, const MakeWorker& make_w
     id = next_id_;  // only this thread adds: the id stays free while the worker is made
   }
   std::shared_ptr<ProcessSetWorker> worker = make_worker(id);
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++next_id_;
-  ranks_[id] = std::move(ranks);
-  if (worker) workers_[id] = std::move(worker);
+  ErrorCode failed = ErrorCode::kOk;
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++next_id_;
+    ranks_[id] = std::move(ranks);
+    if (worker) workers_[id] = worker;
+    failed = failed_code_;
+    message = failed_message_;
+  }
+  // Outside the lock (fail() calls into the worker); registered first, so either fail_all saw
+  // this worker or this sees its error.
+  if (worker && failed != ErrorCode::kOk) worker->fail(failed, message);
   return id;
 }
 
@@ -115,6 +132,19 @@ std::vector<std::pair<int32_t, std::shared_ptr<ProcessSetWorker>>> ProcessSetReg
     }
   }
   return found;
+}
+
+void ProcessSetRegistry::fail_all(ErrorCode code, const std::string& message) {
+  std::vector<std::shared_ptr<ProcessSetWorker>> all;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_code_ == ErrorCode::kOk) {
+      failed_code_ = code;
+      failed_message_ = message;
+    }
+    for (const auto& [id, worker] : workers_) all.push_back(worker);
+  }
+  for (auto& worker : all) worker->fail(code, message);
 }
 
 }  // namespace runrun

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,14 +31,16 @@ class ProcessSetRegistry {
   // named in errors.
   ProcessSetRegistry(int rank, int size);
 
-  // Gives set 0 its worker (once, while the runtime is constructed).
+  // Gives set 0 its worker (once, while the runtime is constructed); failed at once after
+  // fail_all.
   void set_global_worker(std::shared_ptr<ProcessSetWorker> worker);
 
   // Throws InvalidArgumentError when a set with exactly these ranks exists (its id named).
   void check_unregistered(const std::vector<int>& ranks) const;
   // Registers a set with the next id (1, 2, ...; never reused) and returns it. `make_worker`
   // gets the id and returns this rank's worker, or nullptr when this rank is not a member;
-  // it runs before the set becomes visible. Global set's background thread only.
+  // it runs before the set becomes visible. After fail_all the worker fails at once. Global
+  // set's background thread only.
   int32_t add(std::vector<int> ranks, const MakeWorker& make_worker);
   // Unregisters set `id` and returns its worker (nullptr for a non-member), which the caller
   // shuts down. Throws InvalidArgumentError for an unknown id or for set 0.
@@ -58,12 +61,20 @@ class ProcessSetRegistry {
   // This rank's sets (id and worker) that global rank `member` belongs to, in id order.
   std::vector<std::pair<int32_t, std::shared_ptr<ProcessSetWorker>>> sets_with(int member) const;
 
+  // Fails every worker of this rank (a lost peer: nothing can go on), and every worker that
+  // add() registers from now on, with the same error: a set whose creation was under way when
+  // the peer was lost must not outlive the loss.
+  void fail_all(ErrorCode code, const std::string& message);
+
  private:
   int rank_;
   mutable std::mutex mutex_;
   std::map<int32_t, std::vector<int>> ranks_;                     // every set, member or not
   std::map<int32_t, std::shared_ptr<ProcessSetWorker>> workers_;  // the sets this rank is in
   int32_t next_id_ = 1;
+  // Set by fail_all: every later worker fails at once.
+  ErrorCode failed_code_ = ErrorCode::kOk;
+  std::string failed_message_;
 };
 
 }  // namespace runrun

@@ -1,7 +1,9 @@
 // ProcessSetRegistry alone: ids, lookups and their errors, and which sets a rank belongs to.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/process_set_registry.h"
@@ -40,6 +42,15 @@ std::string invalid_argument_text(F&& call) {
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// Whether `worker` stops within 10 s (fail() is seen by its thread).
+bool stops(const ProcessSetWorker& worker) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (worker.running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return !worker.running();
 }
 
 }  // namespace
@@ -135,4 +146,26 @@ TEST_CASE("the workers of the sets a rank belongs to, in id order", "[core][regi
   std::vector<int32_t> all;
   for (const auto& worker : registry.workers()) all.push_back(worker->id());
   CHECK(all == std::vector<int32_t>{0, low, high});
+}
+
+TEST_CASE("after fail_all, every worker fails, also one added or given to set 0 later",
+          "[core][registry][fault]") {
+  Workers workers;
+  ProcessSetRegistry registry(0, 4);
+  auto early = workers.make(1);
+  registry.add({0, 1}, [&](int32_t) { return early; });
+  registry.fail_all(ErrorCode::kPeerFailure, "lost rank 3");
+  CHECK(stops(*early));
+  // A set whose creation was under way when the peer was lost.
+  const int32_t late_id = registry.add({0, 2}, [&](int32_t id) { return workers.make(id); });
+  auto late = registry.worker(late_id);
+  CHECK(stops(*late));
+  // A peer lost before the runtime gave set 0 its worker.
+  auto global = workers.make(0);
+  registry.set_global_worker(global);
+  CHECK(stops(*global));
+  // The first error is the one every later worker gets.
+  registry.fail_all(ErrorCode::kShutDown, "second");
+  CHECK(registry.add({0, 3}, [&](int32_t id) { return workers.make(id); }) == late_id + 1);
+  CHECK(stops(*registry.worker(late_id + 1)));
 }
