@@ -201,6 +201,27 @@ def test_distributed_gradient_tape_and_broadcast_variables(hvd, mode):
     assert hvd.allgather_object(r * 10) == [k * 10 for k in range(n)]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_broadcast_variables_of_a_keras_model_and_optimizer(hvd, mode):
+    """tf.keras is Keras 3 from TF 2.16: model.variables and optimizer.variables are
+    keras.Variables (no read_value), as in the TF2 migration of docs/tensorflow.md."""
+    n, r = hvd.size(), hvd.rank()
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    opt = tf.keras.optimizers.SGD(0.1, momentum=0.9)
+    opt.build(model.trainable_variables)
+    for k, v in enumerate(model.variables + opt.variables):
+        v.assign(tf.fill(v.shape, tf.cast(10 * r + k, v.dtype)))
+
+    def broadcast():
+        hvd.broadcast_variables(model.variables, root_rank=n - 1)
+        hvd.broadcast_variables(opt.variables, root_rank=n - 1)
+
+    run(mode, broadcast)
+    for k, v in enumerate(model.variables + opt.variables):
+        expected = np.full(v.shape, 10 * (n - 1) + k, v.numpy().dtype)
+        assert np.array_equal(v.numpy(), expected), v.path
+
+
 def test_errors_are_tensorflow_exceptions_with_runrun_messages(hvd):
     r = hvd.rank()
     with pytest.raises(tf.errors.FailedPreconditionError, match="mismatched shape") as info:

@@ -24,16 +24,23 @@ from runrun.tensorflow.ops import broadcast
 from runrun.tensorflow.tensor_bridge import ADAPTER as _T
 
 
+def _value_of(variable):
+    """The current value of a tf.Variable or a Keras 3 variable (keras.Variable has no
+    read_value; both convert to a tensor, as Horovod passes them to broadcast)."""
+    return tf.convert_to_tensor(variable)
+
+
 @tf_errors
 def _broadcast_eagerly(variables, root_rank, process_set):
-    handles = [_c.broadcast(_T, v.read_value(), root_rank, None, process_set)
+    handles = [_c.broadcast(_T, _value_of(v), root_rank, None, process_set)
                for v in variables]
     for variable, handle in zip(variables, handles):
         variable.assign(handle.wait())
 
 
 def broadcast_variables(variables, root_rank, process_set=global_process_set, inplace=False):
-    """Assigns root_rank's values to every variable of `variables` on every rank of the set.
+    """Assigns root_rank's values to every variable of `variables` (tf.Variables or Keras 3
+    variables, e.g. model.variables and optimizer.variables) on every rank of the set.
     Eager: returns None once done. Inside tf.function: returns the group of assign ops.
     `inplace` is accepted for Horovod compatibility (assign is always used)."""
     del inplace
@@ -41,7 +48,7 @@ def broadcast_variables(variables, root_rank, process_set=global_process_set, in
     if graph.eager():
         _broadcast_eagerly(variables, root_rank, process_set)
         return None
-    return tf.group(*[v.assign(broadcast(v.read_value(), root_rank, process_set=process_set))
+    return tf.group(*[v.assign(broadcast(_value_of(v), root_rank, process_set=process_set))
                       for v in variables])
 
 
