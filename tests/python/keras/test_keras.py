@@ -99,6 +99,54 @@ def test_fp16_compression_and_groups_keep_ranks_identical(hvd):
         assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
 
 
+def two_branch_model(local_initial):
+    """out = shared(x) + local(x), two bias-free Dense(1) on inputs of 2 features: with
+    loss = mean(out), each kernel's gradient is the batch mean of x."""
+    inputs = keras.Input(shape=(2,))
+    shared = keras.layers.Dense(1, use_bias=False, kernel_initializer="zeros", name="shared")
+    local = keras.layers.Dense(1, use_bias=False, name="local",
+                               kernel_initializer=keras.initializers.Constant(local_initial))
+    outputs = keras.layers.Add()([shared(inputs), local(inputs)])
+    return keras.Model(inputs, outputs), shared, local
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_partial_distributed_optimizer_keeps_local_layers_local(hvd, scale):
+    """Horovod's model-parallel API: the local layer's gradient is this rank's own (divided by
+    the size with scale_local_gradients), the shared one is averaged; the broadcast callback
+    leaves the local variables alone (local_variables=)."""
+    n, r = hvd.size(), hvd.rank()
+    model, shared, local = two_branch_model(local_initial=float(r))
+    opt = hvd.PartialDistributedOptimizer(keras.optimizers.SGD(learning_rate=1.0),
+                                          local_layers=[local], scale_local_gradients=scale)
+    model.compile(optimizer=opt, loss=lambda y_true, y_pred: keras.ops.mean(y_pred))
+    x = np.full((4, 2), r + 1.0, "float32")  # gradient of either kernel: r + 1 on this rank
+    callback = hvd.callbacks.BroadcastGlobalVariablesCallback(
+        0, local_variables=local.trainable_weights)
+    model.fit(x, np.zeros((4, 1), "float32"), batch_size=4, epochs=1, shuffle=False, verbose=0,
+              callbacks=[callback])
+    shared_kernel = keras.ops.convert_to_numpy(shared.kernel)
+    local_kernel = keras.ops.convert_to_numpy(local.kernel)
+    np.testing.assert_allclose(shared_kernel, np.full((2, 1), -(n + 1) / 2), rtol=1e-6)
+    step = (r + 1.0) / n if scale else r + 1.0
+    np.testing.assert_allclose(local_kernel, np.full((2, 1), r - step), rtol=1e-6)
+
+
+def test_register_local_var_on_a_distributed_optimizer(hvd):
+    n, r = hvd.size(), hvd.rank()
+    model, shared, local = two_branch_model(local_initial=0.0)
+    opt = hvd.DistributedOptimizer(keras.optimizers.SGD(learning_rate=1.0))
+    for var in local.trainable_weights:
+        opt.register_local_var(var)
+    model.compile(optimizer=opt, loss=lambda y_true, y_pred: keras.ops.mean(y_pred))
+    model.fit(np.full((4, 2), r + 1.0, "float32"), np.zeros((4, 1), "float32"), batch_size=4,
+              epochs=1, verbose=0)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(shared.kernel),
+                               np.full((2, 1), -(n + 1) / 2), rtol=1e-6)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(local.kernel),
+                               np.full((2, 1), -(r + 1.0) / n), rtol=1e-6)
+
+
 def test_metric_average_callback(hvd):
     x, y = data(32, seed=hvd.rank())  # different data, so different losses per rank
     model = make_model(seed=1)

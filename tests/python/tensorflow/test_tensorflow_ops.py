@@ -222,6 +222,35 @@ def test_broadcast_variables_of_a_keras_model_and_optimizer(hvd, mode):
         assert np.array_equal(v.numpy(), expected), v.path
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_partial_distributed_gradient_tape_keeps_local_sources_local(hvd, mode):
+    """Horovod's register_local_source / PartialDistributedGradientTape(local_layers=): those
+    gradients are this rank's own, divided by the size (scale_local_gradients), not reduced."""
+    n, r = hvd.size(), hvd.rank()
+    layer = tf.keras.layers.Dense(1, use_bias=False, kernel_initializer="ones")
+    layer.build((None, 2))
+    w = tf.Variable([1.0, 1.0])
+
+    def step(partial):
+        x = tf.fill([3, 2], float(r + 1))
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(layer(x)) + tf.reduce_sum(w) * float(r + 1)
+        if partial:
+            tape = hvd.PartialDistributedGradientTape(tape, local_layers=layer)
+        else:
+            tape = hvd.DistributedGradientTape(tape, scale_local_gradients=False)
+            tape.register_local_source(layer.kernel)
+        return tape.gradient(loss, [layer.kernel, w])
+
+    mean = (n + 1) / 2
+    g_kernel, g_w = run(mode, step, True)
+    assert np.allclose(g_kernel.numpy(), np.full((2, 1), (r + 1) / n))
+    assert np.allclose(g_w.numpy(), [mean, mean])
+    g_kernel, g_w = run(mode, step, False)
+    assert np.allclose(g_kernel.numpy(), np.full((2, 1), r + 1.0))
+    assert np.allclose(g_w.numpy(), [mean, mean])
+
+
 def test_errors_are_tensorflow_exceptions_with_runrun_messages(hvd):
     r = hvd.rank()
     with pytest.raises(tf.errors.FailedPreconditionError, match="mismatched shape") as info:

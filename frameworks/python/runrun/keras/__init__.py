@@ -24,4 +24,4 @@ from runrun.keras.functions import (
     load_model,
     reducescatter,
 )
-from runrun.keras.optimizer import DistributedOptimizer
+from runrun.keras.optimizer import DistributedOptimizer, PartialDistributedOptimizer

@@ -24,14 +24,19 @@ from runrun.keras.functions import _sync_jax_state, broadcast_variables
 
 class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
     """Broadcasts root_rank's model and optimizer variables to every rank when training
-    starts (once per callback object). `device` is accepted for Horovod compatibility."""
+    starts (once per callback object), except `local_variables` (each rank keeps its own, as
+    for the variables of PartialDistributedOptimizer's local layers). `device` is accepted for
+    Horovod compatibility."""
 
-    def __init__(self, root_rank=0, device="", process_set=global_process_set):
+    def __init__(self, root_rank=0, device="", local_variables=None,
+                 process_set=global_process_set):
         super().__init__()
         del device
         self.root_rank = root_rank
         self.process_set = process_set
         self.broadcast_done = False
+        # id -> variable (held, so the ids stay unique): Keras 3 variables have no ref().
+        self._local_variables = {id(v): v for v in (local_variables or [])}
 
     def _broadcast(self):
         model = self.model
@@ -41,6 +46,7 @@ class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
         variables = list(model.variables)
         if optimizer is not None:
             variables += list(optimizer.variables)
+        variables = [v for v in variables if id(v) not in self._local_variables]
         broadcast_variables(variables, self.root_rank, self.process_set, model=model)
         self.broadcast_done = True
 

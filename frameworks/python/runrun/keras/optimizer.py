@@ -12,6 +12,9 @@ _backend_apply_gradients). The allreduce runs there, so clipping sees the averag
 backward_passes_per_step=N uses Keras' own gradient_accumulation_steps=N: gradients are
 accumulated locally for N steps and reduced once; Keras averages the N local steps, so unless
 average_aggregated_gradients=True the reduction is scaled back to Horovod's sum over them.
+register_local_var / PartialDistributedOptimizer(local_layers=...): the gradients of local
+variables are not reduced (each rank applies its own, divided by the set's size unless
+scale_local_gradients=False), as Horovod's model-parallel layers.
 The class is a subclass of the wrapped optimizer's class made at wrap time (as Horovod does),
 so isinstance checks, get_config and saving keep working.
 Under runrun --profile each update step is profiled with no script change: the allreduce
@@ -22,6 +25,7 @@ Thread-safety: as the Keras optimizer.
 
 from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.local_layers import local_layer_variables
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.keras._backend_ops import backend_ops
@@ -32,6 +36,22 @@ class _DistributedMixin:
     """Methods put in front of the wrapped optimizer's class."""
 
     _runrun = None  # options, set by DistributedOptimizer
+    _runrun_variables = None  # the variables of the gradients being applied (trace time)
+
+    def register_local_var(self, var):
+        """Registers `var` as local to each rank (as Horovod's): its gradient is not reduced
+        over the ranks but applied as this rank computed it (divided by the process set's
+        size when scale_local_gradients, the default)."""
+        self._runrun["local"][id(var)] = var
+
+    def _backend_apply_gradients(self, grads, trainable_variables):
+        # _clip_gradients, called inside, gets the gradients without their variables. Set
+        # past Keras' attribute tracking: the list must not become optimizer variables.
+        object.__setattr__(self, "_runrun_variables", list(trainable_variables))
+        try:
+            return super()._backend_apply_gradients(grads, trainable_variables)
+        finally:
+            object.__setattr__(self, "_runrun_variables", None)
 
     def _clip_gradients(self, grads):
         grads = self._runrun_reduce(list(grads))
@@ -46,12 +66,18 @@ class _DistributedMixin:
     def _runrun_reduce(self, grads):
         options = self._runrun
         hooks = profile.active()
-        positions = [i for i, g in enumerate(grads) if g is not None]
+        local = self._local_positions(len(grads))
+        positions = [i for i, g in enumerate(grads) if g is not None and i not in local]
+        out = list(grads)
+        if options["scale_local_gradients"]:
+            size = options["process_set"].size()
+            for i in local:
+                if grads[i] is not None:
+                    out[i] = grads[i] / size
         if not positions:
-            return grads
+            return out
         compression = options["compression"]
         groups = _split(positions, options["num_groups"])
-        out = list(grads)
         for k, group in enumerate(groups):
             pairs = [compression.compress(grads[i]) for i in group]
             name = None if options["name"] is None else f"{options['name']}.{k}"
@@ -61,6 +87,20 @@ class _DistributedMixin:
             for i, r, p in zip(group, reduced, pairs):
                 out[i] = compression.decompress(r, p[1])
         return out
+
+
+    def _local_positions(self, count):
+        """Positions of the registered local variables among the gradients being applied."""
+        local = self._runrun["local"]
+        variables = self._runrun_variables
+        if not local:
+            return set()
+        if variables is None or len(variables) != count:
+            raise InvalidArgumentError(
+                "register_local_var: runrun.keras could not tell which gradients belong to "
+                "the local variables (the optimizer was not applied through Keras' "
+                "apply/apply_gradients)")
+        return {i for i, v in enumerate(variables) if id(v) in local}
 
 
 def _split(positions, num_groups):
@@ -76,10 +116,10 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
                          average_aggregated_gradients=False, num_groups=0, groups=None,
                          process_set=global_process_set, scale_local_gradients=True):
     """Wraps a Keras 3 optimizer (a new optimizer of a subclass of its class, from its config,
-    as Horovod does: pass a fresh optimizer). device_dense, device_sparse, sparse_as_dense and
-    scale_local_gradients are accepted for Horovod compatibility; `groups` (explicit variable
-    groups) is not supported, use num_groups."""
-    del device_dense, device_sparse, sparse_as_dense, scale_local_gradients
+    as Horovod does: pass a fresh optimizer). device_dense, device_sparse and sparse_as_dense
+    are accepted for Horovod compatibility; `groups` (explicit variable groups) is not
+    supported, use num_groups. scale_local_gradients: see register_local_var."""
+    del device_dense, device_sparse, sparse_as_dense
     import keras
 
     if not isinstance(optimizer, keras.optimizers.Optimizer):
@@ -116,5 +156,26 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
     wrapped = cls.from_config(config)
     object.__setattr__(wrapped, "_runrun", dict(op=op, prescale=prescale, postscale=postscale,
                            compression=compression, num_groups=num_groups, name=name,
-                           process_set=process_set))
+                           process_set=process_set, local={},
+                           scale_local_gradients=bool(scale_local_gradients)))
+    return wrapped
+
+
+def PartialDistributedOptimizer(optimizer, name=None, device_dense="", device_sparse="",
+                                compression=Compression.none, sparse_as_dense=False,
+                                gradient_predivide_factor=1.0, op=Average,
+                                backward_passes_per_step=1, average_aggregated_gradients=False,
+                                groups=None, process_set=global_process_set, local_layers=None,
+                                scale_local_gradients=True):
+    """DistributedOptimizer whose `local_layers` (a layer or a list) keep their gradients local
+    to each rank (register_local_var on each of their trainable variables), as Horovod's."""
+    wrapped = DistributedOptimizer(
+        optimizer, name=name, device_dense=device_dense, device_sparse=device_sparse,
+        compression=compression, sparse_as_dense=sparse_as_dense,
+        gradient_predivide_factor=gradient_predivide_factor, op=op,
+        backward_passes_per_step=backward_passes_per_step,
+        average_aggregated_gradients=average_aggregated_gradients, groups=groups,
+        process_set=process_set, scale_local_gradients=scale_local_gradients)
+    for var in local_layer_variables(local_layers, "PartialDistributedOptimizer"):
+        wrapped.register_local_var(var)
     return wrapped

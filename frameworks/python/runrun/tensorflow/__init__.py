@@ -18,7 +18,10 @@ from runrun.tensorflow.errors import (
     UnsupportedError,
 )
 from runrun.tensorflow.functions import allgather_object, broadcast_object, broadcast_variables
-from runrun.tensorflow.gradient_tape import DistributedGradientTape
+from runrun.tensorflow.gradient_tape import (
+    DistributedGradientTape,
+    PartialDistributedGradientTape,
+)
 from runrun.tensorflow.ops import (
     allgather,
     allreduce,

@@ -5,13 +5,16 @@ Why: the TF 2 custom training loop's one-line change. The dense gradients go thr
 grouped allreduce (one py_function node inside tf.function; `num_groups` or `groups` split
 them into several), compressed on the wire by `compression`; tf.IndexedSlices are gathered
 (or densified first with sparse_as_dense). gradient_predivide_factor splits the averaging
-into a prescale 1/f and a postscale f (op=Average only), as Horovod does.
+into a prescale 1/f and a postscale f (op=Average only), as Horovod does. Sources registered
+with register_local_source (PartialDistributedGradientTape: the variables of local_layers) keep
+their own gradient, divided by the set's size unless scale_local_gradients=False.
 Thread-safety: as tf.GradientTape (one thread).
 """
 
 import tensorflow as tf
 
 from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.local_layers import local_layer_variables
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.tensorflow.compression import Compression
@@ -77,13 +80,40 @@ def allreduce_gradients(grads, op=Average, compression=Compression.none,
     return out
 
 
+def _scaled_down(grad, size):
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.IndexedSlices(grad.values / size, grad.indices, grad.dense_shape)
+    return grad / size
+
+
 class _DistributedGradientTape(tf.GradientTape):
+    def register_local_source(self, source):
+        """Registers `source` as local to each rank (as Horovod's): its gradient is not reduced
+        over the ranks but returned as this rank computed it (divided by the process set's
+        size when scale_local_gradients, the default)."""
+        self._runrun_local[id(source)] = source  # held: the id stays unique
+
     def gradient(self, target, sources, output_gradients=None, **kwargs):
         grads = super().gradient(target, sources, output_gradients, **kwargs)
         nested = tf.nest.flatten(grads)
         flat_sources = tf.nest.flatten(sources)
-        reduced = allreduce_gradients(nested, variables=flat_sources, **self._runrun_options)
-        return tf.nest.pack_sequence_as(grads, reduced)
+        local = self._runrun_local
+        if not local:
+            reduced = allreduce_gradients(nested, variables=flat_sources, **self._runrun_options)
+            return tf.nest.pack_sequence_as(grads, reduced)
+        shared = [i for i, s in enumerate(flat_sources) if id(s) not in local]
+        out = list(nested)
+        reduced = allreduce_gradients([nested[i] for i in shared],
+                                      variables=[flat_sources[i] for i in shared],
+                                      **self._runrun_options)
+        for i, g in zip(shared, reduced):
+            out[i] = g
+        if self._runrun_scale_local:
+            size = self._runrun_options["process_set"].size()
+            for i, s in enumerate(flat_sources):
+                if id(s) in local and out[i] is not None:
+                    out[i] = _scaled_down(out[i], size)
+        return tf.nest.pack_sequence_as(grads, out)
 
 
 def DistributedGradientTape(gradtape, device_dense="", device_sparse="",
@@ -91,9 +121,9 @@ def DistributedGradientTape(gradtape, device_dense="", device_sparse="",
                             gradient_predivide_factor=1.0, num_groups=0, groups=None,
                             process_set=global_process_set, scale_local_gradients=True):
     """Wraps `gradtape` (after its `with` block or before): gradient() returns reduced
-    gradients. device_dense, device_sparse and scale_local_gradients are accepted for Horovod
-    compatibility."""
-    del device_dense, device_sparse, scale_local_gradients
+    gradients, but for sources given to register_local_source. device_dense and device_sparse
+    are accepted for Horovod compatibility."""
+    del device_dense, device_sparse
     if not isinstance(gradtape, tf.GradientTape):
         raise InvalidArgumentError(
             f"DistributedGradientTape wraps a tf.GradientTape, got {type(gradtape).__name__}")
@@ -104,4 +134,24 @@ def DistributedGradientTape(gradtape, device_dense="", device_sparse="",
         op=op, compression=compression, sparse_as_dense=sparse_as_dense,
         gradient_predivide_factor=gradient_predivide_factor, num_groups=num_groups,
         groups=groups, process_set=process_set)
+    tape._runrun_local = {}
+    tape._runrun_scale_local = bool(scale_local_gradients)
+    return tape
+
+
+def PartialDistributedGradientTape(gradtape, device_dense="", device_sparse="",
+                                   compression=Compression.none, sparse_as_dense=False,
+                                   op=Average, gradient_predivide_factor=1.0, num_groups=0,
+                                   groups=None, process_set=global_process_set,
+                                   local_layers=None, scale_local_gradients=True):
+    """DistributedGradientTape whose `local_layers` (a Keras layer or a list) keep their
+    gradients local to each rank (register_local_source on each of their trainable variables),
+    as Horovod's."""
+    tape = DistributedGradientTape(
+        gradtape, device_dense=device_dense, device_sparse=device_sparse,
+        compression=compression, sparse_as_dense=sparse_as_dense, op=op,
+        gradient_predivide_factor=gradient_predivide_factor, num_groups=num_groups,
+        groups=groups, process_set=process_set, scale_local_gradients=scale_local_gradients)
+    for var in local_layer_variables(local_layers, "PartialDistributedGradientTape"):
+        tape.register_local_source(var)
     return tape
