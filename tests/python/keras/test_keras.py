@@ -147,6 +147,56 @@ def test_register_local_var_on_a_distributed_optimizer(hvd):
                                np.full((2, 1), -(r + 1.0) / n), rtol=1e-6)
 
 
+@pytest.mark.parametrize("uneven", [False, True])
+def test_sync_batch_normalization_uses_the_statistics_of_the_whole_batch(hvd, uneven):
+    """Training-mode output and moving statistics equal plain BatchNormalization's on the
+    concatenated batch (ranks with batches of different sizes too)."""
+    n, r = hvd.size(), hvd.rank()
+    sizes = [3 + (k if uneven else 0) for k in range(n)]
+    x = np.random.default_rng(7).normal(loc=2.0, size=(sum(sizes), 4, 3)).astype("float32")
+    start = sum(sizes[:r])
+    sync = hvd.SyncBatchNormalization(momentum=0.5)
+    plain = keras.layers.BatchNormalization(momentum=0.5)
+    mine = keras.ops.convert_to_numpy(sync(x[start:start + sizes[r]], training=True))
+    whole = keras.ops.convert_to_numpy(plain(x, training=True))
+    np.testing.assert_allclose(mine, whole[start:start + sizes[r]], rtol=1e-4, atol=1e-4)
+    for a, b in ((sync.moving_mean, plain.moving_mean),
+                 (sync.moving_variance, plain.moving_variance)):
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b),
+                                   rtol=1e-5, atol=1e-6)
+    # Inference uses the moving statistics and communicates nothing.
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(sync(x[:2], training=False)),
+                               keras.ops.convert_to_numpy(plain(x[:2], training=False)),
+                               rtol=1e-5, atol=1e-5)
+
+
+def bn_model(seed, norm):
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input(shape=(6,)), keras.layers.Dense(8), norm,
+                             keras.layers.Activation("tanh"), keras.layers.Dense(1)])
+
+
+def test_sync_batch_normalization_trains_as_one_process_on_the_concatenated_batch(hvd):
+    """Gradients flow through the synchronized statistics to every rank's inputs: training
+    with DistributedOptimizer equals one process with BatchNormalization on the whole batch."""
+    batch, steps = 16, 3
+    x, y = data(batch * steps)
+    model = bn_model(400 + hvd.rank(), hvd.SyncBatchNormalization())
+    model.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(learning_rate=0.1)),
+                  loss="mse")
+    initial = [keras.ops.convert_to_numpy(hvd.broadcast(w, 0)) for w in model.get_weights()]
+    reference = bn_model(0, keras.layers.BatchNormalization())
+    reference.set_weights(initial)
+    reference.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="mse")
+    reference.fit(x, y, batch_size=batch, shuffle=False, epochs=1, verbose=0)
+    model.fit(shard(hvd, x, batch), shard(hvd, y, batch), batch_size=batch // hvd.size(),
+              shuffle=False, epochs=1, verbose=0,
+              callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+    for mine, ref in zip(model.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(mine, ref, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(reference.get_weights()[0], initial[0])  # it did train
+
+
 def test_metric_average_callback(hvd):
     x, y = data(32, seed=hvd.rank())  # different data, so different losses per rank
     model = make_model(seed=1)

@@ -251,6 +251,18 @@ def test_partial_distributed_gradient_tape_keeps_local_sources_local(hvd, mode):
     assert np.allclose(g_w.numpy(), [mean, mean])
 
 
+def test_sync_batch_normalization_under_horovods_tensorflow_name(hvd):
+    """hvd.SyncBatchNormalization (horovod.tensorflow's) in a tf.function: the statistics of
+    the concatenated batch."""
+    n, r = hvd.size(), hvd.rank()
+    x = np.random.default_rng(3).normal(size=(2 * n, 5)).astype("float32")
+    sync = hvd.SyncBatchNormalization()
+    plain = tf.keras.layers.BatchNormalization()
+    mine = tf.function(lambda t: sync(t, training=True))(x[2 * r:2 * r + 2])
+    whole = plain(x, training=True)
+    assert np.allclose(mine.numpy(), whole.numpy()[2 * r:2 * r + 2], rtol=1e-4, atol=1e-4)
+
+
 def test_errors_are_tensorflow_exceptions_with_runrun_messages(hvd):
     r = hvd.rank()
     with pytest.raises(tf.errors.FailedPreconditionError, match="mismatched shape") as info:

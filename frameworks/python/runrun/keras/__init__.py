@@ -25,3 +25,4 @@ from runrun.keras.functions import (
     reducescatter,
 )
 from runrun.keras.optimizer import DistributedOptimizer, PartialDistributedOptimizer
+from runrun.keras.sync_batch_norm import SyncBatchNormalization

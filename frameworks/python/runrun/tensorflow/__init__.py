@@ -41,3 +41,12 @@ from runrun.tensorflow.queries import (
     rank_op,
     size_op,
 )
+
+
+def __getattr__(name):
+    """SyncBatchNormalization (a Keras layer, Horovod's horovod.tensorflow name) is imported
+    when first used: keras stays unimported for scripts that do not use it."""
+    if name == "SyncBatchNormalization":
+        from runrun.keras.sync_batch_norm import SyncBatchNormalization
+        return SyncBatchNormalization
+    raise AttributeError(f"module 'runrun.tensorflow' has no attribute '{name}'")

@@ -1,0 +1,78 @@
+"""SyncBatchNormalization: a Keras 3 BatchNormalization whose training statistics are those of
+the whole batch over the ranks of a process set, as horovod.tensorflow.SyncBatchNormalization
+(runrun.torch has SyncBatchNorm), on every Keras backend.
+
+Why: with small per-rank batches (detection, segmentation, large inputs) each rank's own batch
+statistics are noisy; synchronized ones are what one process on the concatenated batch computes.
+In training each call sums, per channel, the count, the sum and the sum of squares of its
+inputs (a mask counts) in one Sum allreduce of 3C values, and derives mean and variance from
+the totals, so ranks may hold batches of different sizes. The allreduce is
+the backend framework's differentiable one (runrun.tensorflow, runrun.torch or runrun.jax
+`allreduce`, whose gradient is the Sum allreduce of the incoming gradient), so gradients reach
+every rank's inputs as they would on one process. The moving statistics are updated from the
+synchronized ones, identical on every rank; inference uses them and communicates nothing.
+The op is named after the layer ("SyncBatchNormalization.<layer name>"): every rank must build
+its layers under the same names (Keras names them in creation order). The class is registered
+for saving (package "runrun"), so keras.models.load_model finds it once runrun.keras is
+imported; `process_set` is not saved (a loaded layer uses the global set).
+Thread-safety: as a Keras layer (called by the training loop's thread, or traced).
+"""
+
+import keras
+from keras import ops
+
+from runrun.common.ops import Sum
+from runrun.common.process_sets import global_process_set
+
+
+def _allreduce_sum(tensor, name, process_set):
+    """The differentiable Sum allreduce of the framework Keras runs on."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        from runrun.tensorflow import allreduce
+    elif backend == "torch":
+        from runrun.torch import allreduce
+    elif backend == "jax":
+        from runrun.jax import allreduce
+    else:
+        from runrun.common.exceptions import UnsupportedError
+        raise UnsupportedError(
+            f"SyncBatchNormalization supports the tensorflow, jax and torch Keras backends, "
+            f"not '{backend}'")
+    return allreduce(tensor, op=Sum, name=name, process_set=process_set)
+
+
+@keras.saving.register_keras_serializable(package="runrun")
+class SyncBatchNormalization(keras.layers.BatchNormalization):
+    """keras.layers.BatchNormalization with batch statistics synchronized over `process_set`
+    in training (every argument of BatchNormalization; `synchronized` is tf.distribute's and
+    must stay False)."""
+
+    def __init__(self, *args, process_set=global_process_set, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.synchronized:
+            raise ValueError(
+                "SyncBatchNormalization synchronizes over runrun's ranks; synchronized=True "
+                "(tf.distribute's) cannot be combined with it")
+        self._runrun_process_set = process_set
+
+    def _moments(self, inputs, mask):
+        process_set = self._runrun_process_set
+        if process_set.size() == 1:
+            return super()._moments(inputs, mask)
+        axes = self._reduction_axes
+        if mask is None:
+            weights = ops.ones_like(inputs)
+        else:
+            weights = ops.broadcast_to(ops.expand_dims(mask, axis=-1), ops.shape(inputs))
+            weights = ops.cast(weights, inputs.dtype)
+        count = ops.sum(weights, axis=axes)
+        total = ops.sum(inputs * weights, axis=axes)
+        total_of_squares = ops.sum(ops.square(inputs) * weights, axis=axes)
+        channels = total.shape[0]
+        totals = _allreduce_sum(ops.concatenate([total, total_of_squares, count], axis=0),
+                                f"SyncBatchNormalization.{self.name}", process_set)
+        count = ops.maximum(totals[2 * channels:], 1.0)
+        mean = totals[:channels] / count
+        variance = ops.maximum(totals[channels:2 * channels] / count - ops.square(mean), 0.0)
+        return mean, variance
