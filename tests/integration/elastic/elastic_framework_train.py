@@ -1,8 +1,10 @@
 """A rank of elastic_frameworks.sh: elastic_train.py's training (same batch on every rank,
 commit after every step, a worker that kills itself at a step) written for Keras 3
 (ELASTIC_FRAMEWORK=keras: model.fit with KerasState and the Keras elastic callbacks, one batch
-per epoch, TensorFlow backend by default) or for JAX (ELASTIC_FRAMEWORK=jax: a jitted optax step
-through runrun.jax.DistributedOptimizer, with JaxState). Its output lines are elastic_train.py's,
+per epoch, TensorFlow backend by default), for JAX (ELASTIC_FRAMEWORK=jax: a jitted optax step
+through runrun.jax.DistributedOptimizer, with JaxState) or for a TensorFlow custom loop
+(ELASTIC_FRAMEWORK=tensorflow: a tf.function step with DistributedGradientTape and momentum
+SGD on tf.Variables, with runrun.tensorflow.elastic.TensorFlowState). Its output lines are elastic_train.py's,
 so elastic_lib.sh's oracle_check applies: "commit step=S size=N" per commit (rank 0), "final
 total=... size=... resets=[...]" and "final weights ..."; --oracle prints the weights of STEPS
 plain steps in one process (other arguments: the test's token, ignored). Environment:
@@ -161,9 +163,66 @@ def jax_main():
     hvd.shutdown()
 
 
+# TensorFlow custom loop ----------------------------------------------------------------
+def tf_setup(hvd):
+    """Variables (weights and momentum) and a tf.function step; hvd=None: one plain process."""
+    import tensorflow as tf
+
+    x, y = batch()
+    rng = np.random.RandomState(1234)
+    w = tf.Variable(rng.randn(4, 1).astype(np.float32))
+    b = tf.Variable(np.zeros(1, np.float32))
+    velocity = [tf.Variable(tf.zeros_like(w)), tf.Variable(tf.zeros_like(b))]
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((x @ w + b - y) ** 2)
+        if hvd is not None:
+            tape = hvd.DistributedGradientTape(tape)
+        for var, vel, grad in zip([w, b], velocity, tape.gradient(loss, [w, b])):
+            vel.assign(0.9 * vel - 0.1 * grad)
+            var.assign_add(vel)
+
+    return [w, b], velocity, step
+
+
+def tensorflow_oracle():
+    weights, _, step = tf_setup(None)
+    for _ in range(STEPS):
+        step()
+    print(show([v.numpy() for v in weights]))
+
+
+def tensorflow_main():
+    import runrun.tensorflow as hvd
+
+    hvd.init()
+    weights, velocity, step = tf_setup(hvd)
+    state = hvd.elastic.TensorFlowState(weights + velocity, step=0, total=0)
+    resets = []
+    state.register_reset_callbacks([lambda: resets.append(hvd.size())])
+
+    @hvd.elastic.run
+    def train(state):
+        while state.step < STEPS:
+            maybe_die(state.step)
+            step()
+            size = int(hvd.allreduce(np.ones(1, np.float32), op=hvd.Sum, name="size")[0])
+            state.total += size
+            state.step += 1
+            if hvd.rank() == 0:
+                print("commit step=%d size=%d" % (state.step, size), flush=True)
+            time.sleep(PAUSE)
+            state.commit()
+
+    train(state)
+    report(hvd, state, [v.numpy() for v in weights], resets)
+    hvd.shutdown()
+
+
 if __name__ == "__main__":
     oracle = sys.argv[1:] == ["--oracle"]
-    if FRAMEWORK == "keras":
-        keras_oracle() if oracle else keras_main()
-    else:
-        jax_oracle() if oracle else jax_main()
+    main, oracle_main = {"keras": (keras_main, keras_oracle), "jax": (jax_main, jax_oracle),
+                         "tensorflow": (tensorflow_main, tensorflow_oracle)}[FRAMEWORK]
+    oracle_main() if oracle else main()

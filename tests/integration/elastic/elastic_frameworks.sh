@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# KerasState (Keras 3 on TensorFlow, model.fit with the elastic callbacks) and JaxState (a jitted
-# optax step) in a 3-rank elastic job (-H localhost:3 --min-np 2): worker 2 kills itself with
+# KerasState (Keras 3 on TensorFlow, model.fit with the elastic callbacks), JaxState (a jitted
+# optax step) and TensorFlowState (a TF custom loop: tf.function, DistributedGradientTape) in a
+# 3-rank elastic job (-H localhost:3 --min-np 2): worker 2 kills itself with
 # SIGKILL in the middle of training; the survivors (whose failure arrives inside tf.function /
 # jax.jit as the framework's error) roll back to their last commit, join generation 2 with 2
 # ranks and finish with the state the commit log and a one-process run give (oracle_check); the
@@ -9,8 +10,8 @@ source "$(dirname "$0")/elastic_lib.sh"
 TRAIN="$HERE_ELASTIC/elastic_framework_train.py"
 export KERAS_BACKEND=tensorflow TF_CPP_MIN_LOG_LEVEL=3 JAX_PLATFORMS=cpu
 export ELASTIC_STEPS=10 ELASTIC_KILL_WORKER=2 ELASTIC_KILL_STEP=4
-for framework in keras jax; do
-  module=$([ "$framework" = keras ] && echo tensorflow || echo optax)
+for framework in keras jax tensorflow; do
+  module=$([ "$framework" = jax ] && echo optax || echo tensorflow)
   "$PYTHON_BIN" -c "import importlib.util as u, sys; sys.exit(not (u.find_spec('keras') and u.find_spec('$module')))" ||
     { echo "SKIP: no keras/$module for $PYTHON_BIN"; exit 77; }
   export ELASTIC_FRAMEWORK=$framework

@@ -263,6 +263,24 @@ def test_sync_batch_normalization_under_horovods_tensorflow_name(hvd):
     assert np.allclose(mine.numpy(), whole.numpy()[2 * r:2 * r + 2], rtol=1e-4, atol=1e-4)
 
 
+def test_elastic_tensorflow_state_saves_restores_and_syncs_variables(hvd):
+    """horovod.tensorflow.elastic's TensorFlowState (the elastic job itself:
+    tests/integration/elastic/elastic_frameworks.sh)."""
+    r = hvd.rank()
+    w = tf.Variable([float(r), 1.0])
+    state = hvd.elastic.TensorFlowState([w], epoch=r)
+    w.assign([7.0, 7.0])
+    state.restore()  # back to the values at construction (the last save)
+    assert w.numpy().tolist() == [float(r), 1.0] and state.epoch == r
+    state.sync()  # rank 0's variables and attributes everywhere, saved as the new commit
+    assert w.numpy().tolist() == [0.0, 1.0] and state.epoch == 0
+    w.assign([3.0, 3.0])
+    state.restore()
+    assert w.numpy().tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match="no global variables"):
+        hvd.elastic.TensorFlowState()
+
+
 def test_errors_are_tensorflow_exceptions_with_runrun_messages(hvd):
     r = hvd.rank()
     with pytest.raises(tf.errors.FailedPreconditionError, match="mismatched shape") as info:

@@ -44,9 +44,12 @@ from runrun.tensorflow.queries import (
 
 
 def __getattr__(name):
-    """SyncBatchNormalization (a Keras layer, Horovod's horovod.tensorflow name) is imported
-    when first used: keras stays unimported for scripts that do not use it."""
+    """SyncBatchNormalization (a Keras layer, Horovod's horovod.tensorflow name) and the elastic
+    module are imported when first used: Keras stays unimported for scripts that use neither."""
     if name == "SyncBatchNormalization":
         from runrun.keras.sync_batch_norm import SyncBatchNormalization
         return SyncBatchNormalization
+    if name == "elastic":
+        import importlib
+        return importlib.import_module("runrun.tensorflow.elastic")
     raise AttributeError(f"module 'runrun.tensorflow' has no attribute '{name}'")
