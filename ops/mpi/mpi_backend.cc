@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -67,11 +68,18 @@ MpiBackend::~MpiBackend() {
 std::unique_ptr<ControlChannel> MpiBackend::create_control_channel() {
   const char* op = "creating an mpi control channel";
   waiter_->check_usable(op);
-  MPI_Comm comm = MPI_COMM_NULL;
+  // On the heap: a failed wait leaves the duplication pending, which may still write the
+  // handle; it is leaked then.
+  auto comm = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
   MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Comm_idup(data_, &comm, &request), op, rank());
-  waiter_->wait(request, op);
-  return std::make_unique<MpiControlChannel>(comm, options_.collective_timeout);
+  RUNRUN_MPI_CHECK(MPI_Comm_idup(data_, comm.get(), &request), op, rank());
+  try {
+    waiter_->wait(request, op);
+  } catch (...) {
+    static_cast<void>(comm.release());
+    throw;
+  }
+  return std::make_unique<MpiControlChannel>(*comm, options_.collective_timeout);
 }
 
 // As in Horovod, a host is what MPI_COMM_TYPE_SHARED groups (Open MPI: one node, as its
@@ -92,17 +100,28 @@ std::vector<int> MpiBackend::gather_host_of_rank() {
   MPI_Comm_group(data_, &data_group);
   const int first = 0;  // the key ordered local by rank: its rank 0 is the host's lowest rank
   int host = -1;
-  RUNRUN_MPI_CHECK(MPI_Group_translate_ranks(local_group, 1, &first, data_group, &host), op,
-                   rank);
+  const int translated =
+      MPI_Group_translate_ranks(local_group, 1, &first, data_group, &host);
   MPI_Group_free(&local_group);
   MPI_Group_free(&data_group);
   MPI_Comm_free(&local);
-  std::vector<int> hosts(static_cast<size_t>(size), -1);
+  RUNRUN_MPI_CHECK(translated, op, rank);
+  // [0, size): every rank's key; [size]: this rank's. On the heap: a wait that fails (abort,
+  // timeout) leaves the request pending, and MPI may still write here; then it is leaked.
+  auto keys = std::make_unique<std::vector<int>>(static_cast<size_t>(size) + 1, -1);
+  (*keys)[static_cast<size_t>(size)] = host;
   MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(
-      MPI_Iallgather(&host, 1, MPI_INT, hosts.data(), 1, MPI_INT, data_, &request), op, rank);
-  waiter_->wait(request, op);
-  return hosts;
+  RUNRUN_MPI_CHECK(MPI_Iallgather(&(*keys)[static_cast<size_t>(size)], 1, MPI_INT, keys->data(),
+                                  1, MPI_INT, data_, &request),
+                   op, rank);
+  try {
+    waiter_->wait(request, op);
+  } catch (...) {
+    static_cast<void>(keys.release());
+    throw;
+  }
+  keys->pop_back();
+  return std::move(*keys);
 }
 
 Backend::CompletionPtr MpiBackend::start_allreduce(ConstDeviceBuffer in_buffer,

@@ -163,7 +163,7 @@ void check_create_group_given_up(runrun::Backend& world, GiveUp how, int tag) {
   MPI_Comm_dup(MPI_COMM_WORLD, &side);
   const int rank = world.rank();
   // Long enough for the agreement (all ranks come from a barrier) even on a loaded machine.
-  const auto timeout = std::chrono::milliseconds(how == GiveUp::kTimeout ? 2000 : 0);
+  const auto timeout = std::chrono::milliseconds(how == GiveUp::kTimeout ? 5000 : 0);
   runrun::mpi::MpiWaiter waiter(rank, timeout);
   const std::string what = how == GiveUp::kAbort ? "an abort" : "the collective timeout";
   if (rank == 0) {

@@ -132,6 +132,23 @@ def test_partial_distributed_optimizer_keeps_local_layers_local(hvd, scale):
     np.testing.assert_allclose(local_kernel, np.full((2, 1), r - step), rtol=1e-6)
 
 
+def test_local_variables_sum_the_accumulated_passes_as_the_shared_ones(hvd):
+    """backward_passes_per_step=2: Horovod sums the two local passes of every gradient, the
+    local variables' included (Keras' accumulation averages them)."""
+    n, r = hvd.size(), hvd.rank()
+    model, shared, local = two_branch_model(local_initial=0.0)
+    opt = hvd.PartialDistributedOptimizer(keras.optimizers.SGD(learning_rate=1.0),
+                                          local_layers=local, backward_passes_per_step=2,
+                                          scale_local_gradients=False)
+    model.compile(optimizer=opt, loss=lambda y_true, y_pred: keras.ops.mean(y_pred))
+    model.fit(np.full((8, 2), r + 1.0, "float32"), np.zeros((8, 1), "float32"), batch_size=4,
+              epochs=1, shuffle=False, verbose=0)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(shared.kernel),
+                               np.full((2, 1), -2 * (n + 1) / 2), rtol=1e-6)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(local.kernel),
+                               np.full((2, 1), -2 * (r + 1.0)), rtol=1e-6)
+
+
 def test_register_local_var_on_a_distributed_optimizer(hvd):
     n, r = hvd.size(), hvd.rank()
     model, shared, local = two_branch_model(local_initial=0.0)

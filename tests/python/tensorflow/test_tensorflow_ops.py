@@ -281,6 +281,26 @@ def test_elastic_tensorflow_state_saves_restores_and_syncs_variables(hvd):
         hvd.elastic.TensorFlowState()
 
 
+def test_unnamed_ops_of_a_function_retraced_on_one_rank_only_still_match(hvd):
+    """An unnamed op (and a gradient's) is named at trace time after the function and its place
+    in that trace: rank 0 traces once, the others retrace for a new batch size, and every
+    step's ops still match (a global counter would have named the retrace's ops anew)."""
+    r = hvd.rank()
+    bn = hvd.SyncBatchNormalization()
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = bn(x, training=True) + hvd.allreduce(tf.reduce_sum(x, 0))
+            loss = tf.reduce_sum(y * tf.range(4, dtype=tf.float32))
+        return tape.gradient(loss, x)
+
+    for batch in ([2, 2, 2] if r == 0 else [2, 3, 3]):
+        x = tf.reshape(tf.range(batch * 4, dtype=tf.float32), [batch, 4])
+        assert step(x).shape == [batch, 4]
+
+
 def test_errors_are_tensorflow_exceptions_with_runrun_messages(hvd):
     r = hvd.rank()
     with pytest.raises(tf.errors.FailedPreconditionError, match="mismatched shape") as info:

@@ -22,5 +22,10 @@ def local_layer_variables(local_layers, who):
             raise InvalidArgumentError(
                 f"{who}: local_layers must be layers (with trainable_weights), got "
                 f"{type(layer).__name__}")
+        if not getattr(layer, "built", True):
+            raise InvalidArgumentError(
+                f"{who}: local layer '{getattr(layer, 'name', layer)}' is not built yet, so it "
+                "has no variables to keep local; build the model first (an Input layer, "
+                "model.build(input_shape) or one call)")
         variables.extend(weights)
     return variables

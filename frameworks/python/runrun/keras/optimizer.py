@@ -69,11 +69,13 @@ class _DistributedMixin:
         local = self._local_positions(len(grads))
         positions = [i for i, g in enumerate(grads) if g is not None and i not in local]
         out = list(grads)
+        factor = options["local_factor"]
         if options["scale_local_gradients"]:
-            size = options["process_set"].size()
+            factor /= options["process_set"].size()
+        if factor != 1.0:
             for i in local:
                 if grads[i] is not None:
-                    out[i] = grads[i] / size
+                    out[i] = grads[i] * factor
         if not positions:
             return out
         compression = options["compression"]
@@ -137,6 +139,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
                 "gradient_predivide_factor other than 1.0 needs op=Average")
         prescale, postscale = 1.0 / gradient_predivide_factor, gradient_predivide_factor
     config = optimizer.get_config()
+    local_factor = 1.0
     steps = int(backward_passes_per_step)
     if steps < 1:
         raise InvalidArgumentError(
@@ -149,6 +152,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
         config["gradient_accumulation_steps"] = steps
         if not average_aggregated_gradients:
             postscale *= steps  # Keras averaged the local steps; Horovod sums them
+            local_factor = float(steps)  # local variables' gradients too
     base = type(optimizer)
     if issubclass(base, _DistributedMixin):
         raise InvalidArgumentError("the optimizer is already a DistributedOptimizer")
@@ -156,7 +160,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
     wrapped = cls.from_config(config)
     object.__setattr__(wrapped, "_runrun", dict(op=op, prescale=prescale, postscale=postscale,
                            compression=compression, num_groups=num_groups, name=name,
-                           process_set=process_set, local={},
+                           process_set=process_set, local={}, local_factor=local_factor,
                            scale_local_gradients=bool(scale_local_gradients)))
     return wrapped
 

@@ -62,13 +62,14 @@ class SyncBatchNormalization(keras.layers.BatchNormalization):
             return super()._moments(inputs, mask)
         axes = self._reduction_axes
         if mask is None:
-            weights = ops.ones_like(inputs)
-        else:
-            weights = ops.broadcast_to(ops.expand_dims(mask, axis=-1), ops.shape(inputs))
-            weights = ops.cast(weights, inputs.dtype)
-        count = ops.sum(weights, axis=axes)
-        total = ops.sum(inputs * weights, axis=axes)
-        total_of_squares = ops.sum(ops.square(inputs) * weights, axis=axes)
+            count = ops.sum(ops.ones_like(inputs), axis=axes)
+        else:  # as Keras: masked-out values are left out (not multiplied by 0: NaN, inf)
+            keep = ops.broadcast_to(ops.expand_dims(ops.cast(mask, "bool"), axis=-1),
+                                    ops.shape(inputs))
+            inputs = ops.where(keep, inputs, 0)
+            count = ops.sum(ops.cast(keep, inputs.dtype), axis=axes)
+        total = ops.sum(inputs, axis=axes)
+        total_of_squares = ops.sum(ops.square(inputs), axis=axes)
         channels = total.shape[0]
         totals = _allreduce_sum(ops.concatenate([total, total_of_squares, count], axis=0),
                                 f"SyncBatchNormalization.{self.name}", process_set)

@@ -12,7 +12,7 @@ Thread-safety: the eager function runs on TF's executor thread; runrun ops may r
 
 import tensorflow as tf
 
-from runrun.common.names import op_name
+from runrun.common.process_sets import process_set_id
 from runrun.tensorflow.errors import tf_errors
 
 
@@ -26,11 +26,30 @@ def eager():
 
 
 def trace_name(kind, name, process_set):
-    """The op's name: `name`, or in a graph the next unnamed name now, at trace time (so every
-    execution of the traced function uses it); None in eager mode (named per call)."""
+    """The op's name: `name`; None in eager mode (named per call); in a graph, an unnamed op's
+    name decided now, at trace time (every execution of the traced function uses it):
+    `<op>[.set<id>].<function>.noname.<n>`, n counting the unnamed ops of that kind and set in
+    this trace of the function. A retrace (a new input shape, on some ranks only) names its ops
+    as the first trace did, so ranks that retraced and ranks that did not still match."""
     if name is not None:
         return str(name)
-    return None if eager() else op_name(kind, None, process_set)
+    if eager():
+        return None
+    graph = tf.compat.v1.get_default_graph()
+    counters = getattr(graph, "_runrun_unnamed_ops", None)  # FuncGraph has no __dict__
+    if counters is None:
+        counters = {}
+        graph._runrun_unnamed_ops = counters
+    set_id = process_set_id(process_set)
+    n = counters.get((kind, set_id), 0)
+    counters[(kind, set_id)] = n + 1
+    prefix = kind if set_id == 0 else f"{kind}.set{set_id}"
+    return f"{prefix}.{graph.name}.noname.{n}"
+
+
+def gradient_name(name):
+    """The name of the op in a gradient of the op named `name` (None: unnamed)."""
+    return None if name is None else f"{name}.grad"
 
 
 def run(function, inputs, out_dtypes, out_shapes):

@@ -131,7 +131,8 @@ def _allreduce_dense(tensor, op, prescale, postscale, name, process_set):
     def forward(x):
         def backward(dy):
             _require_differentiable(op, "allreduce gradient")
-            return _allreduce_raw(dy, op, prescale, postscale, None, process_set)
+            return _allreduce_raw(dy, op, prescale, postscale, graph.gradient_name(name),
+                                  process_set)
         return _allreduce_raw(x, op, prescale, postscale, name, process_set), backward
 
     return forward(tensor)
@@ -185,7 +186,7 @@ def grouped_allreduce(tensors, average=None, device_dense="", device_sparse="",
         def backward(*dys):
             _require_differentiable(op, "grouped_allreduce gradient")
             return _grouped_allreduce_raw(list(dys), op, prescale_factor, postscale_factor,
-                                          None, process_set)
+                                          graph.gradient_name(name), process_set)
         return _grouped_allreduce_raw(list(xs), op, prescale_factor, postscale_factor, name,
                                       process_set), backward
 
@@ -202,9 +203,11 @@ def allgather(tensor, name=None, ignore_name_scope=False, process_set=global_pro
     @tf.custom_gradient
     def forward(x):
         def backward(dy):
-            reduced = _allreduce_raw(dy, Average, 1.0, 1.0, None, process_set)
+            grad_name = graph.gradient_name(name)
+            reduced = _allreduce_raw(dy, Average, 1.0, 1.0, grad_name, process_set)
             rows = tf.reshape(tf.shape(x, out_type=tf.int64)[0], [1])
-            sizes = _allgather_raw(rows, None, process_set)
+            sizes = _allgather_raw(rows, None if grad_name is None else grad_name + ".sizes",
+                                   process_set)
             offsets = tf.concat([tf.zeros([1], tf.int64), tf.cumsum(sizes)], 0)
             me = _set_rank(process_set)
             return reduced[offsets[me]:offsets[me + 1]]
@@ -223,7 +226,8 @@ def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
     @tf.custom_gradient
     def forward(x):
         def backward(dy):
-            reduced = _allreduce_raw(dy, Average, 1.0, 1.0, None, process_set)
+            reduced = _allreduce_raw(dy, Average, 1.0, 1.0, graph.gradient_name(name),
+                                     process_set)
             return reduced if basics.rank() == root_rank else reduced * 0
         return _broadcast_raw(x, root_rank, name, process_set), backward
 
@@ -245,7 +249,7 @@ def alltoall(tensor, splits=None, name=None, ignore_name_scope=False,
         output, received = _alltoall_raw(x, splits, name, process_set)
 
         def backward(dy, _d_received=None):
-            return _alltoall_raw(dy, received, None, process_set)[0]
+            return _alltoall_raw(dy, received, graph.gradient_name(name), process_set)[0]
         return (output, received), backward
 
     output, received = forward(tensor)
@@ -264,7 +268,7 @@ def reducescatter(tensor, device_dense="", compression=Compression.none, op=Aver
     @tf.custom_gradient
     def forward(x):
         def backward(dy):
-            gathered = _allgather_raw(dy, None, process_set)
+            gathered = _allgather_raw(dy, graph.gradient_name(name), process_set)
             scale = prescale_factor * postscale_factor
             if op == Sum:
                 scale *= _set_size(process_set)
