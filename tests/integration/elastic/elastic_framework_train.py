@@ -4,11 +4,12 @@ commit after every step, a worker that kills itself at a step) written for Keras
 per epoch, TensorFlow backend by default), for JAX (ELASTIC_FRAMEWORK=jax: a jitted optax step
 through runrun.jax.DistributedOptimizer, with JaxState) or for a TensorFlow custom loop
 (ELASTIC_FRAMEWORK=tensorflow: a tf.function step with DistributedGradientTape and momentum
-SGD on tf.Variables, with runrun.tensorflow.elastic.TensorFlowState). Its output lines are elastic_train.py's,
-so elastic_lib.sh's oracle_check applies: "commit step=S size=N" per commit (rank 0), "final
-total=... size=... resets=[...]" and "final weights ..."; --oracle prints the weights of STEPS
-plain steps in one process (other arguments: the test's token, ignored). Environment:
-ELASTIC_STEPS (10), ELASTIC_KILL_WORKER / ELASTIC_KILL_STEP, ELASTIC_STEP_SLEEP (0.05).
+SGD on tf.Variables, with runrun.tensorflow.elastic.TensorFlowState). Its output lines are
+elastic_train.py's, so elastic_lib.sh's oracle_check applies: "commit step=S size=N" per commit
+(rank 0), "final total=... size=... resets=[...]" and "final weights ..."; --oracle prints the
+weights of STEPS plain steps in one process (other arguments: the test's token, ignored).
+Environment: ELASTIC_STEPS (10), ELASTIC_KILL_WORKER / ELASTIC_KILL_STEP, ELASTIC_STEP_SLEEP
+(0.05).
 """
 import os
 import signal
