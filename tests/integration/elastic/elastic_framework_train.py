@@ -40,6 +40,22 @@ def maybe_die(step):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def committed_steps(state, hvd, step, one):
+    """The loop of the JAX and TensorFlow mains (wrapped in their hvd.elastic.run): step()
+    until STEPS, each step counted over the ranks (`one`: a framework array [1]) and
+    committed."""
+    while state.step < STEPS:
+        maybe_die(state.step)
+        step()
+        size = int(np.asarray(hvd.allreduce(one, op=hvd.Sum, name="size"))[0])
+        state.total += size
+        state.step += 1
+        if hvd.rank() == 0:
+            print("commit step=%d size=%d" % (state.step, size), flush=True)
+        time.sleep(PAUSE)
+        state.commit()
+
+
 def report(hvd, state, weights, resets):
     if hvd.rank() == 0:
         print("final total=%d size=%d resets=%s" % (state.total, hvd.size(), resets), flush=True)
@@ -146,20 +162,10 @@ def jax_main():
     resets = []
     state.register_reset_callbacks([lambda: resets.append(hvd.size())])
 
-    @hvd.elastic.run
-    def train(state):
-        while state.step < STEPS:
-            maybe_die(state.step)
-            state.params, state.opt_state = update(state.params, state.opt_state)
-            size = int(hvd.allreduce(jnp.ones(1), op=hvd.Sum, name="size")[0])
-            state.total += size
-            state.step += 1
-            if hvd.rank() == 0:
-                print("commit step=%d size=%d" % (state.step, size), flush=True)
-            time.sleep(PAUSE)
-            state.commit()
+    def step():
+        state.params, state.opt_state = update(state.params, state.opt_state)
 
-    train(state)
+    hvd.elastic.run(committed_steps)(state, hvd, step, jnp.ones(1))
     report(hvd, state, [state.params["w"], state.params["b"]], resets)
     hvd.shutdown()
 
@@ -204,20 +210,7 @@ def tensorflow_main():
     resets = []
     state.register_reset_callbacks([lambda: resets.append(hvd.size())])
 
-    @hvd.elastic.run
-    def train(state):
-        while state.step < STEPS:
-            maybe_die(state.step)
-            step()
-            size = int(hvd.allreduce(np.ones(1, np.float32), op=hvd.Sum, name="size")[0])
-            state.total += size
-            state.step += 1
-            if hvd.rank() == 0:
-                print("commit step=%d size=%d" % (state.step, size), flush=True)
-            time.sleep(PAUSE)
-            state.commit()
-
-    train(state)
+    hvd.elastic.run(committed_steps)(state, hvd, step, np.ones(1, np.float32))
     report(hvd, state, [v.numpy() for v in weights], resets)
     hvd.shutdown()
 

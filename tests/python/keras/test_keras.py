@@ -70,20 +70,27 @@ def test_training_equals_one_process_on_the_concatenated_batch(hvd, passes):
     opt = hvd.DistributedOptimizer(keras.optimizers.SGD(learning_rate=0.05),
                                    backward_passes_per_step=passes)
     model.compile(optimizer=opt, loss="mse")
-    # The reference: rank 0's initial weights, one process, the whole batch; Horovod sums the
-    # gradients of the local passes, Keras' accumulation averages them: lr * passes.
-    initial = [keras.ops.convert_to_numpy(hvd.broadcast(w, 0)) for w in model.get_weights()]
-    reference = make_model(seed=0)
-    reference.set_weights(initial)
+    # Horovod sums the gradients of the local passes, Keras' accumulation averages them: the
+    # reference's lr is lr * passes.
     ref_opt = keras.optimizers.SGD(learning_rate=0.05 * passes,
                                    gradient_accumulation_steps=passes if passes > 1 else None)
+    check_trains_as_one_process(hvd, model, make_model(seed=0), ref_opt, x, y, batch,
+                                rtol=2e-5, atol=2e-6)
+
+
+def check_trains_as_one_process(hvd, model, reference, ref_opt, x, y, batch, rtol, atol):
+    """Fits the compiled `model` on this rank's shard of every global batch of `batch` rows,
+    and `reference` (compiled with `ref_opt`) in this process on the whole batches, both from
+    rank 0's initial weights: every weight must agree."""
+    initial = [keras.ops.convert_to_numpy(hvd.broadcast(w, 0)) for w in model.get_weights()]
+    reference.set_weights(initial)
     reference.compile(optimizer=ref_opt, loss="mse")
     reference.fit(x, y, batch_size=batch, shuffle=False, epochs=1, verbose=0)
     model.fit(shard(hvd, x, batch), shard(hvd, y, batch), batch_size=batch // hvd.size(),
               shuffle=False, epochs=1, verbose=0,
               callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
     for mine, ref in zip(model.get_weights(), reference.get_weights()):
-        np.testing.assert_allclose(mine, ref, rtol=2e-5, atol=2e-6)
+        np.testing.assert_allclose(mine, ref, rtol=rtol, atol=atol)
     assert not np.allclose(reference.get_weights()[0], initial[0])  # it did train
 
 
@@ -201,17 +208,9 @@ def test_sync_batch_normalization_trains_as_one_process_on_the_concatenated_batc
     model = bn_model(400 + hvd.rank(), hvd.SyncBatchNormalization())
     model.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(learning_rate=0.1)),
                   loss="mse")
-    initial = [keras.ops.convert_to_numpy(hvd.broadcast(w, 0)) for w in model.get_weights()]
-    reference = bn_model(0, keras.layers.BatchNormalization())
-    reference.set_weights(initial)
-    reference.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="mse")
-    reference.fit(x, y, batch_size=batch, shuffle=False, epochs=1, verbose=0)
-    model.fit(shard(hvd, x, batch), shard(hvd, y, batch), batch_size=batch // hvd.size(),
-              shuffle=False, epochs=1, verbose=0,
-              callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
-    for mine, ref in zip(model.get_weights(), reference.get_weights()):
-        np.testing.assert_allclose(mine, ref, rtol=1e-4, atol=1e-5)
-    assert not np.allclose(reference.get_weights()[0], initial[0])  # it did train
+    check_trains_as_one_process(hvd, model, bn_model(0, keras.layers.BatchNormalization()),
+                                keras.optimizers.SGD(learning_rate=0.1), x, y, batch,
+                                rtol=1e-4, atol=1e-5)
 
 
 def test_metric_average_callback(hvd):

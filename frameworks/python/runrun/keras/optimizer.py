@@ -90,7 +90,6 @@ class _DistributedMixin:
                 out[i] = compression.decompress(r, p[1])
         return out
 
-
     def _local_positions(self, count):
         """Positions of the registered local variables among the gradients being applied."""
         local = self._runrun["local"]
