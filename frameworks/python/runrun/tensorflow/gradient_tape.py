@@ -98,9 +98,6 @@ class _DistributedGradientTape(tf.GradientTape):
         nested = tf.nest.flatten(grads)
         flat_sources = tf.nest.flatten(sources)
         local = self._runrun_local
-        if not local:
-            reduced = allreduce_gradients(nested, variables=flat_sources, **self._runrun_options)
-            return tf.nest.pack_sequence_as(grads, reduced)
         shared = [i for i, s in enumerate(flat_sources) if id(s) not in local]
         out = list(nested)
         reduced = allreduce_gradients([nested[i] for i in shared],
@@ -108,7 +105,7 @@ class _DistributedGradientTape(tf.GradientTape):
                                       **self._runrun_options)
         for i, g in zip(shared, reduced):
             out[i] = g
-        if self._runrun_scale_local:
+        if local and self._runrun_scale_local:
             size = self._runrun_options["process_set"].size()
             for i, s in enumerate(flat_sources):
                 if id(s) in local and out[i] is not None:
