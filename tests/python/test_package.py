@@ -6,6 +6,7 @@ import sys
 
 import pytest
 import torch
+from conftest import on_rank_0_only
 
 from runrun.common.exceptions import (
     HorovodInternalError, InvalidArgumentError, MismatchError, ShutDownError, UnsupportedError,
@@ -25,6 +26,7 @@ def run_fresh_python(code, timeout):
     return out
 
 
+@on_rank_0_only
 def test_init_refuses_a_comm_list_that_is_not_every_rank():
     """Horovod's init(comm=[ranks]) makes a smaller world; runrun's world is every launched
     rank, so another list is refused (and leaves nothing initialized), not silently ignored."""
@@ -52,6 +54,7 @@ def test_init_refuses_a_comm_list_that_is_not_every_rank():
     assert "init(comm=[0, 'a'])" in lines[2] and "ProcessSet" not in lines[2]
 
 
+@on_rank_0_only
 def test_import_runrun_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "import runrun\n"
@@ -61,6 +64,7 @@ def test_import_runrun_without_torch():
     assert out.stdout.split()[1] == "0"
 
 
+@on_rank_0_only
 def test_an_op_before_init_says_to_call_init():
     """Every adapter's ops before init(), eagerly and inside jax.jit, raise NotInitializedError
     (a ValueError, as Horovod's "has not been initialized") saying what to do, not an error

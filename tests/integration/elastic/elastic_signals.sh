@@ -22,11 +22,12 @@ for sig in INT TERM KILL; do
   wait_for_lines "$WORK/$sig.out" "commit step=5 size=3" 1
   wait_for_lines "$WORK/count" "^[2-9]" 1  # a discovery run in progress (hanging)
   kill -"$sig" "$launcher"
-  ( sleep 60; kill -KILL "$launcher" 2>/dev/null ) &  # bounds the wait below
-  watchdog=$!
+  # Bounded, and nothing left behind once the launcher is gone (a `( sleep 60; kill ) &`
+  # watchdog's sleep kept ctest's output pipe open for its whole 60 s after every case).
+  timeout 60 tail --pid="$launcher" -f /dev/null ||
+    { kill -KILL "$launcher"; fail "the launcher did not exit within 60 s of SIG$sig"; }
   wait "$launcher"
   rc=$?
-  kill "$watchdog" 2>/dev/null
   case "$sig" in
     INT) expect_rc "$rc" 130 "the launcher stopped by SIGINT"
          expect_line "$WORK/$sig.err" "^runrun: stopped by Interrupt; every rank was stopped" ;;
