@@ -64,6 +64,23 @@ def test_horovod_keras_flow(hvd):
 
 @pytest.mark.parametrize("passes", [1, 2])
 def test_training_equals_one_process_on_the_concatenated_batch(hvd, passes):
+    check_accumulated_training_as_one_process(hvd, passes)
+
+
+def test_training_after_rank_0_alone_built_other_functions(hvd):
+    """Rank 0 alone trains a plain model with gradient accumulation first (functions the other
+    ranks never build), then every rank trains with backward_passes_per_step: the conditional
+    update's allreduce is named alike on every rank (on TensorFlow, a tf.cond branch's graph is
+    named from a process-wide counter that now differs between ranks; it stalled before)."""
+    if hvd.rank() == 0:
+        alone = make_model(seed=1)
+        alone.compile(optimizer=keras.optimizers.SGD(0.1, gradient_accumulation_steps=2),
+                      loss="mse")
+        alone.fit(*data(16), batch_size=4, verbose=0)
+    check_accumulated_training_as_one_process(hvd, passes=2)
+
+
+def check_accumulated_training_as_one_process(hvd, passes):
     batch, steps = 16, 4
     x, y = data(batch * steps * passes)
     model = make_model(seed=200 + hvd.rank())

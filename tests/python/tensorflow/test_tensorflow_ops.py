@@ -301,6 +301,48 @@ def test_unnamed_ops_of_a_function_retraced_on_one_rank_only_still_match(hvd):
         assert step(x).shape == [batch, 4]
 
 
+def test_unnamed_ops_in_control_flow_match_whatever_each_rank_built_before(hvd):
+    """TF names a tf.cond branch's or a while_loop body's graph from a process-wide counter
+    (`cond_true_38`): after rank 0 alone built another function with a tf.cond, the unnamed ops
+    inside control flow are still named alike on every rank (they stalled before), and two
+    branches of one kind in one function get different names."""
+    if hvd.rank() == 0:
+        tf.function(lambda x: tf.cond(x[0] > 0, lambda: x * 2, lambda: x))(tf.ones([2]))
+
+    @tf.function
+    def step(x):
+        doubled = tf.cond(x[0] > 0, lambda: hvd.allreduce(x * 2, op=hvd.Sum), lambda: x)
+        tripled = tf.cond(x[0] > 0, lambda: hvd.allreduce(x * 3, op=hvd.Sum), lambda: x)
+
+        def body(i, acc):
+            return i + 1, acc + hvd.allreduce(acc, op=hvd.Sum)
+
+        _, looped = tf.while_loop(lambda i, acc: i < 2, body, [0, x])
+        return doubled, tripled, looped
+
+    size = hvd.size()
+    doubled, tripled, looped = step(tf.ones([3]))
+    assert doubled.numpy().tolist() == [2.0 * size] * 3
+    assert tripled.numpy().tolist() == [3.0 * size] * 3
+    assert looped.numpy().tolist() == [float((1 + size) ** 2)] * 3
+
+
+def test_control_flow_graph_labels_are_counter_free_and_ordered():
+    from runrun.tensorflow.graph import graph_label
+    labels = []
+
+    @tf.function
+    def labelled(x):
+        def branch(factor):
+            labels.append(graph_label(tf.compat.v1.get_default_graph()))
+            return x * factor
+        y = tf.cond(x[0] > 0, lambda: branch(2), lambda: x)
+        return tf.cond(y[0] > 0, lambda: branch(3), lambda: y)
+
+    labelled(tf.ones([2]))
+    assert labels == ["labelled/cond.0", "labelled/cond.1"]
+
+
 def test_errors_are_tensorflow_exceptions_with_runrun_messages(hvd):
     r = hvd.rank()
     with pytest.raises(tf.errors.FailedPreconditionError, match="mismatched shape") as info:

@@ -10,10 +10,21 @@ Keras optimizer and DistributedGradientTape fuse all gradients into one node.
 Thread-safety: the eager function runs on TF's executor thread; runrun ops may run anywhere.
 """
 
+import re
+
 import tensorflow as tf
 
 from runrun.common.process_sets import process_set_id
 from runrun.tensorflow.errors import tf_errors
+
+try:  # the graphs of tf.cond branches and while_loop bodies (TF's own module, stable since 2.0)
+    from tensorflow.python.ops.control_flow_v2_func_graphs import ControlFlowFuncGraph
+except ImportError:  # pragma: no cover - told apart by their numbered names instead
+    ControlFlowFuncGraph = None
+
+_NUMBERED = re.compile(r"_[0-9]+$")
+_CONTROL_FLOW_KINDS = {"CondBranchFuncGraph": "cond", "WhileCondFuncGraph": "while_cond",
+                       "WhileBodyFuncGraph": "while_body"}
 
 
 @tf_errors
@@ -29,8 +40,9 @@ def trace_name(kind, name, process_set):
     """The op's name: `name`; None in eager mode (named per call); in a graph, an unnamed op's
     name decided now, at trace time (every execution of the traced function uses it):
     `<op>[.set<id>].<function>.noname.<n>`, n counting the unnamed ops of that kind and set in
-    this trace of the function. A retrace (a new input shape, on some ranks only) names its ops
-    as the first trace did, so ranks that retraced and ranks that did not still match."""
+    this trace of the function (`<function>`: graph_label). A retrace (a new input shape, on
+    some ranks only) names its ops as the first trace did, so ranks that retraced and ranks that
+    did not still match."""
     if name is not None:
         return str(name)
     if eager():
@@ -44,7 +56,40 @@ def trace_name(kind, name, process_set):
     n = counters.get((kind, set_id), 0)
     counters[(kind, set_id)] = n + 1
     prefix = kind if set_id == 0 else f"{kind}.set{set_id}"
-    return f"{prefix}.{graph.name}.noname.{n}"
+    return f"{prefix}.{graph_label(graph)}.noname.{n}"
+
+
+def _is_control_flow_graph(graph):
+    if ControlFlowFuncGraph is not None:
+        return isinstance(graph, ControlFlowFuncGraph)
+    return _NUMBERED.search(graph.name) is not None
+
+
+def graph_label(graph):
+    """`graph`'s name as every rank gives it. A tf.function's graph is named after its Python
+    function. TF names the graph of a tf.cond branch or a while_loop body after the name scope
+    (Keras' optimizer `sgd_1`) and a process-wide counter (`sgd_1_cond_true_38`): both differ
+    between ranks that built different graphs before (rank 0 alone evaluating, a function
+    retraced on some ranks). Such a graph is named after its outer graph, its kind, and its place
+    among the outer graph's inner graphs of that kind that named an op in this trace, in trace
+    order: `train_step/cond.0`."""
+    label = getattr(graph, "_runrun_label", None)
+    if label is not None:
+        return label
+    outer = getattr(graph, "outer_graph", None)
+    if outer is None or not _is_control_flow_graph(graph):
+        label = graph.name
+    else:
+        kind = _CONTROL_FLOW_KINDS.get(type(graph).__name__, "control_flow")
+        counters = getattr(outer, "_runrun_inner_graphs", None)
+        if counters is None:
+            counters = {}
+            outer._runrun_inner_graphs = counters
+        n = counters.get(kind, 0)
+        counters[kind] = n + 1
+        label = f"{graph_label(outer)}/{kind}.{n}"
+    graph._runrun_label = label
+    return label
 
 
 def gradient_name(name):
