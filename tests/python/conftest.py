@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from run_rank import world_rank
+
 # The TensorFlow and Keras suites run in processes of their own (run_framework_tests.sh):
 # TensorFlow is heavy to import and KERAS_BACKEND is fixed per process.
 collect_ignore = ["tensorflow", "keras"]
@@ -20,18 +22,11 @@ if os.path.isdir(_SRC) and "runrun" not in sys.modules:
         sys.path.insert(0, os.path.abspath(_SRC))
 
 
-def _world_rank():
-    for var in ("RUNRUN_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
-        if var in os.environ:
-            return int(os.environ[var])
-    return 0
-
-
 # For a test that needs no peer and starts interpreters of its own: its result does not depend
 # on the rank, and every rank starting the same interpreters at once on a small machine costs
 # seconds per test. It runs once per job; it must not hold a collective.
 on_rank_0_only = pytest.mark.skipif(
-    _world_rank() != 0, reason="rank-independent, in interpreters of its own: runs on rank 0")
+    world_rank() != 0, reason="rank-independent, in interpreters of its own: runs on rank 0")
 
 
 @pytest.fixture(scope="session")
