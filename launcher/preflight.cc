@@ -57,6 +57,10 @@ std::string last_lines(const std::string& output) {
 }  // namespace
 
 void check_process_count(const LaunchOptions& options) {
+  if (options.num_proc == 0) {  // -np left out reads as 0 too
+    fail("no -np given (or -np 0): give the number of processes, at least 1, e.g. runrun -np 4 "
+         "python train.py");
+  }
   if (options.num_proc < 1) {
     fail("-np must be at least 1 (got " + std::to_string(options.num_proc) +
          "): give the number of processes, e.g. runrun -np 4 python train.py");

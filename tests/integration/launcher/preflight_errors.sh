@@ -25,8 +25,9 @@ exit 255
 AGENT
 chmod +x "$WORK/deny_agent.sh"
 
-check_error "^runrun: error: -np must be at least 1 \(got 0\)" "$RUNRUN" -np 0 "${cmd[@]}"
-check_error "^runrun: error: -np must be at least 1" "$RUNRUN" "${cmd[@]}"
+check_error "^runrun: error: no -np given \(or -np 0\): give the number of processes" \
+  "$RUNRUN" -np 0 "${cmd[@]}"
+check_error "^runrun: error: no -np given \(or -np 0\)" "$RUNRUN" "${cmd[@]}"
 check_error "-np 5 is more than the 4 slots given by -H localhost:4" "$RUNRUN" -np 5 -H localhost:4 "${cmd[@]}"
 check_error "entry 'a:2:3' .* is malformed: more than one ':'" "$RUNRUN" -np 2 -H a:2:3 "${cmd[@]}"
 check_error "hostfile .*hostfile line 2 'bad slots=many' is malformed" "$RUNRUN" -np 2 --hostfile "$WORK/hostfile" "${cmd[@]}"

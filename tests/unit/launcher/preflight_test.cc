@@ -26,7 +26,9 @@ TEST_CASE("option -np must be between 1 and the slots") {
   CHECK_NOTHROW(check_process_count(options_with(4, {{"a", 2}, {"b", 2}})));
   CHECK_NOTHROW(check_process_count(options_with(3, {{"a", 2}, {"b", 2}})));
   CHECK_THROWS_WITH(check_process_count(options_with(0, {{"a", 2}})),
-                    Catch::Contains("-np must be at least 1 (got 0)"));
+                    Catch::Contains("no -np given (or -np 0): give the number of processes"));
+  CHECK_THROWS_WITH(check_process_count(options_with(-2, {{"a", 2}})),
+                    Catch::Contains("-np must be at least 1 (got -2)"));
   CHECK_THROWS_WITH(check_process_count(options_with(5, {{"a", 2}, {"b", 2}})),
                     Catch::Contains("-np 5 is more than the 4 slots given by -H test"));
 }
