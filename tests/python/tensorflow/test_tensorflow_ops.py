@@ -327,6 +327,33 @@ def test_unnamed_ops_in_control_flow_match_whatever_each_rank_built_before(hvd):
     assert looped.numpy().tolist() == [float((1 + size) ** 2)] * 3
 
 
+def test_unnamed_op_gradients_of_a_nested_function_match_whatever_each_rank_ran_before(hvd):
+    """The gradient of a tf.function called from another (or from an eager tape) is traced in
+    a graph TF numbers from a process-wide counter (`__backward_forward_42`), which every eager
+    op, variable and function call moves: after rank 0 alone evaluated, the unnamed gradient
+    ops are still named alike on every rank (they stalled before)."""
+    w = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def forward(x):
+        return hvd.allreduce(x * w, op=hvd.Sum)
+
+    @tf.function
+    def train_step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(forward(x))
+        return tape.gradient(loss, w)
+
+    if hvd.rank() == 0:
+        tf.function(lambda x: tf.reduce_sum(x * w))(tf.ones([2]))
+    x = tf.ones([2]) * (hvd.rank() + 1)
+    for _ in range(2):
+        assert train_step(x).numpy().tolist() == (x * hvd.size()).numpy().tolist()
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(forward(x))
+    assert tape.gradient(loss, w).numpy().tolist() == (x * hvd.size()).numpy().tolist()
+
+
 def test_control_flow_graph_labels_are_counter_free_and_ordered():
     from runrun.tensorflow.graph import graph_label
     labels = []

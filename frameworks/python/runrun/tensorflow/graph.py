@@ -25,6 +25,9 @@ except ImportError:  # pragma: no cover - told apart by their numbered names ins
 _NUMBERED = re.compile(r"_[0-9]+$")
 _CONTROL_FLOW_KINDS = {"CondBranchFuncGraph": "cond", "WhileCondFuncGraph": "while_cond",
                        "WhileBodyFuncGraph": "while_body"}
+# The graphs TF makes for a tf.function's gradient (and its forward half), numbered like
+# control flow: `__backward_forward_42`.
+_GENERATED_FUNCTION = re.compile(r"^(__(?:backward|forward|inference)_.+)_[0-9]+$")
 
 
 @tf_errors
@@ -59,28 +62,39 @@ def trace_name(kind, name, process_set):
     return f"{prefix}.{graph_label(graph)}.noname.{n}"
 
 
-def _is_control_flow_graph(graph):
-    if ControlFlowFuncGraph is not None:
-        return isinstance(graph, ControlFlowFuncGraph)
-    return _NUMBERED.search(graph.name) is not None
+def _counter_free_kind(graph):
+    """What a graph that TF names from a process-wide counter is, without the counter; None for
+    a graph named by the user (a tf.function's own graph)."""
+    if ControlFlowFuncGraph is not None and isinstance(graph, ControlFlowFuncGraph):
+        return _CONTROL_FLOW_KINDS.get(type(graph).__name__, "control_flow")
+    generated = _GENERATED_FUNCTION.match(graph.name)
+    if generated is not None:
+        return generated.group(1)
+    if ControlFlowFuncGraph is None and _NUMBERED.search(graph.name) is not None:
+        return "control_flow"
+    return None
 
 
 def graph_label(graph):
     """`graph`'s name as every rank gives it. A tf.function's graph is named after its Python
-    function. TF names the graph of a tf.cond branch or a while_loop body after the name scope
-    (Keras' optimizer `sgd_1`) and a process-wide counter (`sgd_1_cond_true_38`): both differ
-    between ranks that built different graphs before (rank 0 alone evaluating, a function
-    retraced on some ranks). Such a graph is named after its outer graph, its kind, and its place
-    among the outer graph's inner graphs of that kind that named an op in this trace, in trace
-    order: `train_step/cond.0`."""
+    function. TF names the graph of a tf.cond branch, a while_loop body or a tf.function's
+    gradient after the name scope (Keras' optimizer `sgd_1`) and a process-wide counter
+    (`sgd_1_cond_true_38`, `__backward_forward_42`): both differ between ranks that built
+    different graphs or ran different eager ops before (rank 0 alone evaluating or logging, a
+    function retraced on some ranks). Such a graph is named after its outer graph, its kind, and
+    its place among the outer graph's inner graphs of that kind that named an op in this trace,
+    in trace order: `train_step/cond.0`, `forward/__backward_forward.0` (its kind alone when its
+    outer graph is the eager context's)."""
     label = getattr(graph, "_runrun_label", None)
     if label is not None:
         return label
+    kind = _counter_free_kind(graph)
     outer = getattr(graph, "outer_graph", None)
-    if outer is None or not _is_control_flow_graph(graph):
+    if kind is None:
         label = graph.name
+    elif outer is None or not hasattr(outer, "outer_graph"):  # traced from eager code
+        label = kind
     else:
-        kind = _CONTROL_FLOW_KINDS.get(type(graph).__name__, "control_flow")
         counters = getattr(outer, "_runrun_inner_graphs", None)
         if counters is None:
             counters = {}
