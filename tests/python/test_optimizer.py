@@ -1,6 +1,7 @@
 """DistributedOptimizer against a single process training on the concatenated batch."""
 
 import copy
+import time
 import warnings
 
 import pytest
@@ -116,6 +117,27 @@ def test_parameter_without_gradient_does_not_hang(hvd):
     ref_b(x).sum().backward()
     expected = ref_b.weight.detach() - ref_b.weight.grad / hvd.size()
     assert torch.allclose(b.weight.detach(), expected)
+
+
+def test_unnamed_parameters_do_not_clash_with_unnamed_ops(hvd):
+    """Without named_parameters, gradient i was named `allreduce.noname.<i>`, the name the next
+    unnamed op can get: an unnamed allreduce (a loss average) enqueued while that gradient was
+    in flight failed with 'an op with this name is already in flight'. Rank 1 starts late, so
+    rank 0's gradients are still in flight when it enqueues."""
+    from runrun.common import names
+
+    next_unnamed = int(names.op_name("allreduce", None).rsplit(".", 1)[1]) + 1
+    params = torch.nn.ParameterList(torch.nn.Parameter(torch.ones(2))
+                                    for _ in range(next_unnamed + 1))
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(params, lr=0.5))
+    if hvd.rank() == 1:
+        time.sleep(0.5)
+    sum(p.sum() * (hvd.rank() + 1) for p in params).backward()
+    total = hvd.allreduce(torch.tensor([1.0]), op=hvd.Sum)  # allreduce.noname.<next_unnamed>
+    opt.step()
+    assert total.item() == hvd.size()
+    mean_scale = sum(range(1, hvd.size() + 1)) / hvd.size()
+    assert torch.equal(params[next_unnamed].detach(), torch.full((2,), 1.0 - 0.5 * mean_scale))
 
 
 def test_zero_grad_before_step_is_refused(hvd):

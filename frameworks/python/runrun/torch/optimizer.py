@@ -72,8 +72,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def _name_parameters(self, named_parameters):
         params = self._all_params()
-        if named_parameters is None:
-            return {p: f"allreduce.noname.{i}" for i, p in enumerate(params)}
+        if named_parameters is None:  # outside `<op>.noname.<n>`, the names of unnamed ops
+            return {p: f"allreduce.parameter.noname.{i}" for i, p in enumerate(params)}
         named = list(named_parameters)
         if any(not isinstance(item, tuple) or len(item) != 2 for item in named):
             raise InvalidArgumentError(
