@@ -290,6 +290,26 @@ def test_load_model_wraps_the_optimizer_and_keeps_its_state(hvd):
         assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
 
 
+def test_load_model_with_backward_passes_keeps_the_state_in_its_variables(hvd):
+    """With backward_passes_per_step the wrapped optimizer has Keras' gradient accumulators
+    before its slots: the loaded state goes to the slots, not (by position) into the
+    accumulators with the last slots dropped."""
+    x, y = data(32)
+    model = make_model(seed=4)
+    model.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9), loss="mse")
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    path = os.path.join(tempfile.mkdtemp(), f"model_rank{hvd.rank()}.keras")
+    model.save(path)
+    loaded = hvd.load_model(path, backward_passes_per_step=2)
+    accumulators = loaded.optimizer._accumulated_gradients
+    assert accumulators and all(
+        not np.any(keras.ops.convert_to_numpy(v)) for v in accumulators)
+    slots = [v for v in loaded.optimizer.variables if all(v is not a for a in accumulators)]
+    assert len(slots) == len(model.optimizer.variables)
+    for mine, saved in zip(slots, model.optimizer.variables):
+        assert np.array_equal(keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(saved))
+
+
 def test_ops_on_backend_tensors(hvd):
     n, r = hvd.size(), hvd.rank()
     t = keras.ops.convert_to_tensor(np.array([1.0, 2.0], np.float32) * (r + 1))

@@ -92,6 +92,13 @@ def reducescatter(value, name=None, op=Average, process_set=global_process_set):
                                                               process_set))
 
 
+def _state_variables(optimizer):
+    """The optimizer's variables in build order without Keras' gradient accumulators, which
+    backward_passes_per_step adds (before the slots) and which hold no state between steps."""
+    accumulators = {id(v) for v in getattr(optimizer, "_accumulated_gradients", None) or []}
+    return [v for v in optimizer.variables if id(v) not in accumulators]
+
+
 def load_model(filepath, custom_optimizers=None, custom_objects=None,
                compression=Compression.none, **optimizer_options):
     """keras.models.load_model, with the loaded optimizer replaced by a DistributedOptimizer
@@ -109,8 +116,13 @@ def load_model(filepath, custom_optimizers=None, custom_objects=None,
     wrapped = DistributedOptimizer(loaded, compression=compression, **optimizer_options)
     if loaded.built:
         wrapped.build(model.trainable_variables)
-        for mine, theirs in zip(wrapped.variables, loaded.variables):
-            mine.assign(theirs)
+        mine, theirs = _state_variables(wrapped), _state_variables(loaded)
+        if len(mine) != len(theirs):
+            raise ValueError(
+                f"load_model: the loaded {type(loaded).__name__} has {len(theirs)} state "
+                f"variables, its DistributedOptimizer {len(mine)}; cannot carry its state over")
+        for variable, value in zip(mine, theirs):
+            variable.assign(value)
     model.optimizer = wrapped
     if hasattr(model, "train_function"):
         model.train_function = None  # retrace the train step with the new optimizer
