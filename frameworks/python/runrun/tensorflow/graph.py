@@ -51,15 +51,22 @@ def trace_name(kind, name, process_set):
     if eager():
         return None
     graph = tf.compat.v1.get_default_graph()
-    counters = getattr(graph, "_runrun_unnamed_ops", None)  # FuncGraph has no __dict__
-    if counters is None:
-        counters = {}
-        graph._runrun_unnamed_ops = counters
     set_id = process_set_id(process_set)
-    n = counters.get((kind, set_id), 0)
-    counters[(kind, set_id)] = n + 1
+    n = _next_in_graph(graph, "_runrun_unnamed_ops", (kind, set_id))
     prefix = kind if set_id == 0 else f"{kind}.set{set_id}"
     return f"{prefix}.{graph_label(graph)}.noname.{n}"
+
+
+def _next_in_graph(graph, attribute, key):
+    """0, 1, 2... for `key` in the counters that `graph` keeps under `attribute`: a graph's
+    counters live and die with that trace."""
+    counters = getattr(graph, attribute, None)  # FuncGraph has no __dict__
+    if counters is None:
+        counters = {}
+        setattr(graph, attribute, counters)
+    n = counters.get(key, 0)
+    counters[key] = n + 1
+    return n
 
 
 def _counter_free_kind(graph):
@@ -95,12 +102,7 @@ def graph_label(graph):
     elif outer is None or not hasattr(outer, "outer_graph"):  # traced from eager code
         label = kind
     else:
-        counters = getattr(outer, "_runrun_inner_graphs", None)
-        if counters is None:
-            counters = {}
-            outer._runrun_inner_graphs = counters
-        n = counters.get(kind, 0)
-        counters[kind] = n + 1
+        n = _next_in_graph(outer, "_runrun_inner_graphs", kind)
         label = f"{graph_label(outer)}/{kind}.{n}"
     graph._runrun_label = label
     return label
