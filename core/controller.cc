@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/stall_hint.h"
+
 namespace runrun {
 namespace {
 
@@ -300,7 +302,8 @@ std::string Controller::coordinator_answer(const std::vector<std::string>& gathe
 void Controller::inspect_stalls(std::vector<Response>& responses) {
   if (config_.stall_check_time.count() == 0 && config_.stall_shutdown_time.count() == 0) return;
   last_stall_inspection_ = std::chrono::steady_clock::now();
-  for (const MessageTable::Waiting& waiting : table_.waiting()) {
+  const std::vector<MessageTable::Waiting> all_waiting = table_.waiting();
+  for (const MessageTable::Waiting& waiting : all_waiting) {
     std::ostringstream missing;
     for (size_t i = 0; i < waiting.missing_ranks.size(); ++i) {
       missing << (i ? ", " : "") << waiting.missing_ranks[i];
@@ -309,8 +312,9 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
       std::string message = "tensor '" + waiting.name + "' stalled: ranks [" + missing.str() +
                             "] did not submit it within RUNRUN_STALL_SHUTDOWN_TIME=" +
                             std::to_string(config_.stall_shutdown_time.count()) +
-                            " s while the others did. Make every rank enqueue the same tensors "
-                            "(see docs/troubleshooting.md).";
+                            " s while the others did." + stall_hint(waiting, all_waiting) +
+                            " Make every rank enqueue the same tensors (see "
+                            "docs/troubleshooting.md).";
       for (Response& failed : table_.fail(waiting.name, ErrorCode::kTimeout, message)) {
         responses.push_back(std::move(failed));
       }
@@ -333,8 +337,9 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
           "stall: tensor '" + waiting.name + "' was submitted by some ranks " +
           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(waiting.age).count()) +
           " s ago; ranks [" + missing.str() +
-          "] have not submitted it. One rank may be waiting on a different tensor or stuck in "
-          "its own code (see docs/troubleshooting.md).";
+          "] have not submitted it." + stall_hint(waiting, all_waiting) +
+          " One rank may be waiting on a different tensor or stuck in its own code (see "
+          "docs/troubleshooting.md).";
       responses.push_back(std::move(notice));
     }
   }

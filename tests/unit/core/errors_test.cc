@@ -218,6 +218,14 @@ TEST_CASE("a stall shuts the runtime down on the ranks that submitted, after the
     auto start = std::chrono::steady_clock::now();
     std::string error = require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
     RANK_CHECK(contains(error, mine) || contains(error, theirs));
+    // The coordinator pairs the two halves: what the missing rank submitted instead.
+    RANK_CHECK((contains(error, "Meanwhile ranks [" + std::to_string(1 - rank) + "] submitted 'only" +
+                                    std::to_string(1 - rank) + "', which ranks [" +
+                                    std::to_string(rank) + "] have not") ||
+                contains(error, "Meanwhile ranks [" + std::to_string(rank) + "] submitted '" +
+                                    name + "', which ranks [" + std::to_string(1 - rank) +
+                                    "] have not")));
+    RANK_CHECK(contains(error, "the two names differ only in their numbers"));
     RANK_CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
     // As in Horovod, a stall shutdown shuts the runtime down: later ops fail at once, naming
     // the stall, and the exit does not wait for the ranks that stalled.
@@ -341,5 +349,7 @@ TEST_CASE("the coordinator's stall warning is logged on every rank", "[core][err
     CHECK(contains(logs[rank].str(), "stall: tensor 'stall" + std::to_string(1 - rank) +
                                          "' was submitted by some ranks"));
     CHECK(contains(logs[rank].str(), "ranks [" + std::to_string(rank) + "] have not submitted"));
+    CHECK(contains(logs[rank].str(), "Meanwhile ranks [" + std::to_string(rank) +
+                                         "] submitted 'stall" + std::to_string(rank) + "'"));
   }
 }
