@@ -31,6 +31,7 @@
 using runrun::DataType;
 using runrun::ReduceOp;
 using runrun::testing::FileBoard;
+using runrun::testing::TemporaryFolder;
 namespace shm = runrun::shm;
 
 namespace {
@@ -108,12 +109,6 @@ shm::GroupOptions options_with(bool single_copy) {
   return options;
 }
 
-std::string temporary_folder() {
-  char pattern[] = "/tmp/runrun-shm-allreduce-XXXXXX";
-  REQUIRE(mkdtemp(pattern) != nullptr);
-  return pattern;
-}
-
 // Connects and checks; also that the group took the requested algorithm (the kernel permits
 // reading a peer of the same user here; a machine that forbids it fails this loudly).
 std::string connect_and_check(FileBoard& board, int rank, int size, bool single_copy) {
@@ -169,7 +164,8 @@ TEST_CASE("shm allreduce, ranks as threads: both algorithms give the rank-order 
   for (const bool single_copy : {true, false}) {
     for (int size = 2; size <= 4; ++size) {
       INFO("single_copy " << single_copy << ", " << size << " ranks");
-      FileBoard board(temporary_folder());
+      const TemporaryFolder folder("runrun-shm-allreduce");
+      FileBoard board(folder.path());
       expect_clean_ranks(size, [&](int rank) {
         return connect_and_check(board, rank, size, single_copy);
       });
@@ -181,13 +177,13 @@ TEST_CASE("shm allreduce, ranks as processes: both algorithms give the rank-orde
   for (const bool single_copy : {true, false}) {
     for (int size = 2; size <= 4; ++size) {
       INFO("single_copy " << single_copy << ", " << size << " ranks");
-      const std::string folder = temporary_folder();
+      const TemporaryFolder folder("runrun-shm-allreduce");
       std::vector<pid_t> children;
       for (int rank = 1; rank < size; ++rank) {
         const pid_t child = fork();
         if (child == 0) {
           alarm(120);  // a bound should the parent never come
-          FileBoard board(folder);
+          FileBoard board(folder.path());
           const std::string problem = connect_and_check(board, rank, size, single_copy);
           if (!problem.empty()) std::fprintf(stderr, "%s\n", problem.c_str());
           _exit(problem.empty() ? 0 : 1);
@@ -195,7 +191,7 @@ TEST_CASE("shm allreduce, ranks as processes: both algorithms give the rank-orde
         REQUIRE(child > 0);
         children.push_back(child);
       }
-      FileBoard board(folder);
+      FileBoard board(folder.path());
       const std::string problem = connect_and_check(board, 0, size, single_copy);
       for (const pid_t child : children) {
         int status = 0;
@@ -212,7 +208,8 @@ TEST_CASE("shm allreduce between the one-step size and a slot: rank-order bits a
   // one-step size and an uneven count well below a slot.
   for (int size = 2; size <= 4; ++size) {
     INFO(size << " ranks");
-    FileBoard board(temporary_folder());
+    const TemporaryFolder folder("runrun-shm-allreduce");
+    FileBoard board(folder.path());
     expect_clean_ranks(size, [&](int rank) {
       auto group = connect_large(board, rank, size, true);
       return check_every_allreduce(*group, [&](size_t esize) {
@@ -231,7 +228,8 @@ TEST_CASE("shm allreduce from misaligned buffers: rank-order bits around the cop
   for (const bool single_copy : {false, true}) {
     for (int size = single_copy ? 4 : 2; size <= 4; size += 2) {
       INFO("single_copy " << single_copy << ", " << size << " ranks");
-      FileBoard board(temporary_folder());
+      const TemporaryFolder folder("runrun-shm-allreduce");
+      FileBoard board(folder.path());
       expect_clean_ranks(size, [&](int rank) {
         auto group = connect_large(board, rank, size, single_copy);
         const auto counts = [&](size_t esize) {

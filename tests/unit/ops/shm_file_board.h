@@ -4,11 +4,14 @@
 // temporary folder (written under a temporary name, then renamed, so a reader never sees half
 // a value). Thread-safety: any thread or process.
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -16,6 +19,29 @@
 #include "ops/shm/shm_board.h"
 
 namespace runrun::testing {
+
+// A new folder under /tmp for one test's board, removed with its files when the object goes,
+// and only by the process that made it (forked ranks share it and leave with _exit).
+class TemporaryFolder {
+ public:
+  explicit TemporaryFolder(const std::string& prefix) : path_("/tmp/" + prefix + "-XXXXXX") {
+    if (mkdtemp(path_.data()) == nullptr) {
+      throw std::runtime_error("mkdtemp " + path_ + " failed");
+    }
+  }
+  ~TemporaryFolder() {
+    std::error_code ignored;
+    if (getpid() == owner_) std::filesystem::remove_all(path_, ignored);
+  }
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  pid_t owner_ = getpid();
+};
 
 class FileBoard final : public shm::Board {
  public:

@@ -32,6 +32,7 @@
 using runrun::DataType;
 using runrun::ReduceOp;
 using runrun::testing::FileBoard;
+using runrun::testing::TemporaryFolder;
 using runrun::testing::is;
 using runrun::testing::message_of;
 namespace shm = runrun::shm;
@@ -42,12 +43,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kMustEndWithin = std::chrono::seconds(30);
 
 bool in_dev_shm(const std::string& name) { return access(("/dev/shm" + name).c_str(), F_OK) == 0; }
-
-std::string temporary_folder() {
-  char pattern[] = "/tmp/runrun-shm-test-XXXXXX";
-  REQUIRE(mkdtemp(pattern) != nullptr);
-  return pattern;
-}
 
 shm::GroupOptions small_options(std::chrono::milliseconds timeout) {
   shm::GroupOptions options;
@@ -61,7 +56,8 @@ shm::GroupOptions small_options(std::chrono::milliseconds timeout) {
 std::vector<std::exception_ptr> run_group_threads(
     int size, const shm::GroupOptions& options,
     const std::function<void(shm::Group&)>& body) {
-  FileBoard board(temporary_folder());
+  const TemporaryFolder folder("runrun-shm-test");
+  FileBoard board(folder.path());
   std::vector<std::exception_ptr> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
   for (int rank = 0; rank < size; ++rank) {
@@ -351,10 +347,10 @@ TEST_CASE("shm group: the collective timeout names the missing rank; the group s
 }
 
 TEST_CASE("shm group over real processes: a killed peer is named at once, nothing is left") {
-  const std::string folder = temporary_folder();
+  const TemporaryFolder folder("runrun-shm-test");
   auto options = small_options(std::chrono::hours(1));  // only liveness can end it in time
-  const pid_t child = fork_idle_rank(folder, "killed", options);
-  FileBoard board(folder);
+  const pid_t child = fork_idle_rank(folder.path(), "killed", options);
+  FileBoard board(folder.path());
   std::string why;
   auto group = shm::Group::connect(board, "killed", 0, 2, options, &why);
   REQUIRE(group);
@@ -386,10 +382,10 @@ TEST_CASE("shm group over real processes: a killed peer is named at once, nothin
 TEST_CASE("shm group over real processes: a peer dead before the step began is named too") {
   // Its process is found gone by the costly check, which a wait makes only after
   // WaitLimits::costly_after: the step must still end, naming it.
-  const std::string folder = temporary_folder();
+  const TemporaryFolder folder("runrun-shm-test");
   auto options = small_options(std::chrono::hours(1));  // only liveness can end it in time
-  const pid_t child = fork_idle_rank(folder, "dead", options);
-  FileBoard board(folder);
+  const pid_t child = fork_idle_rank(folder.path(), "dead", options);
+  FileBoard board(folder.path());
   auto group = shm::Group::connect(board, "dead", 0, 2, options, nullptr);
   REQUIRE(group);
   shm::barrier(*group);
@@ -409,10 +405,10 @@ TEST_CASE("shm group over real processes: a peer dead before the step began is n
 }
 
 TEST_CASE("shm group over real processes: a stopped peer ends at the deadline, naming it") {
-  const std::string folder = temporary_folder();
+  const TemporaryFolder folder("runrun-shm-test");
   auto options = small_options(std::chrono::milliseconds(500));
-  const pid_t child = fork_idle_rank(folder, "stopped", options);
-  FileBoard board(folder);
+  const pid_t child = fork_idle_rank(folder.path(), "stopped", options);
+  FileBoard board(folder.path());
   auto group = shm::Group::connect(board, "stopped", 0, 2, options, nullptr);
   REQUIRE(group);
   shm::barrier(*group);
