@@ -20,6 +20,9 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--samples", type=int, default=512)
 parser.add_argument("--batch-size", type=int, default=32)
+parser.add_argument("--checkpoint-dir", default=None,
+                    help="where rank 0 writes its checkpoints (default: a temporary folder "
+                    "removed at the end)")
 args = parser.parse_args()
 
 hvd.init()
@@ -45,10 +48,12 @@ callbacks = [
     hvd.callbacks.LearningRateWarmupCallback(initial_lr=0.05 * hvd.size(), warmup_epochs=1,
                                              verbose=1),
 ]
-checkpoint_dir = tempfile.mkdtemp(prefix="runrun_keras_example_")
+scratch = None
 if hvd.rank() == 0:  # checkpoints only on rank 0
+    if args.checkpoint_dir is None:
+        scratch = tempfile.TemporaryDirectory(prefix="runrun_keras_example_")
     callbacks.append(keras.callbacks.ModelCheckpoint(
-        os.path.join(checkpoint_dir, "checkpoint-{epoch}.keras")))
+        os.path.join(args.checkpoint_dir or scratch.name, "checkpoint-{epoch}.keras")))
 
 history = model.fit(x, y, batch_size=args.batch_size,
                     steps_per_epoch=args.samples // args.batch_size // hvd.size(),
@@ -62,4 +67,6 @@ assert np.array_equal(weights, first), f"rank {hvd.rank()}: weights differ from 
 if hvd.rank() == 0:
     print(f"keras_synthetic: backend {keras.backend.backend()}, {hvd.size()} ranks, "
           f"final loss {history.history['loss'][-1]:.4f}, weights identical on every rank")
+if scratch is not None:
+    scratch.cleanup()
 hvd.shutdown()

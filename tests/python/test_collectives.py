@@ -212,3 +212,18 @@ def test_process_sets(hvd):
     finally:
         assert hvd.remove_process_set(evens)
     assert not hvd.remove_process_set(hvd.global_process_set)
+
+
+def test_init_with_dynamic_process_sets(hvd):
+    """Horovod's init(process_sets="dynamic") is accepted (runrun's sets are always dynamic);
+    another string is refused, naming it."""
+    hvd.init(process_sets="dynamic")  # already initialized: idempotent, as init() is
+    last = hvd.add_process_set([hvd.size() - 1])
+    try:
+        if last.included():
+            out = hvd.allreduce(torch.ones(1), op=hvd.Sum, process_set=last, name="dynamic_sum")
+            assert out.item() == 1
+    finally:
+        assert hvd.remove_process_set(last)
+    with pytest.raises(ValueError, match="process_sets='static'"):
+        hvd.init(process_sets="static")

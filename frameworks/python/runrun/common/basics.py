@@ -25,12 +25,19 @@ class NotInitializedError(ValueError):
 
 def init(comm=None, process_sets=None, backend=None):
     """Starts the runtime (idempotent). `process_sets`: ProcessSets to register at once
-    (collectively on every rank). `comm` is accepted for Horovod compatibility: only None or
+    (collectively on every rank), or "dynamic" (Horovod's switch for add_process_set and
+    remove_process_set after init, which runrun always allows). `comm` is accepted for Horovod compatibility: only None or
     a list of all ranks is supported (another list raises InvalidArgumentError). `backend`:
     "mpi", "gloo" or None (RUNRUN_BACKEND/auto)."""
     global _runtime, _topology, _backend, _atexit_registered
     from runrun.common import process_sets as ps
 
+    if isinstance(process_sets, str):
+        if process_sets != "dynamic":
+            raise InvalidArgumentError(
+                f"init(process_sets={process_sets!r}): pass a list of ProcessSets, or "
+                "'dynamic' (as in Horovod)")
+        process_sets = None  # runrun's process sets can always be added and removed later
     if comm is not None and not isinstance(comm, (list, tuple)):
         raise InvalidArgumentError("init(comm=<MPI communicator>) is not supported by runrun; "
                             "use init() and process sets (add_process_set) instead")

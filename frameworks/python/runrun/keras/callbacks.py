@@ -85,7 +85,8 @@ def _get_lr(optimizer):
 
 class LearningRateScheduleCallback(keras.callbacks.Callback):
     """lr = initial_lr * multiplier(epoch) from start_epoch until end_epoch (exclusive); a
-    constant multiplier m means m ** epoch. staircase: set at each epoch's first batch; else
+    constant multiplier m means m ** (epoch - start_epoch), as in Horovod since 0.23 (decay
+    counts from start_epoch: initial_lr at start_epoch). staircase: set at each epoch's first batch; else
     every batch with a fractional epoch (steps_per_epoch from fit's params when None)."""
 
     def __init__(self, initial_lr, multiplier, start_epoch=0, end_epoch=None, staircase=True,
@@ -96,7 +97,7 @@ class LearningRateScheduleCallback(keras.callbacks.Callback):
         del momentum_correction  # see the module docstring
         self.initial_lr = initial_lr
         self.multiplier = multiplier if callable(multiplier) else \
-            (lambda epoch: multiplier ** epoch)
+            (lambda epoch: multiplier ** (epoch - start_epoch))
         self.start_epoch = start_epoch
         self.end_epoch = end_epoch
         self.staircase = staircase
