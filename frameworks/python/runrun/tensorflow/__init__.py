@@ -34,6 +34,7 @@ from runrun.tensorflow.ops import (
     join,
     reducescatter,
 )
+from runrun.tensorflow.optimizer import DistributedOptimizer
 from runrun.tensorflow.queries import (
     local_rank_op,
     local_size_op,
