@@ -12,6 +12,7 @@
 #include "launcher/autotune_options.h"
 #include "launcher/elastic_options.h"
 #include "launcher/network_check_options.h"
+#include "launcher/option_spelling.h"
 #include "launcher/profile_options.h"
 #include "launcher/shell_words.h"
 #include "runrun/build_config.h"
@@ -87,7 +88,8 @@ bool is_cpu_list(const std::string& text) {
 void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("--num-proc", raw.num_proc, "number of processes (also -np)");
   app.add_option("-H,--hosts", raw.hosts, "host:slots,... (default localhost:<np>)");
-  app.add_option("--hostfile", raw.hostfile, "file of 'host slots=N' or 'host:N' lines");
+  app.add_option("--hostfile", raw.hostfile,
+                 "file of 'host slots=N' or 'host:N' lines (also -hostfile)");
   app.add_option("-p,--ssh-port", raw.ssh_port, "ssh port on the remote hosts");
   app.add_option("-i,--ssh-identity-file", raw.ssh_identity_file, "ssh private key file");
   app.add_option("--rsh-agent", raw.rsh_agent,
@@ -141,11 +143,12 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "failure (default 10 600)")
       ->expected(2)
       ->allow_extra_args(false);
-  app.add_flag("--check-build", raw.check_build, "print what this build contains and exit");
+  app.add_flag("--check-build", raw.check_build,
+               "print what this build contains and exit (also -cb)");
   add_network_check_flags(app, raw.network_check);
   add_profile_flags(app, raw.profile);
   app.add_flag("--dry-run", raw.dry_run, "print the command that would run and exit");
-  app.add_flag("--version", raw.version, "print the version and exit");
+  app.add_flag("-v,--version", raw.version, "print the version and exit");
 }
 
 // CLI11's parse error in the launcher's words where CLI11's own are unclear: an option that
@@ -158,29 +161,6 @@ std::string usage_message(const std::string& cli11_message) {
   if (option == "--num-proc") option = "-np/--num-proc";
   return option + " was given " + cli11_message.substr(at + marker.size()) +
          " times; give it once";
-}
-
-// CLI11 cannot name an option `-np`; rewrite it to --num-proc among the options only (never in
-// the user's command, which starts at the first word that is neither an option nor its value).
-std::vector<std::string> normalize_num_proc(const std::vector<std::string>& args,
-                                            const CLI::App& app) {
-  std::vector<std::string> out = args;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const std::string& word = out[i];
-    if (word == "--" || word.empty() || word[0] != '-' || word == "-") break;
-    if (word == "-np") {
-      out[i] = "--num-proc";
-      ++i;  // its value
-      continue;
-    }
-    if (word.find('=') != std::string::npos) continue;  // --name=value
-    if (word.size() > 2 && word[1] != '-') continue;     // -Hvalue
-    const CLI::Option* option = app.get_option_no_throw(word);
-    if (option != nullptr && option->get_expected_min() > 0) {
-      i += static_cast<std::size_t>(option->get_expected_min());  // skip its value(s)
-    }
-  }
-  return out;
 }
 
 // Validates a number given as text; returns it unchanged (the text the user wrote).
@@ -371,7 +351,7 @@ ParsedCommandLine parse_command_line(const std::vector<std::string>& args, const
   app.prefix_command();
   RawOptions raw;
   add_options(app, raw);
-  std::vector<std::string> reversed = normalize_num_proc(args, app);
+  std::vector<std::string> reversed = normalize_option_spellings(args, app);
   std::reverse(reversed.begin(), reversed.end());  // CLI11 takes the arguments reversed
   ParsedCommandLine parsed;
   try {

@@ -52,4 +52,11 @@ printf 'echo hi\n' >"$WORK/not_executable.sh"
 check_error "command '$WORK/not_executable.sh' is not an executable file: .*chmod \+x" "$RUNRUN" -np 2 "$WORK/not_executable.sh"
 # Found on the PATH the ranks get (-x PATH=...), not only the launcher's.
 check_error "command 'touch' was not found on PATH \($WORK\)" "$RUNRUN" -np 1 -x PATH="$WORK" touch "$started"
+# An unknown single-dash word is an error naming it, never the help text with exit 0 (CLI11
+# would read -hostfilex as -h plus a cluster); horovodrun's -hostfile itself is accepted.
+check_error "^runrun: error: unknown option '-hostfilex'" "$RUNRUN" -np 1 -hostfilex "$WORK/hostfile" "${cmd[@]}"
+check_error "^runrun: error: unknown option '-hx'" "$RUNRUN" -np 1 -hx "${cmd[@]}"
+check_error "^runrun: error: unknown option '-verbose'" "$RUNRUN" -verbose -np 1 "${cmd[@]}"
+# (-hostfile reaches the hostfile check: its line 2 is the malformed one above.)
+check_error "hostfile .*hostfile line 2 'bad slots=many' is malformed" "$RUNRUN" -np 2 -hostfile "$WORK/hostfile" "${cmd[@]}"
 echo "PASS ($n preflight errors)"

@@ -211,3 +211,53 @@ TEST_CASE("every command-line error names the option and the value") {
   CHECK_THAT(error_of({"-np", "2", "--stall-check-shutdown-time-seconds", "-5", "x"}),
              Catch::Contains("--stall-check-shutdown-time-seconds"));
 }
+
+TEST_CASE("horovodrun's single-dash names: -hostfile, -cb, -v, -np=N") {
+  const std::string path = "command_line_test_single_dash_hosts.txt";
+  std::ofstream(path) << "a slots=2\n";
+  const auto options = parse({"-np", "2", "-hostfile", path, "python", "train.py"});
+  const auto with_equals = parse({"-np=2", "-hostfile=" + path, "x"});
+  std::remove(path.c_str());
+  CHECK(options.hosts == std::vector<HostSlots>{{"a", 2}});
+  CHECK(options.command == Args{"python", "train.py"});
+  CHECK(with_equals.num_proc == 2);
+  CHECK(with_equals.hosts == std::vector<HostSlots>{{"a", 2}});
+  std::ostringstream out;
+  CHECK(parse_command_line({"-cb"}, {}, out).action == ParsedCommandLine::Action::kCheckBuild);
+  CHECK(parse_command_line({"-v"}, {}, out).action == ParsedCommandLine::Action::kExit);
+  CHECK_THAT(out.str(), Catch::StartsWith("runrun "));
+  // A short option with its value attached, as argparse reads it.
+  CHECK(parse({"-np", "2", "-Ha:2", "-p2222", "-xA=1", "x"}).hosts ==
+        std::vector<HostSlots>{{"a", 2}});
+  // The command's own words are never rewritten.
+  CHECK(parse({"-np", "1", "prog", "-hostfile", "-cb"}).command == Args{"prog", "-hostfile", "-cb"});
+}
+
+TEST_CASE("an unknown single-dash word is an error, never help or a cluster of short options") {
+  for (const char* word : {"-hostfilex", "-hosts", "-help", "-hx", "-verbose", "-npx", "-vx",
+                           "-cbx", "-dry-run"}) {
+    std::ostringstream out;
+    CHECK_THAT(error_of({"-np", "2", word, "f", "python", "train.py"}),
+               Catch::Contains("unknown option '" + std::string(word) + "'") &&
+                   Catch::Contains("goes after '--'"));
+  }
+  // Before -np too: nothing is parsed ahead of the error (no help printed, no exit 0).
+  std::ostringstream out;
+  CHECK_THROWS_AS(parse_command_line({"-hostfilex", "h", "-np", "2", "x"}, {}, out),
+                  runrun::InvalidArgumentError);
+  CHECK(out.str().empty());
+  CHECK(parse({"-np", "1", "--", "-hostfilex"}).command == Args{"-hostfilex"});
+  CHECK_THAT(error_of({"-np", "2", "-q", "x"}), Catch::Contains("unknown option '-q'"));
+}
+
+TEST_CASE("a long option may be abbreviated while the abbreviation is unambiguous, as argparse") {
+  const auto options = parse({"--num", "2", "--verb", "--start-time=5", "x"});
+  CHECK(options.num_proc == 2);
+  CHECK(options.verbose);
+  CHECK(options.start_timeout_s == 5);
+  CHECK_THAT(error_of({"-np", "2", "--check", "x"}),
+             Catch::Contains("option '--check' is ambiguous: it could be --check-build") &&
+                 Catch::Contains("--check-network"));
+  // An exact name wins over a longer one it begins.
+  CHECK(parse({"-np", "2", "--hierarchical-allreduce", "x"}).knob_values.size() == 1);
+}
