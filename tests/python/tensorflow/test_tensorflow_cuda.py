@@ -53,10 +53,13 @@ def test_allgather_alltoall_reducescatter_grouped_of_gpu_tensors(hvd, gpu):
     np.testing.assert_array_equal(gathered.numpy(), expected)
 
     received, splits = hvd.alltoall(on(gpu, np.arange(n) + 100 * rank, tf.int32),
-                                    name="tfcuda.a2a")
+                                    splits=[1] * n, name="tfcuda.a2a")
     assert same_gpu(received, gpu), received.device
     np.testing.assert_array_equal(received.numpy(), 100 * np.arange(n) + rank)
     np.testing.assert_array_equal(splits.numpy(), np.ones(n))
+    received = hvd.alltoall(on(gpu, np.arange(n) + 100 * rank, tf.int32), name="tfcuda.a2a.eq")
+    assert same_gpu(received, gpu), received.device
+    np.testing.assert_array_equal(received.numpy(), 100 * np.arange(n) + rank)
 
     scattered = hvd.reducescatter(on(gpu, np.ones((n, 3)), tf.float32), op=hvd.Sum,
                                   name="tfcuda.rs")

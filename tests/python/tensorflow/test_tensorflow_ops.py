@@ -111,6 +111,12 @@ def test_alltoall_and_reducescatter(hvd, mode):
         expected = np.concatenate([np.tile([q, r], (r + 1, 1)) for q in range(n)])
         assert out.dtype == dtype and np.array_equal(out.numpy().astype(np.int64), expected)
         assert received.dtype == tf.int32 and received.numpy().tolist() == [r + 1] * n
+        # Without splits, Horovod's TF alltoall returns the output alone (equal parts).
+        x = tf.constant(np.repeat(np.arange(n) + 10 * r, 2).astype(dtype.as_numpy_dtype))
+        out = run(mode, lambda t: hvd.alltoall(t), x)
+        assert isinstance(out, tf.Tensor) and out.dtype == dtype
+        assert out.numpy().astype(np.int64).tolist() == [10 * q + r for q in range(n)
+                                                         for _ in range(2)]
         parts = everyone(hvd, (2 * n + 1, 2), dtype)
         out = run(mode, lambda t: hvd.reducescatter(t, op=hvd.Sum), tf.constant(parts[r]))
         total = np.stack(parts).astype(np.float64).sum(0)
@@ -161,7 +167,7 @@ def test_gradients_as_horovod(hvd, mode):
             root = tf.reduce_sum(hvd.broadcast(v, 0) * 5.0)
             scattered = tf.reduce_sum(hvd.reducescatter(tf.reshape(
                 tf.tile(v, [2 * n]), [2 * n, 3]), op=hvd.Sum))
-            sent, _ = hvd.alltoall(tf.tile(v, [n]))
+            sent = hvd.alltoall(tf.tile(v, [n]))
             spread = tf.reduce_sum(sent * 7.0)
         return [tape.gradient(y, v) for y in (summed, averaged, gathered, root, scattered,
                                               spread)]

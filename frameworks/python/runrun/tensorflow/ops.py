@@ -236,12 +236,14 @@ def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
 
 def alltoall(tensor, splits=None, name=None, ignore_name_scope=False,
              process_set=global_process_set):
-    """Sends splits[p] first-dimension rows to rank p (equal parts when None); returns
-    (output, received_splits) with received_splits an int32 tensor. The gradient of `tensor`
-    goes back along the received splits."""
+    """Sends splits[p] first-dimension rows to rank p (equal parts when None). Returns, as
+    Horovod, the output alone when `splits` is None, else (output, received_splits) with
+    received_splits an int32 tensor. The gradient of `tensor` goes back along the received
+    splits."""
     del ignore_name_scope
     tensor = _as_tensor(tensor)
-    if splits is not None and not isinstance(splits, tf.Tensor):
+    given = splits is not None
+    if given and not isinstance(splits, tf.Tensor):
         splits = tf.constant([int(s) for s in splits], dtype=tf.int32)
 
     @tf.custom_gradient
@@ -253,7 +255,7 @@ def alltoall(tensor, splits=None, name=None, ignore_name_scope=False,
         return (output, received), backward
 
     output, received = forward(tensor)
-    return output, tf.stop_gradient(received)
+    return (output, tf.stop_gradient(received)) if given else output
 
 
 def reducescatter(tensor, device_dense="", compression=Compression.none, op=Average,
