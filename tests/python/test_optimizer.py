@@ -102,6 +102,41 @@ def test_grouped_gradients(hvd):
     assert_same_params(model, train_reference(make, hvd.size()), rtol=1e-5, atol=1e-6)
 
 
+def test_num_groups_is_horovods_deprecated_groups(hvd):
+    """Horovod's signature, in its order: the 7th argument is num_groups (deprecated, an integer
+    groups), then groups, sparse_as_dense, process_set."""
+    make = OPTIMIZERS["sgd_momentum"]
+    with pytest.warns(DeprecationWarning, match="num_groups"):
+        model, opt = train_distributed(hvd, make, num_groups=2)
+    assert len(set(opt._groups.values())) == 2
+    assert_same_params(model, train_reference(make, hvd.size()), rtol=1e-5, atol=1e-6)
+    other = make_model()
+    with pytest.warns(DeprecationWarning):
+        positional = hvd.DistributedOptimizer(make(other), other.named_parameters(),
+                                              hvd.Compression.none, 1, hvd.Average, 1.0, 3)
+    assert len(set(positional._groups.values())) == 3
+    assert not hvd.DistributedOptimizer(make(other), other.named_parameters(), groups=0)._groups
+
+
+def test_set_backward_passes_per_step(hvd):
+    """Horovod's set_backward_passes_per_step: 2 passes per step from then on."""
+    make = OPTIMIZERS["sgd_momentum"]
+    model = make_model()
+    opt = hvd.DistributedOptimizer(make(model), named_parameters=model.named_parameters())
+    opt.set_backward_passes_per_step(2)
+    assert opt.backward_passes_per_step == 2
+    rows = slice(hvd.rank() * BATCH, (hvd.rank() + 1) * BATCH)
+    for step in range(STEPS):
+        opt.zero_grad()
+        for k in range(2):
+            x, y = global_batch(step, k, hvd.size())
+            loss_of(model, x[rows], y[rows]).backward()
+        opt.step()
+    assert_same_params(model, train_reference(make, hvd.size(), passes=2), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="must be >= 1"):
+        opt.set_backward_passes_per_step(0)
+
+
 def test_parameter_without_gradient_does_not_hang(hvd):
     torch.manual_seed(3)
     a, b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)

@@ -67,6 +67,16 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if process_set.included():
             self._register_hooks()
 
+    def set_backward_passes_per_step(self, passes):
+        """Changes backward_passes_per_step (as Horovod's): the local accumulation count of
+        every parameter starts over with the new value."""
+        passes = int(passes)
+        if passes < 1:
+            raise InvalidArgumentError(f"backward_passes_per_step must be >= 1, got {passes}")
+        self.backward_passes_per_step = passes
+        for p in self._allreduce_delay:
+            self._allreduce_delay[p] = passes
+
     def _all_params(self):
         return [p for group in self.param_groups for p in group["params"]]
 
@@ -93,14 +103,16 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def _resolve_groups(self, groups):
         """Maps each parameter to a tuple of parameters reduced as one grouped allreduce."""
-        if groups is None:
+        if groups is None or (isinstance(groups, int) and groups == 0):
             return {}
         params = [p for p in self._all_params() if p.requires_grad]
         if isinstance(groups, int):
             if groups < 1:
                 raise InvalidArgumentError(f"groups must be >= 1, got {groups}")
-            size = -(-len(params) // groups)
-            groups = [params[i:i + size] for i in range(0, len(params), size)]
+            # `groups` parts of near-equal length, the first ones one longer (as Horovod).
+            base, extra = divmod(len(params), groups)
+            bounds = [i * base + min(i, extra) for i in range(groups + 1)]
+            groups = [params[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
         by_param = {}
         for group in groups:
             members = tuple(group)
@@ -296,12 +308,18 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
                          backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
-                         groups=None, sparse_as_dense=False, process_set=global_process_set,
-                         double_buffering=False):
+                         num_groups=0, groups=None, sparse_as_dense=False,
+                         process_set=global_process_set, double_buffering=False):
     """Wraps `optimizer` so that step() applies gradients averaged over the ranks of
     `process_set` (with double_buffering=True, those of the previous step; see flush()).
     Returns an optimizer of a subclass of `optimizer`'s class sharing its parameter groups,
-    state and defaults; use it in place of the original."""
+    state and defaults; use it in place of the original. The arguments are Horovod's, in its
+    order; `num_groups` is its deprecated spelling of an integer `groups`."""
+    if num_groups:
+        warnings.warn("DistributedOptimizer: num_groups is deprecated (as in Horovod); use "
+                      "groups=<number of groups>", DeprecationWarning, stacklevel=2)
+        if groups is None:
+            groups = num_groups
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise InvalidArgumentError(
             f"DistributedOptimizer wraps a torch.optim.Optimizer, got {type(optimizer).__name__}")
