@@ -18,6 +18,13 @@ bool horovod_switch(const char* value) { return std::strtol(value, nullptr, 10) 
 
 }  // namespace
 
+std::string horovod_log_level(std::string_view name) {
+  const std::string level = lower(std::string(name));
+  if (level == "warning") return "warn";
+  if (level == "fatal") return "critical";
+  return level;
+}
+
 std::optional<std::string> horovod_value(std::string_view runrun_name) {
   if (runrun_name == "RUNRUN_STALL_CHECK_TIME" || runrun_name == "RUNRUN_STALL_SHUTDOWN_TIME") {
     // Horovod's disabled stall check neither warns nor shuts down.
@@ -29,12 +36,8 @@ std::optional<std::string> horovod_value(std::string_view runrun_name) {
     const char* value = std::getenv(std::string(alias.horovod_name).c_str());
     if (value == nullptr) return std::nullopt;
     switch (alias.value) {
-      case HorovodValue::kLogLevel: {
-        const std::string level = lower(value);
-        if (level == "warning") return "warn";
-        if (level == "fatal") return "critical";
-        return level;
-      }
+      case HorovodValue::kLogLevel:
+        return horovod_log_level(value);
       case HorovodValue::kTimeline:
         return std::string_view(value) == "DYNAMIC" ? "" : std::string(value);
       case HorovodValue::kSwitch:

@@ -41,6 +41,11 @@ inline constexpr std::array kHorovodAliases = {
     HorovodAlias{"RUNRUN_THREAD_AFFINITY", "HOROVOD_THREAD_AFFINITY"},
 };
 
+// A Horovod log level name (TRACE, DEBUG, INFO, WARNING, ERROR, FATAL; any case) as runrun's
+// (WARNING is warn, FATAL critical; the others lower-cased). Not validated: other names come
+// back lower-cased. Shared by HOROVOD_LOG_LEVEL and the launcher's --log-level.
+std::string horovod_log_level(std::string_view name);
+
 // The value knob `runrun_name` takes from Horovod's variables, or nullopt when they say
 // nothing. Conversions: HOROVOD_LOG_LEVEL's names (any case; WARNING is warn, FATAL critical);
 // HOROVOD_TIMELINE=DYNAMIC (start it later from the script) is no file; switches

@@ -8,7 +8,9 @@
 #include <cstdint>
 
 #include "common/errors.h"
+#include "common/horovod_env.h"
 #include "common/knobs.h"
+#include "common/logging.h"
 #include "launcher/autotune_options.h"
 #include "launcher/elastic_options.h"
 #include "launcher/network_check_options.h"
@@ -124,7 +126,8 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "(RUNRUN_THREAD_AFFINITY)");
   add_autotune_flags(app, raw.autotune);
   app.add_option("--log-level", raw.log_level,
-                 "trace, debug, info, warn, error, critical or off");
+                 "trace, debug, info, warn, error, critical or off; Horovod's TRACE, DEBUG, "
+                 "INFO, WARNING, ERROR, FATAL too (any case)");
   app.add_option("--stall-check-warning-time-seconds", raw.stall_warning_s,
                  "report a tensor some ranks submitted and others not after N s");
   app.add_option("--stall-check-shutdown-time-seconds", raw.stall_shutdown_s,
@@ -184,14 +187,14 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
     values.emplace_back(std::string(knob.env_name), value);
   };
   if (!raw.log_level.empty()) {
-    std::string level = raw.log_level;
-    std::transform(level.begin(), level.end(), level.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    static const std::vector<std::string> kLevels = {"trace", "debug", "info",    "warn",
-                                                     "error", "critical", "off"};
-    if (std::find(kLevels.begin(), kLevels.end(), level) == kLevels.end()) {
+    // runrun's names and Horovod's (WARNING, FATAL), in any case, as HOROVOD_LOG_LEVEL reads.
+    const std::string level = horovod_log_level(raw.log_level);
+    try {
+      parse_log_level(level);  // the runtime's own check of the name
+    } catch (const InvalidArgumentError&) {
       invalid("--log-level '" + raw.log_level +
-              "' is not a level: use trace, debug, info, warn, error, critical or off");
+              "' is not a level: use trace, debug, info, warn (warning), error, critical "
+              "(fatal) or off");
     }
     set(knobs::kLogLevel, level);
   }

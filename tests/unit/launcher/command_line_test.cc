@@ -261,3 +261,17 @@ TEST_CASE("a long option may be abbreviated while the abbreviation is unambiguou
   // An exact name wins over a longer one it begins.
   CHECK(parse({"-np", "2", "--hierarchical-allreduce", "x"}).knob_values.size() == 1);
 }
+
+TEST_CASE("--log-level takes Horovod's names in any case, as HOROVOD_LOG_LEVEL") {
+  namespace k = runrun::knobs;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"TRACE", "trace"}, {"DEBUG", "debug"},     {"INFO", "info"},   {"WARNING", "warn"},
+      {"warning", "warn"}, {"ERROR", "error"},    {"FATAL", "critical"}, {"Fatal", "critical"},
+      {"warn", "warn"},   {"critical", "critical"}, {"OFF", "off"}};
+  for (const auto& [given, level] : cases) {
+    CHECK(knob(parse({"-np", "1", "--log-level", given, "x"}), k::kLogLevel) == level);
+  }
+  CHECK_THAT(error_of({"-np", "1", "--log-level", "VERBOSE", "x"}),
+             Catch::Contains("--log-level 'VERBOSE' is not a level") &&
+                 Catch::Contains("warn (warning)") && Catch::Contains("critical (fatal)"));
+}
