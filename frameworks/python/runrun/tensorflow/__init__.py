@@ -17,7 +17,13 @@ from runrun.tensorflow.errors import (
     ShutDownError,
     UnsupportedError,
 )
-from runrun.tensorflow.functions import allgather_object, broadcast_object, broadcast_variables
+from runrun.tensorflow.functions import (
+    allgather_object,
+    broadcast_,
+    broadcast_object,
+    broadcast_object_fn,
+    broadcast_variables,
+)
 from runrun.tensorflow.gradient_tape import (
     DistributedGradientTape,
     PartialDistributedGradientTape,

@@ -31,9 +31,10 @@ def _value_of(variable):
 
 
 @tf_errors
-def _broadcast_eagerly(variables, root_rank, process_set):
-    handles = [_c.broadcast(_T, _value_of(v), root_rank, None, process_set)
-               for v in variables]
+def _broadcast_eagerly(variables, root_rank, process_set, name=None):
+    handles = [_c.broadcast(_T, _value_of(v), root_rank,
+                            None if name is None else f"{name}.{i}", process_set)
+               for i, v in enumerate(variables)]
     for variable, handle in zip(variables, handles):
         variable.assign(handle.wait())
 
@@ -50,6 +51,22 @@ def broadcast_variables(variables, root_rank, process_set=global_process_set, in
         return None
     return tf.group(*[v.assign(broadcast(_value_of(v), root_rank, process_set=process_set))
                       for v in variables])
+
+
+def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
+    """Horovod's in-place broadcast of variables: assigns root_rank's values to `variables`
+    (one op `<name>.<i>` each when named) and returns their new values as tensors. TF has no
+    in-place collective on a variable's buffer: this is broadcast_variables' assign."""
+    variables = list(variables)
+    if graph.eager():
+        _broadcast_eagerly(variables, root_rank, process_set, name)
+        return [_value_of(v) for v in variables]
+    assigns = [v.assign(broadcast(_value_of(v), root_rank,
+                                  None if name is None else f"{name}.{i}",
+                                  process_set=process_set))
+               for i, v in enumerate(variables)]
+    with tf.control_dependencies(assigns):
+        return [tf.identity(_value_of(v)) for v in variables]
 
 
 def _bytes_of(obj):
@@ -69,6 +86,18 @@ def broadcast_object(obj, root_rank=0, session=None, name=None,
         payload = np.zeros(int(length[0]), np.uint8)
     payload = _c.broadcast(_NP, payload, root_rank, name + ".data", process_set).wait()
     return pickle.loads(payload.tobytes())
+
+
+def broadcast_object_fn(root_rank=0, session=None, name=None, process_set=global_process_set):
+    """Horovod's broadcast_object_fn: a function obj -> root_rank's obj, each call a
+    broadcast_object named `name` (default 'broadcast_object_fn'). Horovod builds it on TF1
+    placeholders and a session; here it runs eagerly and `session` is ignored."""
+    del session
+    name = name or "broadcast_object_fn"
+
+    def _bcast(obj):
+        return broadcast_object(obj, root_rank, name=name, process_set=process_set)
+    return _bcast
 
 
 @tf_errors

@@ -93,7 +93,11 @@ class _DistributedGradientTape(tf.GradientTape):
         size when scale_local_gradients, the default)."""
         self._runrun_local[id(source)] = source  # held: the id stays unique
 
-    def gradient(self, target, sources, output_gradients=None, **kwargs):
+    def gradient(self, target, sources, output_gradients=None, use_generic_names=False,
+                 **kwargs):
+        """Horovod's arguments (use_generic_names: accepted, ignored: unnamed ops are named
+        alike on every rank anyway); **kwargs go to tf.GradientTape.gradient."""
+        del use_generic_names
         grads = super().gradient(target, sources, output_gradients, **kwargs)
         nested = tf.nest.flatten(grads)
         flat_sources = tf.nest.flatten(sources)

@@ -15,11 +15,11 @@ import tensorflow as tf
 
 from runrun.common import basics
 from runrun.common import collectives as _c
-from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.ops import Average, Sum, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.tensorflow import graph
 from runrun.tensorflow.compression import Compression
+from runrun.tensorflow.errors import UnsupportedError
 from runrun.tensorflow.tensor_bridge import ADAPTER as _T
 from runrun.tensorflow.tensor_bridge import HAS_GPU as _HAS_GPU
 from runrun.tensorflow.tensor_bridge import adapter_for as _adapter_for
@@ -138,12 +138,16 @@ def _allreduce_dense(tensor, op, prescale, postscale, name, process_set):
     return forward(tensor)
 
 
-def _allreduce_sparse(slices, op, name, process_set):
+def _allreduce_sparse(slices, op, prescale, postscale, name, process_set):
     """An IndexedSlices allreduce as Horovod does it: allgather of values and indices."""
     if op not in (Average, Sum):
-        raise InvalidArgumentError(
+        raise UnsupportedError(
             f"allreduce of tf.IndexedSlices supports op=Average or Sum, got {op.name}; pass "
             "sparse_as_dense=True or a dense tensor")
+    if prescale != 1.0 or postscale != 1.0:
+        raise UnsupportedError(
+            "allreduce of tf.IndexedSlices: prescale_factor and postscale_factor are not "
+            "supported (as in Horovod); pass sparse_as_dense=True or a dense tensor")
     base = None if name is None else str(name)
     values = allgather(slices.values, None if base is None else base + ".values",
                        process_set=process_set)
@@ -163,7 +167,8 @@ def allreduce(tensor, average=None, device_dense="", device_sparse="",
     del device_dense, device_sparse, ignore_name_scope
     op = resolve_op(op, average)
     if isinstance(tensor, tf.IndexedSlices):
-        return _allreduce_sparse(tensor, op, name, process_set)
+        return _allreduce_sparse(tensor, op, prescale_factor, postscale_factor, name,
+                                 process_set)
     compressed, ctx = compression.compress(_as_tensor(tensor))
     reduced = _allreduce_dense(compressed, op, prescale_factor, postscale_factor, name,
                                process_set)
@@ -172,11 +177,30 @@ def allreduce(tensor, average=None, device_dense="", device_sparse="",
 
 def grouped_allreduce(tensors, average=None, device_dense="", device_sparse="",
                       compression=Compression.none, op=None, prescale_factor=1.0,
-                      postscale_factor=1.0, process_set=global_process_set, name=None):
+                      postscale_factor=1.0, process_set=global_process_set,
+                      ignore_name_scope=False, name=None):
     """One allreduce of a list of tensors, negotiated and completed as a unit (one
-    py_function node inside tf.function). Differentiable for Average and Sum."""
-    del device_dense, device_sparse
+    py_function node inside tf.function). Differentiable for Average and Sum. The
+    tf.IndexedSlices of the list are allgathered (values and indices) and stay IndexedSlices,
+    as Horovod's. device_dense, device_sparse, ignore_name_scope: accepted, ignored."""
+    del device_dense, device_sparse, ignore_name_scope
     op = resolve_op(op, average)
+    tensors = list(tensors)
+    sparse = [i for i, t in enumerate(tensors) if isinstance(t, tf.IndexedSlices)]
+    if sparse:
+        out = list(tensors)
+        for i in sparse:
+            out[i] = _allreduce_sparse(tensors[i], op, prescale_factor, postscale_factor,
+                                       None if name is None else f"{name}.sparse.{i}",
+                                       process_set)
+        dense = [i for i, t in enumerate(tensors) if not isinstance(t, tf.IndexedSlices)]
+        reduced = grouped_allreduce([tensors[i] for i in dense], compression=compression,
+                                    op=op, prescale_factor=prescale_factor,
+                                    postscale_factor=postscale_factor,
+                                    process_set=process_set, name=name)
+        for i, r in zip(dense, reduced):
+            out[i] = r
+        return out
     pairs = [compression.compress(_as_tensor(t)) for t in tensors]
     if not pairs:
         return []
@@ -281,16 +305,20 @@ def reducescatter(tensor, device_dense="", compression=Compression.none, op=Aver
     return compression.decompress(forward(compressed), ctx)
 
 
-def grouped_allgather(tensors, name=None, process_set=global_process_set):
-    """allgather of each tensor of a list (not differentiable as a group)."""
+def grouped_allgather(tensors, name=None, ignore_name_scope=False,
+                      process_set=global_process_set):
+    """allgather of each tensor of a list (each differentiable as allgather).
+    ignore_name_scope: accepted, ignored."""
+    del ignore_name_scope
     return [allgather(t, None if name is None else f"{name}.{i}", process_set=process_set)
             for i, t in enumerate(tensors)]
 
 
 def grouped_reducescatter(tensors, device_dense="", compression=Compression.none, op=Average,
-                          name=None, process_set=global_process_set, prescale_factor=1.0,
-                          postscale_factor=1.0):
-    """reducescatter of each tensor of a list."""
+                          process_set=global_process_set, prescale_factor=1.0,
+                          postscale_factor=1.0, name=None):
+    """reducescatter of each tensor of a list. Horovod's arguments in its order; `name`
+    (runrun's, keyword) names the ops `<name>.<i>`."""
     return [reducescatter(t, device_dense, compression, op,
                           None if name is None else f"{name}.{i}", process_set,
                           prescale_factor=prescale_factor, postscale_factor=postscale_factor)
