@@ -115,12 +115,34 @@ def test_fp16_compression_and_groups_keep_ranks_identical(hvd):
     x, y = data(64)
     model = make_model(seed=300 + hvd.rank())
     opt = hvd.DistributedOptimizer(keras.optimizers.Adam(0.01),
-                                   compression=hvd.Compression.fp16, num_groups=2)
+                                   compression=hvd.Compression.fp16, groups=2)
     model.compile(optimizer=opt, loss="mse")
     model.fit(x[hvd.rank()::hvd.size()], y[hvd.rank()::hvd.size()], batch_size=8, epochs=1,
               verbose=0, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
     for w in model.get_weights():
         assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
+
+
+def test_groups_as_horovod(hvd):
+    """Horovod's groups: lists of variables (the rest one more group) or a number of groups;
+    num_groups is its deprecated spelling. Training equals one process on the whole batch."""
+    with pytest.warns(DeprecationWarning, match="num_groups"):
+        assert hvd.DistributedOptimizer(keras.optimizers.SGD(0.1),
+                                        num_groups=3)._runrun["groups"] == 3
+    batch = 16
+    x, y = data(batch * 4)
+    model = make_model(seed=400 + hvd.rank())
+    first = model.layers[0]
+    opt = hvd.DistributedOptimizer(keras.optimizers.SGD(0.05),
+                                   groups=[[first.kernel, first.bias]])
+    model.compile(optimizer=opt, loss="mse")
+    check_trains_as_one_process(hvd, model, make_model(seed=0), keras.optimizers.SGD(0.05),
+                                x, y, batch, rtol=2e-5, atol=2e-6)
+    object.__setattr__(opt, "_runrun_variables", list(model.trainable_variables))
+    assert opt._group_positions([0, 1, 2, 3], opt._runrun["groups"]) == [[0, 1], [2, 3]]
+    assert opt._group_positions([0, 1, 2, 3, 4], 3) == [[0, 1], [2, 3], [4]]
+    with pytest.raises(ValueError, match="groups must be"):
+        hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), groups="two")
 
 
 def two_branch_model(local_initial):

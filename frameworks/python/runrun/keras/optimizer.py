@@ -7,7 +7,7 @@ backend's optimizer passes them through `_clip_gradients` right before the updat
 gradient accumulation already done (Keras 3.15: BaseOptimizer.apply and the JAX backend's
 _backend_apply_gradients). The allreduce runs there, so clipping sees the averaged gradients
 (as in Horovod) and only update steps communicate. All gradients go in one grouped allreduce
-(`num_groups` splits them), compressed by `compression`.
+(`groups` splits them), compressed by `compression`.
 
 backward_passes_per_step=N uses Keras' own gradient_accumulation_steps=N: gradients are
 accumulated locally for N steps and reduced once; Keras averages the N local steps, so unless
@@ -22,6 +22,8 @@ reports the gradients and its wait, the end of _backend_update_step ends the ste
 they run per step on the backend (_backend_ops.py; docs/profiling.md).
 Thread-safety: as the Keras optimizer.
 """
+
+import warnings
 
 from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
@@ -79,7 +81,7 @@ class _DistributedMixin:
         if not positions:
             return out
         compression = options["compression"]
-        groups = _split(positions, options["num_groups"])
+        groups = self._group_positions(positions, options["groups"])
         for k, group in enumerate(groups):
             pairs = [compression.compress(grads[i]) for i in group]
             name = None if options["name"] is None else f"{options['name']}.{k}"
@@ -89,6 +91,24 @@ class _DistributedMixin:
             for i, r, p in zip(group, reduced, pairs):
                 out[i] = compression.decompress(r, p[1])
         return out
+
+    def _group_positions(self, positions, groups):
+        """The grouped allreduces of one update: `positions` (of the gradients to reduce) in
+        `groups` near-equal parts for an integer, or by the variable lists given, with the
+        gradients of variables in no list as one more group at the end."""
+        if not isinstance(groups, list):
+            return _split(positions, groups)
+        variables = self._runrun_variables
+        if variables is None or len(variables) <= max(positions):
+            raise InvalidArgumentError(
+                "DistributedOptimizer(groups=[...]): runrun.keras could not tell which "
+                "gradients belong to which variables (the optimizer was not applied through "
+                "Keras' apply/apply_gradients); pass an integer number of groups instead")
+        group_of = {id(v): k for k, members in enumerate(groups) for v in members}
+        out = [[] for _ in groups] + [[]]
+        for i in positions:
+            out[group_of.get(id(variables[i]), len(groups))].append(i)
+        return [group for group in out if group]
 
     def _local_positions(self, count):
         """Positions of the registered local variables among the gradients being applied."""
@@ -105,10 +125,35 @@ class _DistributedMixin:
 
 
 def _split(positions, num_groups):
+    """`positions` in `num_groups` parts of near-equal length, the first ones one longer (as
+    Horovod splits its gradients)."""
     if not num_groups or num_groups <= 1:
         return [positions]
-    per = -(-len(positions) // num_groups)
-    return [positions[k:k + per] for k in range(0, len(positions), per)]
+    base, extra = divmod(len(positions), num_groups)
+    bounds = [k * base + min(k, extra) for k in range(num_groups + 1)]
+    return [positions[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def _resolve_groups(num_groups, groups):
+    """Horovod's `groups`: an integer number of groups, or lists of variables each reduced as
+    one grouped allreduce; `num_groups` is its deprecated integer spelling."""
+    if num_groups:
+        warnings.warn("DistributedOptimizer: num_groups is deprecated (as in Horovod); use "
+                      "groups=<number of groups>", DeprecationWarning, stacklevel=3)
+        if groups is None:
+            groups = num_groups
+    if groups is None:
+        return 0
+    if isinstance(groups, int):
+        if groups < 0:
+            raise InvalidArgumentError(f"DistributedOptimizer: groups must be >= 0, got {groups}")
+        return groups
+    if not isinstance(groups, (list, tuple)) or not all(
+            isinstance(g, (list, tuple)) for g in groups):
+        raise InvalidArgumentError(
+            "DistributedOptimizer: groups must be a number of groups or a list of lists of "
+            f"variables, got {type(groups).__name__}")
+    return [list(g) for g in groups]
 
 
 def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse="",
@@ -118,8 +163,9 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
                          process_set=global_process_set, scale_local_gradients=True):
     """Wraps a Keras 3 optimizer (a new optimizer of a subclass of its class, from its config,
     as Horovod does: pass a fresh optimizer). device_dense, device_sparse and sparse_as_dense
-    are accepted for Horovod compatibility; `groups` (explicit variable groups) is not
-    supported, use num_groups. scale_local_gradients: see register_local_var."""
+    are accepted for Horovod compatibility. groups: an integer number of grouped allreduces,
+    or lists of variables (see _resolve_groups). scale_local_gradients: see
+    register_local_var."""
     del device_dense, device_sparse, sparse_as_dense
     import keras
 
@@ -127,9 +173,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
         raise InvalidArgumentError(
             f"DistributedOptimizer wraps a keras.optimizers.Optimizer (Keras 3), got "
             f"{type(optimizer).__name__}")
-    if groups is not None:
-        raise InvalidArgumentError(
-            "DistributedOptimizer(groups=...) is not supported by runrun.keras; use num_groups")
+    groups = _resolve_groups(num_groups, groups)
     op = resolve_op(op)
     prescale, postscale = 1.0, 1.0
     if gradient_predivide_factor != 1.0:
@@ -158,7 +202,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
     cls = type(base.__name__, (_DistributedMixin, base), {"__module__": base.__module__})
     wrapped = cls.from_config(config)
     object.__setattr__(wrapped, "_runrun", dict(op=op, prescale=prescale, postscale=postscale,
-                           compression=compression, num_groups=num_groups, name=name,
+                           compression=compression, groups=groups, name=name,
                            process_set=process_set, local={}, local_factor=local_factor,
                            scale_local_gradients=bool(scale_local_gradients)))
     return wrapped
