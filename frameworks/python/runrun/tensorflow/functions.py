@@ -14,6 +14,7 @@ import pickle
 import numpy as np
 import tensorflow as tf
 
+from runrun.common import basics
 from runrun.common import collectives as _c
 from runrun.common.names import op_name
 from runrun.common.numpy_tensors import ADAPTER as _NP
@@ -76,10 +77,11 @@ def _bytes_of(obj):
 @tf_errors
 def broadcast_object(obj, root_rank=0, session=None, name=None,
                      process_set=global_process_set):
-    """root_rank's picklable `obj` on every rank (eager only; `session` is ignored)."""
+    """root_rank's picklable `obj` on every rank of the set (eager only; `session` is
+    ignored). root_rank is a global rank, as in broadcast and in Horovod."""
     del session
     name = op_name("broadcast_object", name, process_set)
-    payload = _bytes_of(obj) if _this_rank(process_set) == root_rank else np.zeros(0, np.uint8)
+    payload = _bytes_of(obj) if basics.rank() == root_rank else np.zeros(0, np.uint8)
     length = _c.broadcast(_NP, np.array([payload.size], np.int64), root_rank, name + ".len",
                           process_set).wait()
     if payload.size != length[0]:
@@ -114,8 +116,3 @@ def allgather_object(obj, session=None, name=None, process_set=global_process_se
         out.append(pickle.loads(gathered[offset:offset + n].tobytes()))
         offset += n
     return out
-
-
-def _this_rank(process_set):
-    from runrun.common import basics
-    return process_set.rank() if process_set is not global_process_set else basics.rank()
