@@ -136,3 +136,18 @@ def test_compression_round_trip(compression, wire):
     ints = torch.tensor([1, 2])
     assert compression.compress(ints)[0] is ints
     assert Compression.none.compress(t)[0] is t
+
+
+def test_horovods_module_paths():
+    """Scripts import from Horovod's inner modules: `from horovod.torch.mpi_ops import
+    synchronize`, `from horovod.common.exceptions import HostsUpdatedInterrupt`."""
+    import runrun.elastic
+    import runrun.torch as hvd
+    from runrun.common.exceptions import HostsUpdatedInterrupt
+    from runrun.torch import mpi_ops
+
+    for name in ("allreduce_async_", "synchronize", "poll", "Sum", "Average", "size", "rank",
+                 "allgather", "broadcast_", "join", "barrier", "HorovodInternalError"):
+        assert getattr(mpi_ops, name) is getattr(hvd, name), name
+    assert runrun.elastic.HostsUpdatedInterrupt is HostsUpdatedInterrupt
+    assert hvd.elastic.HostsUpdatedInterrupt is HostsUpdatedInterrupt
