@@ -34,3 +34,32 @@ def test_object_collectives_over_a_set_without_rank_0_use_global_root_ranks(hvd)
     check_object_collectives_over(hvd, rest, root=n - 1)
     if n >= 3:
         check_object_collectives_over(hvd, [1, 2], root=1)
+
+
+def test_lambdas_and_local_classes_travel_with_cloudpickle(hvd):
+    """Horovod pickles objects with cloudpickle; runrun does when it is installed."""
+    pytest.importorskip("cloudpickle", reason="cloudpickle is not installed: pickle is used")
+    from runrun.common import object_codec
+
+    assert object_codec.USES_CLOUDPICKLE
+    r = hvd.rank()
+
+    class Local:
+        def __init__(self, value):
+            self.value = value
+
+    scale = hvd.broadcast_object(lambda x: x * (10 + r), root_rank=0)
+    assert scale(2) == 20
+    gathered = hvd.allgather_object(Local(r))
+    assert [o.value for o in gathered] == list(range(hvd.size()))
+    assert type(gathered[r]).__name__ == "Local"
+
+
+def test_the_codec_round_trips_and_says_what_to_install_without_cloudpickle(monkeypatch):
+    from runrun.common import object_codec
+
+    assert object_codec.loads(object_codec.dumps({"a": [1, 2]})) == {"a": [1, 2]}
+    monkeypatch.setattr(object_codec, "_cloudpickle", None)
+    assert object_codec.loads(object_codec.dumps((1, "x"))) == (1, "x")
+    with pytest.raises(Exception, match="pip install cloudpickle"):
+        object_codec.dumps(lambda x: x)

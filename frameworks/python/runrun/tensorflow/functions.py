@@ -1,5 +1,6 @@
-"""horovod.tensorflow's helpers beyond single ops: broadcast_variables and the object
-collectives (pickled Python objects).
+"""horovod.tensorflow's helpers beyond single ops: broadcast_variables, broadcast_ and the
+object collectives (Python objects pickled by runrun.common.object_codec: cloudpickle when
+installed, as Horovod).
 
 Why: a job starts from rank 0's weights (broadcast_variables after building the model, or in
 the first step of a tf.function) and shares small Python state (epochs, configs).
@@ -9,13 +10,12 @@ Objects travel as uint8 numpy arrays through runrun.common's numpy adapter.
 Thread-safety: as the ops (one name in flight per op).
 """
 
-import pickle
-
 import numpy as np
 import tensorflow as tf
 
 from runrun.common import basics
 from runrun.common import collectives as _c
+from runrun.common import object_codec
 from runrun.common.names import op_name
 from runrun.common.numpy_tensors import ADAPTER as _NP
 from runrun.common.process_sets import global_process_set
@@ -71,14 +71,15 @@ def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
 
 
 def _bytes_of(obj):
-    return np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+    return np.frombuffer(object_codec.dumps(obj), dtype=np.uint8)
 
 
 @tf_errors
 def broadcast_object(obj, root_rank=0, session=None, name=None,
                      process_set=global_process_set):
-    """root_rank's picklable `obj` on every rank of the set (eager only; `session` is
-    ignored). root_rank is a global rank, as in broadcast and in Horovod."""
+    """root_rank's `obj` (object_codec: cloudpickle or pickle) on every rank of the set
+    (eager only; `session` is ignored). root_rank is a global rank, as in broadcast and in
+    Horovod."""
     del session
     name = op_name("broadcast_object", name, process_set)
     payload = _bytes_of(obj) if basics.rank() == root_rank else np.zeros(0, np.uint8)
@@ -87,7 +88,7 @@ def broadcast_object(obj, root_rank=0, session=None, name=None,
     if payload.size != length[0]:
         payload = np.zeros(int(length[0]), np.uint8)
     payload = _c.broadcast(_NP, payload, root_rank, name + ".data", process_set).wait()
-    return pickle.loads(payload.tobytes())
+    return object_codec.loads(payload.tobytes())
 
 
 def broadcast_object_fn(root_rank=0, session=None, name=None, process_set=global_process_set):
@@ -104,7 +105,8 @@ def broadcast_object_fn(root_rank=0, session=None, name=None, process_set=global
 
 @tf_errors
 def allgather_object(obj, session=None, name=None, process_set=global_process_set):
-    """The list of every rank's picklable `obj`, in rank order (eager only)."""
+    """The list of every rank's `obj` (object_codec), in rank order of the set (eager
+    only)."""
     del session
     name = op_name("allgather_object", name, process_set)
     payload = _bytes_of(obj)
@@ -113,6 +115,6 @@ def allgather_object(obj, session=None, name=None, process_set=global_process_se
     gathered = _c.allgather(_NP, payload, name + ".data", process_set).wait()
     out, offset = [], 0
     for n in lengths.tolist():
-        out.append(pickle.loads(gathered[offset:offset + n].tobytes()))
+        out.append(object_codec.loads(gathered[offset:offset + n].tobytes()))
         offset += n
     return out
