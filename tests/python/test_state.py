@@ -164,3 +164,39 @@ def test_sync_batch_norm_matches_global_batch(hvd):
     (out * weight[r * 3:(r + 1) * 3]).sum().backward()
     (ref_out * weight).sum().backward()
     assert torch.allclose(local.grad, full.grad[r * 3:(r + 1) * 3], atol=1e-9)
+
+
+def test_torch_state_handles_every_module_and_optimizer(hvd):
+    """Horovod's TorchState handles every Module and Optimizer keyword argument (a GAN's
+    second pair), not only model= and optimizer=: kept by reference, synced from rank 0,
+    committed and restored; assigning a new module makes the state follow it."""
+    gen, disc = ranked_model(hvd), ranked_model(hvd)
+    gen_opt = adam_after_steps(gen, 1 + hvd.rank(), 0.1)
+    disc_opt = adam_after_steps(disc, 2, 0.1 * (1 + hvd.rank()))
+    state = hvd.elastic.TorchState(model=gen, optimizer=gen_opt, disc=disc, disc_opt=disc_opt,
+                                   epoch=hvd.rank())
+    assert state.disc is disc and state.disc_opt is disc_opt
+    state.sync()
+    root_disc = root_model()
+    root_disc_opt = adam_after_steps(root_disc, 2, 0.1)
+    assert_state_equal(disc.state_dict(), root_disc.state_dict())
+    assert disc_opt.state_dict()["param_groups"] == root_disc_opt.state_dict()["param_groups"]
+    assert state.epoch == 0
+    state.commit()
+    committed = {k: v.clone() for k, v in disc.state_dict().items()}
+    committed_lr = disc_opt.param_groups[0]["lr"]
+    with torch.no_grad():
+        for p in disc.parameters():
+            p.add_(1.0)
+    disc_opt.param_groups[0]["lr"] = 9.0
+    state.restore()
+    assert_state_equal(disc.state_dict(), committed)
+    assert disc_opt.param_groups[0]["lr"] == committed_lr
+    other = root_model()
+    state.disc = other
+    state.commit()
+    with torch.no_grad():
+        for p in other.parameters():
+            p.mul_(0.0)
+    state.restore()
+    assert_state_equal(other.state_dict(), root_model().state_dict())

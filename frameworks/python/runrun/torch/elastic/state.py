@@ -1,7 +1,18 @@
-"""TorchState: a model, an optimizer, ElasticSamplers and plain attributes, committed and
-restored together (Horovod's hvd.elastic.TorchState)."""
+"""TorchState: modules, optimizers, ElasticSamplers and plain attributes, committed and restored
+together (Horovod's hvd.elastic.TorchState).
+
+Every keyword argument that is a torch.nn.Module, a torch.optim.Optimizer or an ElasticSampler
+(`model=` and `optimizer=` like any other: a GAN's `disc=`, `disc_opt=` too) is kept by
+reference and handled by its kind: its state_dict copied at save, loaded back at restore,
+broadcast from rank 0 at sync. Any other value is a plain attribute (ObjectState: deep-copied,
+broadcast as an object). Assigning a new object to a handled name (`state.model = other`)
+makes the state follow it, as in Horovod.
+Thread-safety: one training thread, as the objects it holds.
+"""
 
 import copy
+
+import torch
 
 from runrun.common import basics
 from runrun.elastic.state import ObjectState
@@ -25,61 +36,93 @@ def _forget_pending_allreduces(optimizer):
             delay[p] = passes
 
 
+class _ModuleHandler:
+    def __init__(self, value):
+        self.value = value
+        self.saved = None
+
+    def save(self):
+        self.saved = copy.deepcopy(self.value.state_dict())
+
+    def restore(self):
+        if self.saved is not None:
+            self.value.load_state_dict(self.saved)
+
+    def sync(self):
+        broadcast_parameters(self.value.state_dict(), root_rank=0)
+
+
+class _OptimizerHandler(_ModuleHandler):
+    def restore(self):
+        _forget_pending_allreduces(self.value)
+        super().restore()
+
+    def sync(self):
+        _forget_pending_allreduces(self.value)
+        broadcast_optimizer_state(self.value, root_rank=0)
+
+
+class _SamplerHandler(_ModuleHandler):
+    def save(self):
+        self.saved = self.value.state_dict()
+
+    def sync(self):
+        self.value.load_state_dict(broadcast_object(self.value.state_dict()))
+
+
+def _handler_for(value):
+    if isinstance(value, torch.nn.Module):
+        return _ModuleHandler(value)
+    if isinstance(value, torch.optim.Optimizer):
+        return _OptimizerHandler(value)
+    if isinstance(value, ElasticSampler):
+        return _SamplerHandler(value)
+    return None
+
+
 class TorchState(ObjectState):
-    """`TorchState(model, optimizer, epoch=0, batch=0)`: save() copies the model's and the
-    optimizer's state_dict (and every ElasticSampler's) in memory; restore() loads them back;
-    sync() broadcasts them from rank 0. Other keyword arguments are plain attributes
-    (ObjectState). Attributes are reachable as state.model, state.optimizer, state.epoch..."""
+    """`TorchState(model, optimizer, epoch=0, batch=0, **more)`: see the module docstring.
+    Attributes are reachable as state.model, state.optimizer, state.epoch..."""
 
     def __init__(self, model=None, optimizer=None, **kwargs):
-        self.model = model
-        self.optimizer = optimizer
-        self._samplers = {name: value for name, value in kwargs.items()
-                          if isinstance(value, ElasticSampler)}
-        plain = {name: value for name, value in kwargs.items() if name not in self._samplers}
-        for name, sampler in self._samplers.items():
-            setattr(self, name, sampler)
+        objects = dict(model=model, optimizer=optimizer, **kwargs)
+        handlers = {}
+        plain = {}
+        for name, value in objects.items():
+            handler = _handler_for(value)
+            if handler is None:
+                plain[name] = value
+            else:
+                handlers[name] = handler
+        object.__setattr__(self, "_handlers", handlers)
+        for name, handler in handlers.items():
+            object.__setattr__(self, name, handler.value)
         super().__init__(bcast_object=broadcast_object, get_rank=basics.rank, **plain)
-        self._saved_model = None
-        self._saved_optimizer = None
-        self._saved_samplers = {}
         self._save_objects()
 
+    def __setattr__(self, name, value):
+        handlers = self.__dict__.get("_handlers")
+        if handlers is not None and name in handlers:
+            handlers[name].value = value
+        super().__setattr__(name, value)
+
     def _save_objects(self):
-        if self.model is not None:
-            self._saved_model = copy.deepcopy(self.model.state_dict())
-        if self.optimizer is not None:
-            self._saved_optimizer = copy.deepcopy(self.optimizer.state_dict())
-        self._saved_samplers = {name: sampler.state_dict()
-                                for name, sampler in self._samplers.items()}
+        for handler in self._handlers.values():
+            handler.save()
 
     def save(self):
         self._save_objects()
         super().save()
 
     def restore(self):
-        if self.model is not None and self._saved_model is not None:
-            self.model.load_state_dict(self._saved_model)
-        if self.optimizer is not None:
-            _forget_pending_allreduces(self.optimizer)
-            if self._saved_optimizer is not None:
-                self.optimizer.load_state_dict(self._saved_optimizer)
-        for name, sampler in self._samplers.items():
-            sampler.load_state_dict(self._saved_samplers[name])
+        for handler in self._handlers.values():
+            handler.restore()
         super().restore()
 
     def sync(self):
-        if self.model is not None:
-            broadcast_parameters(self.model.state_dict(), root_rank=0)
-        if self.optimizer is not None:
-            _forget_pending_allreduces(self.optimizer)
-            broadcast_optimizer_state(self.optimizer, root_rank=0)
-        if self._samplers:
-            states = broadcast_object({name: sampler.state_dict()
-                                       for name, sampler in self._samplers.items()})
-            for name, sampler in self._samplers.items():
-                sampler.load_state_dict(states[name])
+        # Same order on every rank: the keyword arguments' (model, optimizer, then the rest).
+        for handler in self._handlers.values():
+            handler.sync()
         super().sync()
         # The copies taken at the last commit follow the synced state (new ranks had none).
         self._save_objects()
-
