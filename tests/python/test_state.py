@@ -166,6 +166,22 @@ def test_sync_batch_norm_matches_global_batch(hvd):
     assert torch.allclose(local.grad, full.grad[r * 3:(r + 1) * 3], atol=1e-9)
 
 
+def test_sync_batch_norm_half_input_keeps_float32_statistics(hvd):
+    """float16 input with 80000 values per channel per rank: a float16 count or sum of squares
+    would be inf. The statistics are float32 (as torch's BatchNorm's), the output float16."""
+    n, r = hvd.size(), hvd.rank()
+    gen = torch.Generator().manual_seed(6)
+    x = torch.randn(n * 2, 3, 200, 200, generator=gen).half()
+    bn = hvd.SyncBatchNorm(3)
+    ref = torch.nn.BatchNorm2d(3)
+    out = bn(x[r * 2:(r + 1) * 2])
+    expected = ref(x.float())[r * 2:(r + 1) * 2]
+    assert out.dtype == torch.float16
+    assert torch.isfinite(out).all()
+    assert torch.allclose(out.float(), expected, atol=1e-2)
+    assert torch.allclose(bn.running_var, ref.running_var, atol=1e-4)
+
+
 def test_torch_state_handles_every_module_and_optimizer(hvd):
     """Horovod's TorchState handles every Module and Optimizer keyword argument (a GAN's
     second pair), not only model= and optimizer=: kept by reference, synced from rank 0,

@@ -33,8 +33,13 @@ class SyncBatchNorm(_BatchNorm):
             return F.batch_norm(input, self.running_mean, self.running_var, self.weight,
                                 self.bias, False, 0.0, self.eps)
         dims = [0] + list(range(2, input.dim()))
-        count = torch.tensor([input.numel() / input.shape[1]], dtype=input.dtype)
-        stats = torch.cat([input.sum(dims), (input * input).sum(dims), count])
+        # Statistics in float32 at least (as torch's BatchNorm on half inputs): a float16 count
+        # passes 65504 at 2x128x16x16 per rank, and sums of squares overflow sooner.
+        stats_dtype = torch.promote_types(input.dtype, torch.float32)
+        values = input.to(stats_dtype)
+        count = torch.tensor([input.numel() / input.shape[1]], dtype=stats_dtype,
+                             device=input.device)  # on the input's device, for torch.cat
+        stats = torch.cat([values.sum(dims), (values * values).sum(dims), count])
         stats = allreduce(stats, op=Sum, name=None, process_set=self.process_set)
         channels = input.shape[1]
         total = stats[-1]
@@ -43,10 +48,10 @@ class SyncBatchNorm(_BatchNorm):
         if self.track_running_stats:
             self._update_running_stats(mean.detach(), var.detach(), float(total.detach()))
         shape = [1, channels] + [1] * (input.dim() - 2)
-        out = (input - mean.view(shape)) * torch.rsqrt(var.view(shape) + self.eps)
+        out = (values - mean.view(shape)) * torch.rsqrt(var.view(shape) + self.eps)
         if self.affine:
             out = out * self.weight.view(shape) + self.bias.view(shape)
-        return out
+        return out.to(input.dtype)
 
     @torch.no_grad()
     def _update_running_stats(self, mean, var, total):
