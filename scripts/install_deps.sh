@@ -8,7 +8,7 @@ APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmp
   libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
   openssh-client procps libssl-dev ccache)
 PIP_PACKAGES=("torch==2.13.0" "tensorflow-cpu==2.21.0" "keras==3.15.1" "jax==0.10.2" "jaxlib==0.10.2"
-  "optax==0.2.8" "matplotlib==3.11.2" "numpy" "pytest"
+  "optax==0.2.8" "matplotlib==3.11.2" "numpy" "pytest" "cloudpickle==3.1.3"
   "pybind11" "scikit-build-core")
 
 missing=()
@@ -34,6 +34,7 @@ need_pip=()
 "$PYTHON" -c "import matplotlib; assert matplotlib.__version__ == '3.11.2'" 2>/dev/null || need_pip+=("matplotlib==3.11.2")
 "$PYTHON" -c "import numpy" 2>/dev/null || need_pip+=(numpy)
 "$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
+"$PYTHON" -c "import cloudpickle" 2>/dev/null || need_pip+=("cloudpickle==3.1.3")
 "$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)
 "$PYTHON" -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-core)
 if ((${#need_pip[@]})); then

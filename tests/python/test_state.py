@@ -72,6 +72,24 @@ def test_broadcast_and_allgather_object(hvd):
     assert gathered == [{"rank": r, "payload": list(range(r + 3))} for r in range(hvd.size())]
 
 
+def test_lambdas_and_local_classes_travel_as_objects(hvd):
+    """Horovod pickles objects with cloudpickle: a lambda and a class defined in a function
+    (which pickle refuses) travel too, in broadcast_object, allgather_object and the elastic
+    states' object broadcast."""
+    from runrun.elastic.objects import broadcast_object as elastic_broadcast_object
+
+    class Local:
+        def __init__(self, value):
+            self.value = value
+
+    scale = 1 + hvd.rank()
+    got = hvd.broadcast_object(lambda x: x * scale, root_rank=0)
+    assert got(3) == 3
+    gathered = hvd.allgather_object(Local(hvd.rank()))
+    assert [g.value for g in gathered] == list(range(hvd.size()))
+    assert elastic_broadcast_object(lambda: scale, root_rank=0)() == 1
+
+
 class NoneStateSGD(torch.optim.SGD):
     """Keeps None entries in its state, as optimizers may (and torch's own did)."""
 

@@ -3,7 +3,8 @@ bytes and back: cloudpickle when it is importable, as Horovod (which requires it
 
 Why: one codec for every adapter (runrun.tensorflow, runrun.torch), so a script that sends a
 lambda or a class defined in a function under Horovod sends it here too when cloudpickle is
-installed, while runrun itself depends on nothing. cloudpickle's bytes are ordinary pickle
+installed (the package requires it, as Horovod does; pickle is the fallback where it is
+missing, e.g. a build tree on PYTHONPATH). cloudpickle's bytes are ordinary pickle
 data that pickle.loads reads (cloudpickle must be importable where a function or class pickled
 by value is loaded). Thread-safety: stateless.
 """

@@ -6,11 +6,9 @@ sync; doing it through runrun.common's numpy adapter needs no framework. Thread-
 thread, one call at a time (the op names are fixed, so two concurrent calls would collide).
 """
 
-import pickle
-
 import numpy as np
 
-from runrun.common import basics
+from runrun.common import basics, object_codec
 from runrun.common import collectives as _c
 from runrun.common.numpy_tensors import ADAPTER as _NP
 from runrun.common.process_sets import global_process_set
@@ -19,11 +17,11 @@ from runrun.common.process_sets import global_process_set
 def broadcast_object(obj, root_rank=0, name="elastic.object", process_set=global_process_set):
     """root_rank's picklable `obj` (root_rank: a global rank of the set) on every rank."""
     is_root = basics.rank() == root_rank
-    payload = (np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), np.uint8)
+    payload = (np.frombuffer(object_codec.dumps(obj), np.uint8)
                if is_root else np.zeros(0, np.uint8))
     length = _c.broadcast(_NP, np.array([payload.size], np.int64), root_rank, name + ".len",
                           process_set).wait()
     if not is_root:
         payload = np.zeros(int(length[0]), np.uint8)
     payload = _c.broadcast(_NP, payload, root_rank, name + ".data", process_set).wait()
-    return obj if is_root else pickle.loads(payload.tobytes())
+    return obj if is_root else object_codec.loads(payload.tobytes())

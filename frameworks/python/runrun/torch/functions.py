@@ -5,12 +5,9 @@ Why: every rank must start from the same weights and optimizer state (or resume 
 checkpoint). Thread-safety: collective; call from one thread on every rank in the same order.
 """
 
-import io
-import pickle
-
 import torch
 
-from runrun.common import basics
+from runrun.common import basics, object_codec
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
@@ -85,14 +82,12 @@ def broadcast_optimizer_state(optimizer, root_rank=0, process_set=global_process
 
 
 def _to_bytes_tensor(obj):
-    buffer = io.BytesIO()
-    pickle.dump(obj, buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    return torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
+    return torch.frombuffer(bytearray(object_codec.dumps(obj)), dtype=torch.uint8)
 
 
 def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
-    """root_rank's picklable `obj`, on every rank of `process_set` (root_rank is a global
-    rank that belongs to the set)."""
+    """root_rank's `obj`, on every rank of `process_set` (root_rank is a global rank that
+    belongs to the set). Pickled with cloudpickle, as Horovod (runrun.common.object_codec)."""
     name = name or "broadcast_object"
     is_root = basics.rank() == root_rank  # a global rank, as in every broadcast
     if is_root:
@@ -106,7 +101,7 @@ def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set
     c.broadcast_(payload, root_rank, f"{name}.data", process_set)
     if is_root:
         return obj
-    return pickle.loads(payload.numpy().tobytes())
+    return object_codec.loads(payload.numpy().tobytes())
 
 
 def allgather_object(obj, name=None, process_set=global_process_set):
@@ -118,6 +113,6 @@ def allgather_object(obj, name=None, process_set=global_process_set):
     gathered = c.allgather_async(payload, f"{name}.data", process_set).wait()
     out, offset = [], 0
     for n in sizes.tolist():
-        out.append(pickle.loads(gathered[offset:offset + n].numpy().tobytes()))
+        out.append(object_codec.loads(gathered[offset:offset + n].numpy().tobytes()))
         offset += n
     return out
