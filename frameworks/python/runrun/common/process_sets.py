@@ -83,6 +83,11 @@ def process_set_id(process_set):
     return process_set._require_id()
 
 
+def registered(process_set_id):
+    """The registered ProcessSet with this id (0: the global set), or None."""
+    return _registered.get(int(process_set_id))
+
+
 def add_process_set(process_set):
     """Registers a set on every rank (collective: all ranks call it with the same ranks).
     Accepts a ProcessSet or a list of ranks; returns the registered ProcessSet."""

@@ -49,7 +49,7 @@ def _registered(chosen):
         return chosen
     if chosen == 0:
         return global_process_set
-    return _sets._registered.get(int(chosen))
+    return _sets.registered(chosen)
 
 
 def rank_op(name=None, process_set=global_process_set):
