@@ -35,6 +35,13 @@ void add_autotune_flags(CLI::App& app, AutotuneFlags& flags) {
                  "autotune samples discarded at the start (default 3)");
   app.add_option("--autotune-steps-per-sample", flags.steps_per_sample,
                  "rounds with work per autotune sample (default 10)");
+  app.add_flag("--no-autotune", flags.no_autotune, "no autotuning (RUNRUN_AUTOTUNE=0)");
+  app.add_option("--autotune-bayes-opt-max-samples", flags.bayes_opt_max_samples,
+                 "accepted for horovodrun compatibility; runrun's autotune is no Bayesian "
+                 "optimization");
+  app.add_option("--autotune-gaussian-process-noise", flags.gaussian_process_noise,
+                 "accepted for horovodrun compatibility; runrun's autotune is no Bayesian "
+                 "optimization");
 }
 
 std::vector<std::pair<std::string, std::string>> autotune_variables(const AutotuneFlags& flags) {
@@ -43,10 +50,16 @@ std::vector<std::pair<std::string, std::string>> autotune_variables(const Autotu
     variables.emplace_back(std::string(knob.env_name), value);
   };
   // Any autotune option implies --autotune (it would do nothing otherwise).
-  if (flags.autotune || !flags.log_file.empty() || !flags.warmup_samples.empty() ||
-      !flags.steps_per_sample.empty()) {
-    set(knobs::kAutotune, "1");
+  const bool implied = !flags.log_file.empty() || !flags.warmup_samples.empty() ||
+                       !flags.steps_per_sample.empty();
+  if (flags.no_autotune && (flags.autotune || implied)) {
+    throw InvalidArgumentError(RUNRUN_WHERE, std::string("--no-autotune and ") +
+                                                 (flags.autotune ? "--autotune" : "an autotune "
+                                                  "setting (which implies --autotune)") +
+                                                 " both given: use one");
   }
+  if (flags.autotune || implied) set(knobs::kAutotune, "1");
+  if (flags.no_autotune) set(knobs::kAutotune, "0");
   if (!flags.log_file.empty()) set(knobs::kAutotuneLog, flags.log_file);
   if (!flags.warmup_samples.empty()) {
     set(knobs::kAutotuneWarmupSamples,
@@ -57,6 +70,29 @@ std::vector<std::pair<std::string, std::string>> autotune_variables(const Autotu
         whole_number_at_least(flags.steps_per_sample, "--autotune-steps-per-sample", 1));
   }
   return variables;
+}
+
+std::vector<std::string> autotune_notices(const AutotuneFlags& flags) {
+  std::vector<std::string> notices;
+  const std::string ignored =
+      " accepted for horovodrun compatibility and ignored: runrun's autotune is a coordinate "
+      "search, not Bayesian optimization (RUNRUN_AUTOTUNE_SAMPLES_PER_CANDIDATE and "
+      "RUNRUN_AUTOTUNE_MARGIN steer it; docs/profiling.md)";
+  if (!flags.bayes_opt_max_samples.empty()) {
+    whole_number_at_least(flags.bayes_opt_max_samples, "--autotune-bayes-opt-max-samples", 0);
+    notices.push_back("--autotune-bayes-opt-max-samples" + ignored);
+  }
+  if (!flags.gaussian_process_noise.empty()) {
+    const std::string& text = flags.gaussian_process_noise;
+    double noise = -1;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), noise);
+    if (ec != std::errc() || ptr != text.data() + text.size() || !(noise >= 0 && noise <= 1)) {
+      throw InvalidArgumentError(RUNRUN_WHERE, "--autotune-gaussian-process-noise must be a "
+                                               "number in [0, 1], got '" + text + "'");
+    }
+    notices.push_back("--autotune-gaussian-process-noise" + ignored);
+  }
+  return notices;
 }
 
 }  // namespace runrun::launcher

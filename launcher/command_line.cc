@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <memory>
 
 #include "common/errors.h"
 #include "common/horovod_env.h"
@@ -13,6 +14,8 @@
 #include "common/logging.h"
 #include "launcher/autotune_options.h"
 #include "launcher/elastic_options.h"
+#include "launcher/horovod_config_file.h"
+#include "launcher/horovod_flags.h"
 #include "launcher/network_check_options.h"
 #include "launcher/option_spelling.h"
 #include "launcher/profile_options.h"
@@ -54,16 +57,19 @@ struct RawOptions {
   std::string mpi_args;
   std::string fusion_threshold_mb, cycle_time_ms, cache_capacity, timeline_filename, log_level,
       stall_warning_s, stall_shutdown_s;
-  int min_np = 0, max_np = 0, reset_limit = -1, elastic_timeout_s = 600;
+  bool no_stall_check = false, stall_check = false;
+  int min_np = 0, max_np = 0, reset_limit = -1, elastic_timeout_s = 600, slots_per_host = 0;
   std::vector<int> cooldown_range;
   std::string discovery_script;
   bool check_build = false;
-  bool hierarchical_allreduce = false;
+  bool hierarchical_allreduce = false, no_hierarchical_allreduce = false;
   std::string hierarchical_allreduce_cross;
   std::string thread_affinity;
   AutotuneFlags autotune;
   NetworkCheckFlags network_check;
   ProfileFlags profile;
+  HorovodFlags horovod;
+  std::string config_file;
   bool dry_run = false;
   bool version = false;
 };
@@ -117,6 +123,9 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_option("--timeline-filename", raw.timeline_filename, "write a Chrome-trace timeline");
   app.add_flag("--hierarchical-allreduce", raw.hierarchical_allreduce,
                "allreduce CPU tensors host by host (RUNRUN_HIERARCHICAL_ALLREDUCE=1)");
+  app.add_flag("--no-hierarchical-allreduce", raw.no_hierarchical_allreduce,
+               "flat allreduce even where RUNRUN_HIERARCHICAL_ALLREDUCE/HOROVOD_... say "
+               "otherwise (RUNRUN_HIERARCHICAL_ALLREDUCE=0)");
   app.add_option("--hierarchical-allreduce-cross", raw.hierarchical_allreduce_cross,
                  "nccl or staging: the stage across hosts of the hierarchical allreduce of CUDA "
                  "tensors, over NCCL or staged through host memory over MPI/Gloo "
@@ -132,9 +141,14 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "report a tensor some ranks submitted and others not after N s");
   app.add_option("--stall-check-shutdown-time-seconds", raw.stall_shutdown_s,
                  "fail such a stalled op after N s (0: never)");
-  app.add_option("--min-np", raw.min_np,
+  app.add_flag("--no-stall-check", raw.no_stall_check,
+               "no stall warning and no stall shutdown (both times 0)");
+  app.add_flag("--stall-check", raw.stall_check, "the stall check on (the default)");
+  app.add_option("--min-np,--min-num-proc", raw.min_np,
                  "elastic: keep running while at least N ranks can run (docs/elastic.md)");
-  app.add_option("--max-np", raw.max_np, "elastic: run at most N ranks");
+  app.add_option("--max-np,--max-num-proc", raw.max_np, "elastic: run at most N ranks");
+  app.add_option("--slots-per-host", raw.slots_per_host,
+                 "elastic: slots of a host the discovery script prints without ':N' (default 1)");
   app.add_option("--host-discovery-script", raw.discovery_script,
                  "elastic: program printing the available 'host:slots' lines, run every second");
   app.add_option("--elastic-timeout", raw.elastic_timeout_s,
@@ -150,6 +164,10 @@ void add_options(CLI::App& app, RawOptions& raw) {
                "print what this build contains and exit (also -cb)");
   add_network_check_flags(app, raw.network_check);
   add_profile_flags(app, raw.profile);
+  add_horovod_flags(app, raw.horovod);
+  app.add_option("--config-file", raw.config_file,
+                 "horovodrun's YAML settings (params, autotune, timeline, stall_check, "
+                 "library_options, logging); flags on the command line win");
   app.add_flag("--dry-run", raw.dry_run, "print the command that would run and exit");
   app.add_flag("-v,--version", raw.version, "print the version and exit");
 }
@@ -210,7 +228,11 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
     set(knobs::kCacheCapacity, number_at_least(raw.cache_capacity, "--cache-capacity", 0, true));
   }
   if (!raw.timeline_filename.empty()) set(knobs::kTimeline, raw.timeline_filename);
+  if (raw.hierarchical_allreduce && raw.no_hierarchical_allreduce) {
+    invalid("--hierarchical-allreduce and --no-hierarchical-allreduce both given: use one");
+  }
   if (raw.hierarchical_allreduce) set(knobs::kHierarchicalAllreduce, "1");
+  if (raw.no_hierarchical_allreduce) set(knobs::kHierarchicalAllreduce, "0");
   if (!raw.hierarchical_allreduce_cross.empty()) {
     if (raw.hierarchical_allreduce_cross != "nccl" &&
         raw.hierarchical_allreduce_cross != "staging") {
@@ -229,14 +251,20 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
     set(knobs::kThreadAffinity, raw.thread_affinity);
   }
   for (auto& variable : autotune_variables(raw.autotune)) values.push_back(std::move(variable));
-  if (!raw.stall_warning_s.empty()) {
-    set(knobs::kStallCheckTime, number_at_least(raw.stall_warning_s,
-                                                "--stall-check-warning-time-seconds", 0, true));
+  if (raw.no_stall_check && raw.stall_check) {
+    invalid("--no-stall-check and --stall-check both given: use one");
   }
-  if (!raw.stall_shutdown_s.empty()) {
-    set(knobs::kStallShutdownTime,
-        number_at_least(raw.stall_shutdown_s, "--stall-check-shutdown-time-seconds", 0, true));
+  // Horovod's disabled stall check neither warns nor shuts down, whatever the times say.
+  std::string stall_warning = raw.stall_warning_s, stall_shutdown = raw.stall_shutdown_s;
+  if (!stall_warning.empty()) {
+    number_at_least(stall_warning, "--stall-check-warning-time-seconds", 0, true);
   }
+  if (!stall_shutdown.empty()) {
+    number_at_least(stall_shutdown, "--stall-check-shutdown-time-seconds", 0, true);
+  }
+  if (raw.no_stall_check) stall_warning = stall_shutdown = "0";
+  if (!stall_warning.empty()) set(knobs::kStallCheckTime, stall_warning);
+  if (!stall_shutdown.empty()) set(knobs::kStallShutdownTime, stall_shutdown);
   return values;
 }
 
@@ -254,8 +282,31 @@ void check_extra_env(const std::vector<std::string>& entries) {
   }
 }
 
+// horovodrun's flags (launcher/horovod_flags.h) into `options`; notices for those ignored.
+void apply_horovod_flags(const RawOptions& raw, LaunchOptions& options,
+                         std::vector<std::string>& notices) {
+  HorovodFlagEffects effects = horovod_flag_effects(raw.horovod);
+  if (raw.gloo && !effects.mpirun_words.empty()) {
+    invalid("--binding-args are mpirun's, which --gloo does not run: drop one of them");
+  }
+  options.mpi_args.insert(options.mpi_args.begin(), effects.mpirun_words.begin(),
+                          effects.mpirun_words.end());
+  for (auto& variable : effects.rank_variables) options.knob_values.push_back(std::move(variable));
+  options.timestamp_output = effects.timestamp_output;
+  for (auto& notice : effects.notices) notices.push_back(std::move(notice));
+  for (auto& notice : autotune_notices(raw.autotune)) notices.push_back(std::move(notice));
+  if (raw.slots_per_host < 0) {
+    invalid("--slots-per-host must be at least 1, got " + std::to_string(raw.slots_per_host));
+  }
+  if (raw.slots_per_host != 0 && raw.discovery_script.empty()) {
+    notices.push_back("--slots-per-host ignored: it gives the slots of a host that "
+                      "--host-discovery-script prints without ':N' (with -H or --hostfile "
+                      "write host:N)");
+  }
+}
+
 LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
-                       const Environment& env) {
+                       const Environment& env, std::vector<std::string>& notices) {
   if (raw.gloo && raw.mpi) invalid("--gloo and --mpi both given: use one of them");
   if (raw.gloo && !raw.mpi_args.empty()) {
     invalid("--mpi-args passes arguments to mpirun, which --gloo does not run: drop one of them");
@@ -304,6 +355,7 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   for (auto& variable : profile_variables(raw.profile)) {
     options.knob_values.push_back(std::move(variable));
   }
+  apply_horovod_flags(raw, options, notices);
   options.dry_run = raw.dry_run;
   if (!command.empty() && command.front() == "--") {
     command.erase(command.begin());
@@ -336,6 +388,7 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
                                        : raw.max_np != 0 ? raw.max_np
                                                          : std::max(raw.num_proc, raw.min_np));
     apply_cooldown_range(raw.cooldown_range, options.elastic);
+    if (raw.slots_per_host > 0) options.elastic.default_slots = raw.slots_per_host;
     options.num_proc = options.elastic.initial_np;
     if (!hosts_given && raw.discovery_script.empty()) {
       options.hosts = {{"localhost", options.elastic.max_np}};  // this machine, max-np slots
@@ -344,28 +397,58 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   return options;
 }
 
+// One CLI11 app with the options it fills (CLI11 binds them by reference: they live together).
+struct Parser {
+  CLI::App app{"runrun: start a data-parallel job on one or more hosts (Open MPI underneath)",
+               "runrun"};
+  RawOptions raw;
+
+  Parser() {
+    app.footer(kExamples);
+    app.prefix_command();
+    add_options(app, raw);
+  }
+
+  // False when --help was asked for. Throws InvalidArgumentError for a malformed command line.
+  bool parse(const std::vector<std::string>& args) {
+    std::vector<std::string> reversed = normalize_option_spellings(args, app);
+    std::reverse(reversed.begin(), reversed.end());  // CLI11 takes the arguments reversed
+    try {
+      app.parse(reversed);
+    } catch (const CLI::CallForHelp&) {
+      return false;
+    } catch (const CLI::ParseError& error) {
+      invalid(usage_message(error.what()) + " (see runrun --help)");
+    }
+    return true;
+  }
+};
+
 }  // namespace
 
 ParsedCommandLine parse_command_line(const std::vector<std::string>& args, const Environment& env,
                                      std::ostream& out) {
-  CLI::App app{"runrun: start a data-parallel job on one or more hosts (Open MPI underneath)",
-               "runrun"};
-  app.footer(kExamples);
-  app.prefix_command();
-  RawOptions raw;
-  add_options(app, raw);
-  std::vector<std::string> reversed = normalize_option_spellings(args, app);
-  std::reverse(reversed.begin(), reversed.end());  // CLI11 takes the arguments reversed
   ParsedCommandLine parsed;
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
+  auto parser = std::make_unique<Parser>();
+  if (!parser->parse(args)) {
+    out << parser->app.help();
     parsed.action = ParsedCommandLine::Action::kExit;
     return parsed;
-  } catch (const CLI::ParseError& error) {
-    invalid(usage_message(error.what()) + " (see runrun --help)");
   }
+  if (!parser->raw.config_file.empty()) {
+    // horovodrun's YAML settings, as the flags of the same meaning, where the command line does
+    // not give them: parse again with those flags first.
+    const CLI::App& given_app = parser->app;
+    const ConfigFileFlags config = horovod_config_flags(
+        parser->raw.config_file,
+        [&given_app](std::string_view flag) { return given_app.count(std::string(flag)) > 0; });
+    parsed.notices = config.notices;
+    std::vector<std::string> combined = config.words;
+    combined.insert(combined.end(), args.begin(), args.end());
+    parser = std::make_unique<Parser>();
+    parser->parse(combined);
+  }
+  const RawOptions& raw = parser->raw;
   if (raw.version) {
     out << "runrun " << RUNRUN_VERSION << "\n";
     parsed.action = ParsedCommandLine::Action::kExit;
@@ -375,7 +458,7 @@ ParsedCommandLine parse_command_line(const std::vector<std::string>& args, const
     parsed.action = ParsedCommandLine::Action::kCheckBuild;
     return parsed;
   }
-  parsed.options = validate(raw, app.remaining(), env);
+  parsed.options = validate(raw, parser->app.remaining(), env, parsed.notices);
   return parsed;
 }
 

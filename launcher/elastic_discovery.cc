@@ -38,7 +38,8 @@ std::vector<std::string> discovery_command(const std::string& script) {
 
 }  // namespace
 
-std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_s) {
+std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_s,
+                                      int default_slots) {
   const auto runs = run_all_captured({discovery_command(script)}, timeout_s);
   const CapturedRun& run = runs.front();
   if (!run.started || run.timed_out || run.exit_code != 0) {
@@ -51,11 +52,12 @@ std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_
                                               : "exited with status " +
                                                     std::to_string(run.exit_code)));
   }
-  return parse_hostfile(run.output, "--host-discovery-script output");
+  return parse_hostfile(run.output, "--host-discovery-script output", default_slots);
 }
 
-DiscoveryRun::DiscoveryRun(std::string script, std::chrono::milliseconds timeout)
-    : script_(std::move(script)), timeout_(timeout) {
+DiscoveryRun::DiscoveryRun(std::string script, std::chrono::milliseconds timeout,
+                           int default_slots)
+    : script_(std::move(script)), timeout_(timeout), default_slots_(default_slots) {
   const SpawnedProcess spawned = spawn_with_pipes(discovery_command(script_), {});
   pid_ = spawned.pid;
   stdout_fd_ = spawned.stdout_fd;
@@ -130,7 +132,7 @@ void DiscoveryRun::finish_with(int status) {
                                         detail);
   } else {
     try {
-      hosts_ = parse_hostfile(output_, "--host-discovery-script output");
+      hosts_ = parse_hostfile(output_, "--host-discovery-script output", default_slots_);
     } catch (const Error& parse_error) {
       error_ = script_failed(script_, std::string("printed a line that is not a host: ") +
                                           parse_error.what());

@@ -18,18 +18,19 @@
 
 namespace runrun::launcher {
 
-// The hosts a discovery script prints now ("host:slots" or "host slots=N" lines), run with a
-// bound of `timeout_s`, waiting for it (used before the job starts). Throws InvalidArgumentError
-// naming the script when it fails.
-std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_s);
+// The hosts a discovery script prints now ("host:slots" or "host slots=N" lines; a bare "host"
+// has `default_slots`, --slots-per-host), run with a bound of `timeout_s`, waiting for it (used
+// before the job starts). Throws InvalidArgumentError naming the script when it fails.
+std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_s,
+                                      int default_slots = 1);
 
 class DiscoveryRun {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Starts `script`; it must end within `timeout`. Throws InvalidArgumentError when it cannot
-  // start.
-  DiscoveryRun(std::string script, std::chrono::milliseconds timeout);
+  // Starts `script`; it must end within `timeout`; a host it prints without slots has
+  // `default_slots`. Throws InvalidArgumentError when it cannot start.
+  DiscoveryRun(std::string script, std::chrono::milliseconds timeout, int default_slots = 1);
   // Kills and reaps what is left of it.
   ~DiscoveryRun();
   DiscoveryRun(const DiscoveryRun&) = delete;
@@ -57,6 +58,7 @@ class DiscoveryRun {
   int status_ = 0;
   Clock::time_point deadline_;
   std::chrono::milliseconds timeout_;
+  int default_slots_;
   std::string output_, stderr_text_;
   std::optional<std::vector<HostSlots>> hosts_;
   std::string error_;

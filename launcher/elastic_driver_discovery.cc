@@ -50,7 +50,8 @@ void step_discovery(ElasticDriver& driver, Clock::time_point now) {
     if (now < driver.next_discovery) return;
     try {
       driver.discovery =
-          std::make_unique<DiscoveryRun>(driver.elastic.discovery_script, kDiscoveryTimeout);
+          std::make_unique<DiscoveryRun>(driver.elastic.discovery_script, kDiscoveryTimeout,
+                                         driver.elastic.default_slots);
     } catch (const Error& error) {
       std::fprintf(stderr, "runrun: elastic: %s (keeping the hosts found before)\n", error.what());
       driver.next_discovery = now + kDiscoveryInterval;

@@ -7,7 +7,8 @@ namespace runrun::launcher {
 ElasticDriver::ElasticDriver(const ElasticJobSettings& s)
     : settings(s),
       elastic(s.options.elastic),
-      router(stdout, stderr, s.options.output_dir, s.options.num_proc, s.options.verbose),
+      router(stdout, stderr, s.options.output_dir, s.options.num_proc, s.options.verbose,
+             s.options.timestamp_output),
       store(s.store),
       hosts(CooldownRange{std::chrono::seconds(s.options.elastic.cooldown_min_s),
                           std::chrono::seconds(s.options.elastic.cooldown_max_s)}) {}

@@ -114,7 +114,8 @@ std::vector<HostSlots> parse_host_list(std::string_view text) {
   return hosts;
 }
 
-std::vector<HostSlots> parse_hostfile(std::string_view content, std::string_view source) {
+std::vector<HostSlots> parse_hostfile(std::string_view content, std::string_view source,
+                                      int default_slots) {
   std::vector<HostSlots> hosts;
   std::istringstream lines{std::string(content)};
   std::string raw;
@@ -133,6 +134,7 @@ std::vector<HostSlots> parse_hostfile(std::string_view content, std::string_view
     HostSlots host;
     std::string why = parse_entry(line.substr(0, space), &host);
     if (!why.empty()) fail(why);
+    if (!has_slot_suffix(line.substr(0, space))) host.slots = default_slots;
     if (space != std::string_view::npos) {
       const auto attribute = trim(line.substr(space));
       if (has_slot_suffix(line.substr(0, space))) fail("slots given twice (':N' and 'slots=')");

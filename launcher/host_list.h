@@ -23,8 +23,10 @@ std::vector<HostSlots> parse_host_list(std::string_view text);
 
 // Parses hostfile content: one host per line as `host`, `host:N` or `host slots=N`; `#` starts
 // a comment; blank lines are skipped. `source` (the file name) prefixes every error message,
-// which also gives the line number and the line.
-std::vector<HostSlots> parse_hostfile(std::string_view content, std::string_view source);
+// which also gives the line number and the line. A bare `host` has `default_slots` slots
+// (--slots-per-host for a discovery script's output).
+std::vector<HostSlots> parse_hostfile(std::string_view content, std::string_view source,
+                                      int default_slots = 1);
 
 // Reads and parses the hostfile at `path`; a missing or unreadable file is an
 // InvalidArgumentError that names the path.

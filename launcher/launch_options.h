@@ -29,6 +29,7 @@ struct ElasticOptions {
                                  // limit)
   int cooldown_min_s = 10;       // --blacklist-cooldown-range MIN MAX: a failing host's first
   int cooldown_max_s = 600;      // cooldown, doubled per failure up to MAX
+  int default_slots = 1;         // --slots-per-host: slots of a discovered host without ':N'
 };
 
 // `runrun --check-network` (launcher/network_check.h, docs/launcher.md).
@@ -53,8 +54,10 @@ struct LaunchOptions {
   int start_timeout_s = 30;                // --start-timeout
   std::string network_interface;           // --network-interface (names or CIDRs, commas)
   std::vector<std::string> mpi_args;       // --mpi-args, split like a shell would
-  // Tunables: (RUNRUN_* variable, value), in the order of the knobs.
+  // Variables every rank gets from options: tunables (RUNRUN_* knobs, in the order of the
+  // knobs), then library variables of horovodrun's flags (NCCL_IB_DISABLE for --tcp).
   std::vector<std::pair<std::string, std::string>> knob_values;
+  bool timestamp_output = false;           // --prefix-output-with-timestamp
   bool dry_run = false;
   ElasticOptions elastic;
   NetworkCheckOptions network_check;
@@ -70,6 +73,8 @@ struct ParsedCommandLine {
   Action action = Action::kRun;
   int exit_code = 0;  // for kExit (help, version, parse error)
   LaunchOptions options;
+  // One line each (without "runrun: ") for flags accepted and ignored, to print on stderr.
+  std::vector<std::string> notices;
 };
 
 }  // namespace runrun::launcher

@@ -116,6 +116,7 @@ SupervisorSettings supervisor_settings(const LaunchOptions& options, const JobPl
   settings.output_dir = options.output_dir;
   settings.verbose = options.verbose;
   settings.rank_stdout = options.capture_rank_stdout;
+  settings.timestamp_lines = options.timestamp_output;
   return settings;
 }
 
@@ -283,7 +284,7 @@ LaunchOptions with_discovered_hosts(LaunchOptions options) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(elastic.elastic_timeout_s);
   for (bool said = false;; said = true) {
-    options.hosts = discover_hosts(elastic.discovery_script, 10);
+    options.hosts = discover_hosts(elastic.discovery_script, 10, elastic.default_slots);
     const int slots = total_slots(options.hosts);
     if (slots >= elastic.min_np) {
       options.num_proc = std::min({elastic.initial_np, slots, elastic.max_np});
@@ -363,6 +364,7 @@ int launcher_main(int argc, char** argv) {
   try {
     const ParsedCommandLine parsed =
         parse_command_line(std::vector<std::string>(argv + 1, argv + argc), env, std::cout);
+    for (const auto& notice : parsed.notices) std::cerr << "runrun: " << notice << "\n";
     switch (parsed.action) {
       case ParsedCommandLine::Action::kExit:
         return parsed.exit_code;

@@ -10,10 +10,11 @@ namespace runrun::launcher {
 namespace {
 
 // horovodrun's single-dash long names and the long names runrun declares for them.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kSingleDashNames = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kSingleDashNames = {{
     {"-np", "--num-proc"},
     {"-hostfile", "--hostfile"},
     {"-cb", "--check-build"},
+    {"-prefix-timestamp", "--prefix-output-with-timestamp"},
 }};
 
 [[noreturn]] void invalid(const std::string& message) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <ctime>
 
 namespace runrun::launcher {
 namespace {
@@ -60,16 +61,27 @@ bool is_job_end_box(const std::vector<std::string>& box) {
   return false;
 }
 
+// The local time as C's asctime() writes it, without its newline: "Tue Mar  3 14:05:09 2026".
+std::string local_time_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[64] = {};
+  std::strftime(text, sizeof(text), "%a %b %e %H:%M:%S %Y", &local);
+  return text;
+}
+
 }  // namespace
 
 OutputRouter::OutputRouter(std::FILE* out, std::FILE* err, std::string output_dir, int num_proc,
-                           bool show_job_end_boxes)
+                           bool show_job_end_boxes, bool timestamp_lines)
     : out_(out),
       err_(err),
       output_dir_(std::move(output_dir)),
       num_proc_(num_proc),
       rank_digits_(1),
-      show_job_end_boxes_(show_job_end_boxes) {
+      show_job_end_boxes_(show_job_end_boxes),
+      timestamp_lines_(timestamp_lines) {
   for (int n = num_proc - 1; n >= 10; n /= 10) ++rank_digits_;
 }
 
@@ -178,11 +190,12 @@ void OutputRouter::emit_line(const Owner& owner, int pipe, std::string line) {
     return;
   }
   std::FILE* terminal = owner.is_stderr ? err_ : out_;
-  std::fprintf(terminal, "[%d]<%s>:%s\n", owner.rank, owner.is_stderr ? "stderr" : "stdout",
-               line.c_str());
+  const std::string time = timestamp_lines_ ? local_time_now() : "";
+  std::fprintf(terminal, "%s[%d]<%s>:%s\n", time.c_str(), owner.rank,
+               owner.is_stderr ? "stderr" : "stdout", line.c_str());
   std::fflush(terminal);
   if (std::FILE* file = rank_file(owner.rank, owner.is_stderr)) {
-    std::fprintf(file, "%s\n", line.c_str());
+    std::fprintf(file, "%s%s\n", time.c_str(), line.c_str());
     std::fflush(file);
   }
 }

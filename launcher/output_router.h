@@ -25,8 +25,11 @@ class OutputRouter {
   // Lines go to `out` / `err` (by the stream the rank wrote to); files under `output_dir` when
   // it is not empty (the directory must exist). `num_proc` sets the zero padding of rank.N.
   // `show_job_end_boxes`: print mpirun's job-end boxes as they come instead of holding them.
+  // `timestamp_lines` (--prefix-output-with-timestamp): every rank line, on the terminal and in
+  // the files, begins with the local time it arrived, as horovodrun writes it ("Tue Mar  3
+  // 14:05:09 2026[1]<stdout>:text").
   OutputRouter(std::FILE* out, std::FILE* err, std::string output_dir, int num_proc,
-               bool show_job_end_boxes = false);
+               bool show_job_end_boxes = false, bool timestamp_lines = false);
   ~OutputRouter();
   OutputRouter(const OutputRouter&) = delete;
   OutputRouter& operator=(const OutputRouter&) = delete;
@@ -67,6 +70,7 @@ class OutputRouter {
   std::string untagged_[2];  // unfinished line of mpirun's own output per pipe
   std::vector<RankEvent> events_;
   bool show_job_end_boxes_;
+  bool timestamp_lines_;
   std::vector<std::string> box_[2];  // lines of an unfinished box of mpirun's, per pipe
   std::vector<std::pair<int, std::string>> held_;  // (pipe, line) of job-end boxes held back
   std::map<std::pair<int, bool>, std::FILE*> files_;

@@ -39,6 +39,7 @@ struct SupervisorSettings {
   std::string output_dir;               // per-rank output files ("" for none)
   bool verbose = false;                 // also show mpirun's own job-end boxes
   std::FILE* rank_stdout = nullptr;     // where the ranks' stdout lines go (nullptr: stdout)
+  bool timestamp_lines = false;         // --prefix-output-with-timestamp
 };
 
 // Exit statuses besides a rank's own code.

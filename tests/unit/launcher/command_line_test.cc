@@ -251,7 +251,7 @@ TEST_CASE("an unknown single-dash word is an error, never help or a cluster of s
 }
 
 TEST_CASE("a long option may be abbreviated while the abbreviation is unambiguous, as argparse") {
-  const auto options = parse({"--num", "2", "--verb", "--start-time=5", "x"});
+  const auto options = parse({"--num-p", "2", "--verb", "--start-time=5", "x"});
   CHECK(options.num_proc == 2);
   CHECK(options.verbose);
   CHECK(options.start_timeout_s == 5);
@@ -274,4 +274,119 @@ TEST_CASE("--log-level takes Horovod's names in any case, as HOROVOD_LOG_LEVEL")
   CHECK_THAT(error_of({"-np", "1", "--log-level", "VERBOSE", "x"}),
              Catch::Contains("--log-level 'VERBOSE' is not a level") &&
                  Catch::Contains("warn (warning)") && Catch::Contains("critical (fatal)"));
+}
+
+namespace {
+
+ParsedCommandLine parse_all(const Args& args) {
+  std::ostringstream out;
+  return parse_command_line(args, {}, out);
+}
+
+bool has_notice(const ParsedCommandLine& parsed, const std::string& start) {
+  for (const auto& notice : parsed.notices) {
+    if (notice.rfind(start, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("horovodrun's flags of runrun features map to runrun's variables and options") {
+  namespace k = runrun::knobs;
+  auto parsed = parse_all({"-np", "2", "--no-hierarchical-allreduce", "--no-stall-check",
+                           "--tcp", "--gloo-timeout-seconds", "45", "--no-autotune",
+                           "--prefix-output-with-timestamp", "x"});
+  CHECK(parsed.notices.empty());
+  CHECK(knob(parsed.options, k::kHierarchicalAllreduce) == "0");
+  CHECK(knob(parsed.options, k::kStallCheckTime) == "0");
+  CHECK(knob(parsed.options, k::kStallShutdownTime) == "0");
+  CHECK(knob(parsed.options, k::kAutotune) == "0");
+  CHECK(knob(parsed.options, k::kCollectiveTimeout) == "45");
+  bool ib_disabled = false;
+  for (const auto& [name, value] : parsed.options.knob_values) {
+    ib_disabled = ib_disabled || (name == "NCCL_IB_DISABLE" && value == "1");
+  }
+  CHECK(ib_disabled);
+  CHECK(parsed.options.timestamp_output);
+  CHECK(parse({"-np", "2", "-prefix-timestamp", "x"}).timestamp_output);
+  CHECK_FALSE(parse({"-np", "2", "x"}).timestamp_output);
+  // A disabled stall check neither warns nor shuts down, whatever the times say (Horovod).
+  const auto stall = parse({"-np", "2", "--stall-check-warning-time-seconds", "9",
+                            "--no-stall-check", "x"});
+  CHECK(knob(stall, k::kStallCheckTime) == "0");
+  CHECK(knob(parse({"-np", "2", "--stall-check", "x"}), k::kStallCheckTime) == "<unset>");
+  // --binding-args: mpirun words after runrun's --bind-to none (the last --bind-to wins).
+  CHECK(parse({"-np", "2", "--binding-args", "-bind-to core --report-bindings", "--mpi-args",
+               "--mca a b", "x"})
+            .mpi_args == Args{"-bind-to", "core", "--report-bindings", "--mca", "a", "b"});
+  // Elastic spellings: --min-num-proc, --max-num-proc, --slots-per-host (and --slots).
+  const auto elastic = parse({"--min-num-proc", "2", "--max-num-proc", "4", "--slots", "4",
+                              "--host-discovery-script", "./d.sh", "x"});
+  CHECK(elastic.elastic.min_np == 2);
+  CHECK(elastic.elastic.max_np == 4);
+  CHECK(elastic.elastic.default_slots == 4);
+  CHECK(has_notice(parse_all({"-np", "2", "--slots-per-host", "2", "x"}),
+                   "--slots-per-host ignored"));
+}
+
+TEST_CASE("horovodrun's flags of features runrun lacks are accepted with a notice") {
+  const Args flags[] = {
+      {"--hierarchical-allgather"},         {"--timeline-mark-cycles"},
+      {"--disable-cache"},                  {"--log-without-timestamp"},
+      {"--mpi-threads-disable"},
+      {"--num-nccl-streams", "2"},          {"--autotune-bayes-opt-max-samples", "30"},
+      {"--autotune-gaussian-process-noise", "0.5"}};
+  for (const Args& flag : flags) {
+    Args args = {"-np", "2"};
+    args.insert(args.end(), flag.begin(), flag.end());
+    args.push_back("x");
+    const auto parsed = parse_all(args);
+    CAPTURE(flag.front());
+    REQUIRE(parsed.notices.size() == 1);
+    CHECK_THAT(parsed.notices.front(),
+               Catch::StartsWith(flag.front()) &&
+                   Catch::Contains("accepted for horovodrun compatibility and ignored: "));
+    CHECK(parsed.options.knob_values.empty());
+  }
+  // Horovod's deprecated spelling is the same flag.
+  CHECK(has_notice(parse_all({"-np", "2", "--log-hide-timestamp", "x"}),
+                   "--log-without-timestamp accepted"));
+  // Their defaults, and one NCCL stream (runrun's), say nothing.
+  CHECK(parse_all({"-np", "2", "--no-hierarchical-allgather", "--no-timeline-mark-cycles",
+                   "--log-with-timestamp", "--no-mpi-threads-disable", "--num-nccl-streams", "1",
+                   "x"})
+            .notices.empty());
+}
+
+TEST_CASE("horovodrun's flags runrun cannot honour, and bad values, are errors saying why") {
+  CHECK_THAT(error_of({"-np", "2", "--jsrun", "x"}),
+             Catch::Contains("--jsrun") && Catch::Contains("use --mpi"));
+  CHECK_THAT(error_of({"-np", "2", "--binding-args", "--rankfile rf", "x"}),
+             Catch::Contains("'--rankfile' is not taken: runrun places the ranks itself") &&
+                 Catch::Contains("--thread-affinity"));
+  CHECK_THAT(error_of({"-np", "2", "--binding-args", "-map-by socket", "x"}),
+             Catch::Contains("'-map-by' is not taken"));
+  CHECK_THAT(error_of({"--gloo", "-np", "2", "--binding-args", "--bind-to core", "x"}),
+             Catch::Contains("--gloo does not run"));
+  CHECK_THAT(error_of({"-np", "2", "--hierarchical-allreduce", "--no-hierarchical-allreduce",
+                       "x"}),
+             Catch::Contains("both given"));
+  CHECK_THAT(error_of({"-np", "2", "--stall-check", "--no-stall-check", "x"}),
+             Catch::Contains("both given"));
+  CHECK_THAT(error_of({"-np", "2", "--autotune", "--no-autotune", "x"}),
+             Catch::Contains("--no-autotune and --autotune both given"));
+  CHECK_THAT(error_of({"-np", "2", "--timeline-mark-cycles", "--no-timeline-mark-cycles", "x"}),
+             Catch::Contains("both given"));
+  CHECK_THAT(error_of({"-np", "2", "--gloo-timeout-seconds", "-1", "x"}),
+             Catch::Contains("--gloo-timeout-seconds must be a whole number >= 0, got '-1'"));
+  CHECK_THAT(error_of({"-np", "2", "--num-nccl-streams", "two", "x"}),
+             Catch::Contains("--num-nccl-streams"));
+  CHECK_THAT(error_of({"-np", "2", "--autotune-gaussian-process-noise", "1.5", "x"}),
+             Catch::Contains("[0, 1]") && Catch::Contains("'1.5'"));
+  CHECK_THAT(error_of({"-np", "2", "--autotune-bayes-opt-max-samples", "-2", "x"}),
+             Catch::Contains("--autotune-bayes-opt-max-samples"));
+  CHECK_THAT(error_of({"--min-np", "2", "--slots-per-host", "-1", "--host-discovery-script",
+                       "d", "x"}),
+             Catch::Contains("--slots-per-host must be at least 1"));
 }

@@ -47,6 +47,9 @@ TEST_CASE("hostfile formats, comments and blank lines") {
       "# cluster\n\nalpha slots=4\nbeta:2   # trailing comment\n  gamma\n\t\n[::1] slots=2\n",
       "hosts.txt");
   CHECK(hosts == std::vector<HostSlots>{{"alpha", 4}, {"beta", 2}, {"gamma", 1}, {"::1", 2}});
+  // --slots-per-host: the slots of a bare host (a discovery script's output).
+  CHECK(parse_hostfile("a\nb:2\nc slots=3\n[::1]\n", "discovered", 4) ==
+        std::vector<HostSlots>{{"a", 4}, {"b", 2}, {"c", 3}, {"::1", 4}});
 }
 
 TEST_CASE("malformed hostfile lines name file, line number and line") {

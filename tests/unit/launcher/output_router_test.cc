@@ -135,3 +135,26 @@ TEST_CASE("mpirun's job-end boxes are held back, other boxes shown, held ones re
   std::fclose(err);
   std::fclose(verbose_err);
 }
+
+TEST_CASE("option --prefix-output-with-timestamp: rank lines begin with the time, as horovodrun's") {
+  char dir_template[] = "/tmp/runrun_router_XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  {
+    OutputRouter router(out, err, dir, 2, false, true);
+    router.feed(false, "[1,1]<stdout>:one\nmpirun's own line\n");
+    router.feed_rank(0, true, "zero\n");
+    router.finish();
+  }
+  // asctime's form: "Tue Mar  3 14:05:09 2026", then the tag.
+  const std::string time = "[A-Z][a-z]{2} [A-Z][a-z]{2} [ 1-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} "
+                           "[0-9]{4}";
+  CHECK_THAT(read_stream(out),
+             Catch::Matches(time + "\\[1\\]<stdout>:one\nmpirun's own line\n"));
+  CHECK_THAT(read_stream(err), Catch::Matches(time + "\\[0\\]<stderr>:zero\n"));
+  CHECK_THAT(read_file(dir + "/rank.1/stdout"), Catch::Matches(time + "one\n"));
+  std::fclose(out);
+  std::fclose(err);
+  REQUIRE(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
+}
