@@ -53,7 +53,7 @@ struct RawOptions {
   std::string output_dir;
   bool verbose = false;
   int start_timeout_s = 30;
-  std::string network_interface;
+  std::vector<std::string> network_interfaces;  // each --network-interface(s) as given
   std::string mpi_args;
   std::string fusion_threshold_mb, cycle_time_ms, cache_capacity, timeline_filename, log_level,
       stall_warning_s, stall_shutdown_s;
@@ -114,8 +114,10 @@ void add_options(CLI::App& app, RawOptions& raw) {
   app.add_flag("--verbose", raw.verbose, "print the checks and the mpirun command");
   app.add_option("--start-timeout", raw.start_timeout_s,
                  "seconds every rank has to start (default 30)");
-  app.add_option("--network-interface", raw.network_interface,
-                 "interface name(s) or CIDR(s), comma-separated, for MPI's TCP traffic");
+  app.add_option("--network-interface,--network-interfaces", raw.network_interfaces,
+                 "interface name(s) or CIDR(s), comma-separated, for MPI's TCP traffic, Gloo "
+                 "and NCCL (NCCL_SOCKET_IFNAME); repeatable")
+      ->allow_extra_args(false);
   app.add_option("--mpi-args", raw.mpi_args, "extra mpirun arguments, as one shell-like string");
   app.add_option("--fusion-threshold-mb", raw.fusion_threshold_mb, "fusion buffer size in MiB");
   app.add_option("--cycle-time-ms", raw.cycle_time_ms, "longest batching wait in ms");
@@ -268,6 +270,38 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
   return values;
 }
 
+// The items of every --network-interface (horovodrun takes the flag several times, and a
+// comma-separated list) as one comma-separated list, each item once, in the order given.
+std::string join_interfaces(const std::vector<std::string>& given) {
+  std::vector<std::string> items;
+  for (const std::string& value : given) {
+    for (std::size_t start = 0; start <= value.size();) {
+      const std::size_t comma = std::min(value.find(',', start), value.size());
+      std::string item = value.substr(start, comma - start);
+      if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
+      start = comma + 1;
+    }
+  }
+  std::string joined;
+  for (const auto& item : items) joined += (joined.empty() ? "" : ",") + item;
+  return joined;
+}
+
+// The interface names among --network-interface's items, for NCCL_SOCKET_IFNAME, which takes
+// names only: a CIDR block (a.b.c.d/n) has no name that holds on every host.
+std::string interface_names(const std::string& spec) {
+  std::string names;
+  for (std::size_t start = 0; !spec.empty() && start <= spec.size();) {
+    const std::size_t comma = std::min(spec.find(',', start), spec.size());
+    const std::string item = spec.substr(start, comma - start);
+    if (!item.empty() && item.find('/') == std::string::npos) {
+      names += (names.empty() ? "" : ",") + item;
+    }
+    start = comma + 1;
+  }
+  return names;
+}
+
 void check_extra_env(const std::vector<std::string>& entries) {
   for (const auto& entry : entries) {
     const std::string name = entry.substr(0, entry.find('='));
@@ -349,13 +383,17 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
             std::to_string(raw.start_timeout_s));
   }
   options.start_timeout_s = raw.start_timeout_s;
-  options.network_interface = raw.network_interface;
+  options.network_interface = join_interfaces(raw.network_interfaces);
   options.mpi_args = split_shell_words(raw.mpi_args, "--mpi-args");
   options.knob_values = knob_values(raw);
   for (auto& variable : profile_variables(raw.profile)) {
     options.knob_values.push_back(std::move(variable));
   }
   apply_horovod_flags(raw, options, notices);
+  if (const std::string names = interface_names(options.network_interface); !names.empty()) {
+    // As horovodrun: NCCL's own sockets (bootstrap, and data without InfiniBand) use them too.
+    options.knob_values.emplace_back("NCCL_SOCKET_IFNAME", names);
+  }
   options.dry_run = raw.dry_run;
   if (!command.empty() && command.front() == "--") {
     command.erase(command.begin());

@@ -390,3 +390,24 @@ TEST_CASE("horovodrun's flags runrun cannot honour, and bad values, are errors s
                        "d", "x"}),
              Catch::Contains("--slots-per-host must be at least 1"));
 }
+
+TEST_CASE("--network-interface also gives NCCL its interfaces (NCCL_SOCKET_IFNAME), as horovodrun") {
+  const auto value_of = [](const LaunchOptions& options, const std::string& name) {
+    for (const auto& [variable, value] : options.knob_values) {
+      if (variable == name) return value;
+    }
+    return std::string("<unset>");
+  };
+  const auto one = parse({"-np", "2", "--network-interface", "eth1", "x"});
+  CHECK(one.network_interface == "eth1");
+  CHECK(value_of(one, "NCCL_SOCKET_IFNAME") == "eth1");
+  // Repeated (horovodrun's new form), the plural, and lists: one list, each item once.
+  const auto many = parse({"-np", "2", "--network-interface", "eth0", "--network-interface",
+                           "ib0,eth0", "--network-interfaces", "10.0.0.0/8", "x"});
+  CHECK(many.network_interface == "eth0,ib0,10.0.0.0/8");
+  // A CIDR block names no interface that holds on every host: NCCL gets the names only.
+  CHECK(value_of(many, "NCCL_SOCKET_IFNAME") == "eth0,ib0");
+  CHECK(value_of(parse({"-np", "2", "--network-interface", "10.0.0.0/8", "x"}),
+                 "NCCL_SOCKET_IFNAME") == "<unset>");
+  CHECK(value_of(parse({"-np", "2", "x"}), "NCCL_SOCKET_IFNAME") == "<unset>");
+}
