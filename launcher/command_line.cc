@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/env_names.h"
 #include "common/errors.h"
 #include "common/horovod_env.h"
 #include "common/knobs.h"
@@ -53,6 +54,7 @@ struct RawOptions {
   std::string output_dir;
   bool verbose = false;
   int start_timeout_s = 30;
+  bool start_timeout_given = false, elastic_timeout_given = false;
   std::vector<std::string> network_interfaces;  // each --network-interface(s) as given
   std::string mpi_args;
   std::string fusion_threshold_mb, cycle_time_ms, cache_capacity, timeline_filename, log_level,
@@ -302,6 +304,25 @@ std::string interface_names(const std::string& spec) {
   return names;
 }
 
+// A timeout flag that is not given: its RUNRUN_ variable, else Horovod's (horovodrun reads it
+// when the flag is absent), else `default_s`. A value must be a whole number of seconds >= 1.
+int timeout_from_environment(const Environment& env, const char* runrun_name,
+                             const char* horovod_name, int default_s, const char* flag) {
+  for (const char* name : {runrun_name, horovod_name}) {
+    const auto it = env.find(name);
+    if (it == env.end()) continue;
+    const std::string& text = it->second;
+    const bool digits = !text.empty() && text.size() <= 9 &&
+                        text.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoi(text) < 1) {
+      invalid(std::string(name) + "='" + text + "' is not a whole number of seconds >= 1 (read "
+              "because " + flag + " is not given: fix or unset it, or give " + flag + ")");
+    }
+    return std::stoi(text);
+  }
+  return default_s;
+}
+
 void check_extra_env(const std::vector<std::string>& entries) {
   for (const auto& entry : entries) {
     const std::string name = entry.substr(0, entry.find('='));
@@ -336,6 +357,37 @@ void apply_horovod_flags(const RawOptions& raw, LaunchOptions& options,
     notices.push_back("--slots-per-host ignored: it gives the slots of a host that "
                       "--host-discovery-script prints without ':N' (with -H or --hostfile "
                       "write host:N)");
+  }
+}
+
+// Elastic training (--min-np, --max-np or --host-discovery-script given) into `options`.
+void apply_elastic_flags(const RawOptions& raw, const Environment& env, LaunchOptions& options) {
+  if (raw.discovery_script.empty() && raw.min_np == 0 && raw.max_np == 0) return;
+  if (raw.mpi) invalid("elastic training (--min-np, --max-np, --host-discovery-script) runs "
+                       "over Gloo only, as Horovod's: drop --mpi");
+  if (!raw.discovery_script.empty() && (!raw.hosts.empty() || !raw.hostfile.empty())) {
+    invalid("--host-discovery-script gives the hosts: drop " +
+            std::string(raw.hosts.empty() ? "--hostfile" : "-H"));
+  }
+  options.controller = Controller::kGloo;
+  options.controller_given = true;
+  const bool hosts_given = !raw.hosts.empty() || !raw.hostfile.empty();
+  const int elastic_timeout_s =
+      raw.elastic_timeout_given
+          ? raw.elastic_timeout_s
+          : timeout_from_environment(env, env::kElasticTimeout, "HOROVOD_ELASTIC_TIMEOUT",
+                                     raw.elastic_timeout_s, "--elastic-timeout");
+  options.elastic = validate_elastic(raw.num_proc, raw.min_np, raw.max_np,
+                                     raw.discovery_script, elastic_timeout_s, raw.reset_limit,
+                                     !raw.discovery_script.empty() ? 0
+                                     : hosts_given ? total_slots(options.hosts)
+                                     : raw.max_np != 0 ? raw.max_np
+                                                       : std::max(raw.num_proc, raw.min_np));
+  apply_cooldown_range(raw.cooldown_range, options.elastic);
+  if (raw.slots_per_host > 0) options.elastic.default_slots = raw.slots_per_host;
+  options.num_proc = options.elastic.initial_np;
+  if (!hosts_given && raw.discovery_script.empty()) {
+    options.hosts = {{"localhost", options.elastic.max_np}};  // this machine, max-np slots
   }
 }
 
@@ -382,7 +434,11 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
     invalid("--start-timeout must be at least 1 second, got " +
             std::to_string(raw.start_timeout_s));
   }
-  options.start_timeout_s = raw.start_timeout_s;
+  options.start_timeout_s =
+      raw.start_timeout_given
+          ? raw.start_timeout_s
+          : timeout_from_environment(env, kStartTimeoutEnv, "HOROVOD_START_TIMEOUT",
+                                     raw.start_timeout_s, "--start-timeout");
   options.network_interface = join_interfaces(raw.network_interfaces);
   options.mpi_args = split_shell_words(raw.mpi_args, "--mpi-args");
   options.knob_values = knob_values(raw);
@@ -408,30 +464,7 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
             "--host-discovery-script too");
   }
   options.network_check = validate_network_check(raw.network_check);
-  if (!raw.discovery_script.empty() || raw.min_np != 0 || raw.max_np != 0) {
-    if (raw.mpi) invalid("elastic training (--min-np, --max-np, --host-discovery-script) runs "
-                         "over Gloo only, as Horovod's: drop --mpi");
-    if (!raw.discovery_script.empty() && (!raw.hosts.empty() || !raw.hostfile.empty())) {
-      invalid("--host-discovery-script gives the hosts: drop " +
-              std::string(raw.hosts.empty() ? "--hostfile" : "-H"));
-    }
-    options.controller = Controller::kGloo;
-    options.controller_given = true;
-    const bool hosts_given = !raw.hosts.empty() || !raw.hostfile.empty();
-    options.elastic = validate_elastic(raw.num_proc, raw.min_np, raw.max_np,
-                                       raw.discovery_script, raw.elastic_timeout_s,
-                                       raw.reset_limit,
-                                       !raw.discovery_script.empty() ? 0
-                                       : hosts_given ? total_slots(options.hosts)
-                                       : raw.max_np != 0 ? raw.max_np
-                                                         : std::max(raw.num_proc, raw.min_np));
-    apply_cooldown_range(raw.cooldown_range, options.elastic);
-    if (raw.slots_per_host > 0) options.elastic.default_slots = raw.slots_per_host;
-    options.num_proc = options.elastic.initial_np;
-    if (!hosts_given && raw.discovery_script.empty()) {
-      options.hosts = {{"localhost", options.elastic.max_np}};  // this machine, max-np slots
-    }
-  }
+  apply_elastic_flags(raw, env, options);
   return options;
 }
 
@@ -458,6 +491,8 @@ struct Parser {
     } catch (const CLI::ParseError& error) {
       invalid(usage_message(error.what()) + " (see runrun --help)");
     }
+    raw.start_timeout_given = app.count("--start-timeout") > 0;
+    raw.elastic_timeout_given = app.count("--elastic-timeout") > 0;
     return true;
   }
 };

@@ -22,11 +22,11 @@ constexpr std::array<std::string_view, 6> kSearchPaths = {
 
 // Set per rank by the rank shim or read by the launcher only: never copied from here.
 bool is_not_forwarded(const std::string& name) {
-  static const std::array<std::string_view, 14> kNames = {
+  static const std::array<std::string_view, 15> kNames = {
       env::kRank,           env::kSize,           env::kLocalRank,        env::kLocalSize,
       env::kCrossRank,      env::kCrossSize,      env::kHostIndex,        env::kController,
       env::kNetworkInterface, env::kRendezvousAddr, env::kRendezvousPort,
-      env::kRendezvousSecret, kRshAgentEnv,        kRankPathEnv};
+      env::kRendezvousSecret, kRshAgentEnv,        kRankPathEnv,          kStartTimeoutEnv};
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 

@@ -15,6 +15,9 @@ Environment current_environment();
 
 // Variables of the launcher itself (read by it, never forwarded to the ranks).
 inline constexpr const char* kRshAgentEnv = "RUNRUN_RSH_AGENT";
+// --start-timeout when the flag is not given (before Horovod's HOROVOD_START_TIMEOUT). The
+// elastic timeout's is RUNRUN_ELASTIC_TIMEOUT (common/env_names.h), the name the workers read.
+inline constexpr const char* kStartTimeoutEnv = "RUNRUN_START_TIMEOUT";
 
 // The PATH every rank's command must run with (the launcher's, or the user's -x PATH=value),
 // passed to the rank shim, which makes it the command's PATH again: Open MPI may put its own

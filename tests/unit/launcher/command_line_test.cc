@@ -411,3 +411,40 @@ TEST_CASE("--network-interface also gives NCCL its interfaces (NCCL_SOCKET_IFNAM
                  "NCCL_SOCKET_IFNAME") == "<unset>");
   CHECK(value_of(parse({"-np", "2", "x"}), "NCCL_SOCKET_IFNAME") == "<unset>");
 }
+
+TEST_CASE("start and elastic timeouts: the flag, else RUNRUN_*, else HOROVOD_* (as horovodrun)") {
+  const Args job = {"-np", "2", "x"};
+  CHECK(parse(job).start_timeout_s == 30);
+  CHECK(parse(job, {{"HOROVOD_START_TIMEOUT", "90"}}).start_timeout_s == 90);
+  CHECK(parse(job, {{"RUNRUN_START_TIMEOUT", "45"}, {"HOROVOD_START_TIMEOUT", "90"}})
+            .start_timeout_s == 45);
+  CHECK(parse({"-np", "2", "--start-timeout", "7", "x"}, {{"RUNRUN_START_TIMEOUT", "45"}})
+            .start_timeout_s == 7);
+  const Args elastic = {"--min-np", "1", "--max-np", "2", "x"};
+  CHECK(parse(elastic).elastic.elastic_timeout_s == 600);
+  CHECK(parse(elastic, {{"HOROVOD_ELASTIC_TIMEOUT", "120"}}).elastic.elastic_timeout_s == 120);
+  CHECK(parse(elastic, {{"RUNRUN_ELASTIC_TIMEOUT", "60"}, {"HOROVOD_ELASTIC_TIMEOUT", "120"}})
+            .elastic.elastic_timeout_s == 60);
+  CHECK(parse({"--min-np", "1", "--max-np", "2", "--elastic-timeout", "5", "x"},
+              {{"HOROVOD_ELASTIC_TIMEOUT", "120"}})
+            .elastic.elastic_timeout_s == 5);
+  const auto error_with = [](const Args& args, const Environment& env) {
+    std::ostringstream out;
+    try {
+      parse_command_line(args, env, out);
+    } catch (const runrun::InvalidArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(error_with(job, {{"HOROVOD_START_TIMEOUT", "soon"}}),
+             Catch::Contains("HOROVOD_START_TIMEOUT='soon' is not a whole number of seconds >= 1") &&
+                 Catch::Contains("--start-timeout is not given"));
+  CHECK_THAT(error_with(job, {{"RUNRUN_START_TIMEOUT", "0"}}),
+             Catch::Contains("RUNRUN_START_TIMEOUT='0'"));
+  CHECK_THAT(error_with(elastic, {{"HOROVOD_ELASTIC_TIMEOUT", "-1"}}),
+             Catch::Contains("HOROVOD_ELASTIC_TIMEOUT='-1'"));
+  // An invalid variable does not matter when the flag is given.
+  CHECK(parse({"-np", "2", "--start-timeout", "3", "x"}, {{"HOROVOD_START_TIMEOUT", "soon"}})
+            .start_timeout_s == 3);
+}

@@ -33,6 +33,7 @@ TEST_CASE("search paths, RUNRUN_* and tunables are forwarded; secrets and topolo
                            {"RUNRUN_RANK", "3"},
                            {"RUNRUN_LOCAL_SIZE", "2"},
                            {"RUNRUN_RSH_AGENT", "agent"},
+                           {"RUNRUN_START_TIMEOUT", "90"},
                            {"AWS_SECRET_ACCESS_KEY", "x"}};
   const auto plan = plan_forwarded_env(env, {{"RUNRUN_CYCLE_TIME_MS", "2"}}, {});
   CHECK(plan.by_name == Names{"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
