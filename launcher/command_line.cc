@@ -18,6 +18,7 @@
 #include "launcher/horovod_config_file.h"
 #include "launcher/horovod_flags.h"
 #include "launcher/network_check_options.h"
+#include "launcher/network_interfaces.h"
 #include "launcher/option_spelling.h"
 #include "launcher/profile_options.h"
 #include "launcher/shell_words.h"
@@ -270,57 +271,6 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
   if (!stall_warning.empty()) set(knobs::kStallCheckTime, stall_warning);
   if (!stall_shutdown.empty()) set(knobs::kStallShutdownTime, stall_shutdown);
   return values;
-}
-
-// The items of every --network-interface (horovodrun takes the flag several times, and a
-// comma-separated list) as one comma-separated list, each item once, in the order given.
-std::string join_interfaces(const std::vector<std::string>& given) {
-  std::vector<std::string> items;
-  for (const std::string& value : given) {
-    for (std::size_t start = 0; start <= value.size();) {
-      const std::size_t comma = std::min(value.find(',', start), value.size());
-      std::string item = value.substr(start, comma - start);
-      if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
-      start = comma + 1;
-    }
-  }
-  std::string joined;
-  for (const auto& item : items) joined += (joined.empty() ? "" : ",") + item;
-  return joined;
-}
-
-// The interface names among --network-interface's items, for NCCL_SOCKET_IFNAME, which takes
-// names only: a CIDR block (a.b.c.d/n) has no name that holds on every host.
-std::string interface_names(const std::string& spec) {
-  std::string names;
-  for (std::size_t start = 0; !spec.empty() && start <= spec.size();) {
-    const std::size_t comma = std::min(spec.find(',', start), spec.size());
-    const std::string item = spec.substr(start, comma - start);
-    if (!item.empty() && item.find('/') == std::string::npos) {
-      names += (names.empty() ? "" : ",") + item;
-    }
-    start = comma + 1;
-  }
-  return names;
-}
-
-// A timeout flag that is not given: its RUNRUN_ variable, else Horovod's (horovodrun reads it
-// when the flag is absent), else `default_s`. A value must be a whole number of seconds >= 1.
-int timeout_from_environment(const Environment& env, const char* runrun_name,
-                             const char* horovod_name, int default_s, const char* flag) {
-  for (const char* name : {runrun_name, horovod_name}) {
-    const auto it = env.find(name);
-    if (it == env.end()) continue;
-    const std::string& text = it->second;
-    const bool digits = !text.empty() && text.size() <= 9 &&
-                        text.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || std::stoi(text) < 1) {
-      invalid(std::string(name) + "='" + text + "' is not a whole number of seconds >= 1 (read "
-              "because " + flag + " is not given: fix or unset it, or give " + flag + ")");
-    }
-    return std::stoi(text);
-  }
-  return default_s;
 }
 
 void check_extra_env(const std::vector<std::string>& entries) {

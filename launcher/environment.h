@@ -13,6 +13,12 @@ using Environment = std::map<std::string, std::string>;
 // A copy of this process's environment.
 Environment current_environment();
 
+// The seconds of a timeout `flag` that was not given: `env`'s `runrun_name`, else
+// `horovod_name` (horovodrun reads its variable when the flag is absent), else `default_s`.
+// Throws InvalidArgumentError naming the variable unless its value is a whole number >= 1.
+int timeout_from_environment(const Environment& env, const char* runrun_name,
+                             const char* horovod_name, int default_s, const char* flag);
+
 // Variables of the launcher itself (read by it, never forwarded to the ranks).
 inline constexpr const char* kRshAgentEnv = "RUNRUN_RSH_AGENT";
 // --start-timeout when the flag is not given (before Horovod's HOROVOD_START_TIMEOUT). The
