@@ -30,6 +30,30 @@ bool is_not_forwarded(const std::string& name) {
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
+bool starts_with(const std::string& name, std::string_view prefix) {
+  return name.rfind(prefix, 0) == 0;
+}
+
+// What describes the launcher's own host, login or shell rather than the job: each rank's host
+// and login set their own. Horovod's exclusions (BASH_FUNC_*, OLDPWD, *CUDA_VISIBLE_DEVICES:
+// which GPUs a host shows is that host's) are among them, and an MPI job's own variables
+// (OMPI_*, PMIX_*: mpirun passes its settings itself; a launcher started inside an MPI job must
+// not hand its rank to the ranks).
+bool describes_this_host(const std::string& name) {
+  static const std::array<std::string_view, 20> kNames = {
+      "HOSTNAME", "HOST",    "PWD",     "OLDPWD",     "SHLVL",   "_",       "HOME",
+      "USER",     "LOGNAME", "SHELL",   "MAIL",       "DISPLAY", "TMUX",    "TMUX_PANE",
+      "STY",      "WINDOW",  "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "TERMCAP", "PS1"};
+  static const std::array<std::string_view, 6> kPrefixes = {"BASH_FUNC_", "SSH_", "XDG_",
+                                                            "OMPI_",      "PMIX_", "PRTE_"};
+  if (std::find(kNames.begin(), kNames.end(), name) != kNames.end()) return true;
+  if (name.size() >= 20 && name.compare(name.size() - 20, 20, "CUDA_VISIBLE_DEVICES") == 0) {
+    return true;
+  }
+  return std::any_of(kPrefixes.begin(), kPrefixes.end(),
+                     [&](std::string_view prefix) { return starts_with(name, prefix); });
+}
+
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -61,10 +85,10 @@ ForwardedEnv plan_forwarded_env(const Environment& env,
   for (std::string_view name : kSearchPaths) {
     if (env.count(std::string(name)) != 0) plan.by_name.emplace_back(name);
   }
-  const std::string prefix = env::kPrefix;
   for (const auto& [name, value] : env) {
-    const bool horovod = name.rfind(kHorovodPrefix, 0) == 0;  // common/horovod_env.h
-    if ((name.rfind(prefix, 0) != 0 && !horovod) || is_not_forwarded(name)) continue;
+    if (contains(plan.by_name, name) || is_not_forwarded(name) || describes_this_host(name)) {
+      continue;
+    }
     if (looks_like_secret(name)) {
       plan.withheld.push_back(name);
     } else {

@@ -1,7 +1,9 @@
 #pragma once
 // Why: ranks on other hosts start from a bare non-interactive shell, so the launcher forwards
-// what a rank needs (search paths, the virtualenv, every RUNRUN_* setting, the tunables, what
-// the user names with -x) and nothing that looks like a secret. The rule lives here, once.
+// the job's environment as horovodrun does (every variable, by name: values never reach a
+// command line), except what describes the launcher's own host or login and anything that
+// looks like a secret; then the tunables and what the user names with -x. The rule lives
+// here, once.
 // Thread-safety: pure functions.
 
 #include <string>
@@ -32,8 +34,9 @@ struct ForwardedEnv {
 };
 
 // Plans the forwarding: PATH, LD_LIBRARY_PATH, PYTHONPATH, PYTHONHOME, VIRTUAL_ENV,
-// PYENV_VERSION (when set), every RUNRUN_* variable except the topology ones the shim sets and
-// the launcher's own, then the tunables (`knob_values` win over the environment), then
+// PYENV_VERSION (when set), then every other variable except the topology ones the shim sets,
+// the launcher's own, those of this host or login (HOSTNAME, HOME, SSH_*, *CUDA_VISIBLE_DEVICES,
+// OMPI_*, ...; env_forwarding.cc) and secret-looking ones (withheld), then the tunables (`knob_values` win over the environment), then
 // `extra_env` (-x VAR or VAR=value; an explicit -x is honoured even for a secret-looking name,
 // whose value is then passed through the environment, not the command line), and last
 // RUNRUN_RANK_PATH=the ranks' PATH (a -x PATH=value, else the launcher's PATH; none without

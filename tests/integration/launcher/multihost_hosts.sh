@@ -3,7 +3,8 @@
 # per host, each rank in its host's namespace, a correct allreduce across hosts; the same with
 # -np 3 -H ns1:2,ns2:1 (not homogeneous: hosts with different rank counts); then a rank on
 # ns2 that fails, SIGTERM to the launcher, and kill -9 of the launcher, each leaving no process
-# on any host; and the ranks on both hosts run the launcher's virtualenv python.
+# on any host; the ranks on both hosts run the launcher's virtualenv python and get its
+# environment (not its secrets).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/netns_hosts.sh"
 make_hosts 2
@@ -61,6 +62,19 @@ expect_rc $? 0 "python3 from a venv on ns1 and ns2"
 for r in 0 1; do
   grep -qxF "[$r]<stdout>:PREFIX $r $WORK/venv" "$WORK/venv.out" ||
     fail "rank $r (host ns$((r + 1))) did not run the venv's python3: $(grep PREFIX "$WORK/venv.out")"
+done
+hosts_empty
+no_orphans
+
+# The job's environment reaches the ranks on the other host as horovodrun's does (each host's
+# agent starts from a login environment, as ssh): a variable of the launcher's shell does,
+# a secret-looking one and one naming this host do not.
+MY_JOB_SETTING="a b" AWS_SECRET_ACCESS_KEY=hidden CUDA_VISIBLE_DEVICES=7 "${run[@]}" \
+  -np 2 -H ns1:1,ns2:1 python3 -c 'import os; e = os.environ.get; print("ENV", e("RUNRUN_RANK"), e("MY_JOB_SETTING"), e("AWS_SECRET_ACCESS_KEY"), e("CUDA_VISIBLE_DEVICES")) # '"$TOKEN" >"$WORK/env.out" 2>"$WORK/env.err"
+expect_rc $? 0 "forwarding the launcher's environment"
+for r in 0 1; do
+  grep -qxF "[$r]<stdout>:ENV $r a b None None" "$WORK/env.out" ||
+    fail "rank $r (host ns$((r + 1))) got: $(grep ENV "$WORK/env.out")"
 done
 hosts_empty
 no_orphans

@@ -52,7 +52,10 @@ make_hosts() {
   {
     echo '  *) echo "agent: no test host named $host" >&2; exit 255 ;;'
     echo 'esac'
-    echo 'exec ip netns exec "$ns" unshare --uts sh -c '"'"'hostname "$1"; shift; eval "$*"'"'"' sh "$host" "$@"'
+    # As ssh does, the command starts from the host's login environment, not the launcher's:
+    # whatever a rank needs beyond it must be forwarded by the launcher.
+    echo 'exec env -i HOME="$HOME" USER="$(id -un)" LOGNAME="$(id -un)" SHELL=/bin/sh PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \'
+    echo '  ip netns exec "$ns" unshare --uts sh -c '"'"'hostname "$1"; shift; eval "$*"'"'"' sh "$host" "$@"'
   } >>"$AGENT"
   chmod +x "$AGENT"
 }

@@ -21,7 +21,8 @@ TEST_CASE("secret-looking names") {
   }
 }
 
-TEST_CASE("search paths, RUNRUN_* and tunables are forwarded; secrets and topology are not") {
+TEST_CASE("search paths, the job's variables and tunables are forwarded; secrets, topology and "
+          "this host's variables are not") {
   const Environment env = {{"PATH", "/bin"},
                            {"LD_LIBRARY_PATH", "/lib"},
                            {"PYTHONPATH", "/py"},
@@ -39,8 +40,36 @@ TEST_CASE("search paths, RUNRUN_* and tunables are forwarded; secrets and topolo
   CHECK(plan.by_name == Names{"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
                               "RUNRUN_LOG_LEVEL"});
   CHECK(plan.with_value == Values{{"RUNRUN_CYCLE_TIME_MS", "2"}, {"RUNRUN_RANK_PATH", "/bin"}});
-  CHECK(plan.withheld == Names{"RUNRUN_API_TOKEN"});
+  CHECK(plan.withheld == Names{"AWS_SECRET_ACCESS_KEY", "RUNRUN_API_TOKEN"});
   CHECK(plan.hidden_values.empty());
+}
+
+TEST_CASE("every other variable of the job is forwarded by name, as horovodrun does") {
+  // horovodrun passes -x for every variable but BASH_FUNC_*, OLDPWD, *CUDA_VISIBLE_DEVICES and
+  // its secret key; runrun also keeps what names this host or login, and secret-looking names.
+  const Environment env = {{"PATH", "/bin"},
+                           {"NCCL_DEBUG", "INFO"},
+                           {"OMP_NUM_THREADS", "4"},
+                           {"KERAS_BACKEND", "jax"},
+                           {"MY_APP_CONFIG", "/etc/app.yaml"},
+                           {"HOROVOD_FUSION_THRESHOLD", "1024"},
+                           {"CUDA_VISIBLE_DEVICES", "0,1"},
+                           {"NV_CUDA_VISIBLE_DEVICES", "0"},
+                           {"BASH_FUNC_module%%", "() { :; }"},
+                           {"OLDPWD", "/tmp"},
+                           {"PWD", "/work"},
+                           {"HOSTNAME", "a"},
+                           {"HOME", "/root"},
+                           {"SSH_CONNECTION", "1 2 3 4"},
+                           {"XDG_RUNTIME_DIR", "/run/user/0"},
+                           {"OMPI_COMM_WORLD_RANK", "0"},
+                           {"PMIX_RANK", "0"},
+                           {"_", "/usr/bin/runrun"},
+                           {"HF_TOKEN", "t"}};
+  const auto plan = plan_forwarded_env(env, {}, {});
+  CHECK(plan.by_name == Names{"PATH", "HOROVOD_FUSION_THRESHOLD", "KERAS_BACKEND",
+                              "MY_APP_CONFIG", "NCCL_DEBUG", "OMP_NUM_THREADS"});
+  CHECK(plan.withheld == Names{"HF_TOKEN"});
 }
 
 TEST_CASE("the interpreter's selection is forwarded: virtualenv, pyenv version, PYTHONHOME") {
