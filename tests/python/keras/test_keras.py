@@ -62,6 +62,20 @@ def test_horovod_keras_flow(hvd):
     assert history.history["loss"][-1] < history.history["loss"][0]
 
 
+def test_broadcast_callback_with_a_model_built_by_its_first_batch(hvd):
+    """Horovod's tensorflow2_keras_mnist.py: a Sequential without an input shape has no
+    variables before its first batch; the callback broadcasts after it, as Horovod's (building
+    the optimizer for no variables at train begin failed the first step: 'Unknown variable')."""
+    keras.utils.set_random_seed(500 + hvd.rank())
+    model = keras.Sequential([keras.layers.Dense(8, activation="tanh"), keras.layers.Dense(1)])
+    model.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.Adam(0.01)), loss="mse")
+    x, y = data(64)
+    model.fit(x[hvd.rank()::hvd.size()], y[hvd.rank()::hvd.size()], batch_size=8, epochs=1,
+              verbose=0, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+    for w in model.get_weights():
+        assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
+
+
 @pytest.mark.parametrize("passes", [1, 2])
 def test_training_equals_one_process_on_the_concatenated_batch(hvd, passes):
     check_accumulated_training_as_one_process(hvd, passes)

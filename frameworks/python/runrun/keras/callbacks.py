@@ -3,7 +3,8 @@
 BroadcastGlobalVariablesCallback(root_rank): root_rank's model and optimizer variables on every
 rank before the first step (on_train_begin, after building the optimizer; Horovod broadcast
 after the first batch because Keras 2 created optimizer slots lazily: here the first step
-already starts from the same weights). MetricAverageCallback: epoch-end metrics averaged over
+already starts from the same weights), or after the first batch, as Horovod, for a model that
+has no variables before it (no input shape). MetricAverageCallback: epoch-end metrics averaged over
 the ranks (one allreduce of all of them, in name order). LearningRateScheduleCallback and
 LearningRateWarmupCallback: Horovod's schedules (lr = initial_lr * multiplier(epoch)), set
 through the optimizer's learning-rate variable, which the compiled train step reads.
@@ -51,7 +52,10 @@ class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
         self.broadcast_done = True
 
     def on_train_begin(self, logs=None):
-        if not self.broadcast_done:
+        # A model without an input shape (Sequential([Dense(8), ...])) has no variables until
+        # its first batch: building the optimizer now would build it for none. Such a model is
+        # broadcast after its first batch, as Horovod broadcasts every model.
+        if not self.broadcast_done and self.model.built and self.model.trainable_variables:
             self._broadcast()
 
     def on_batch_end(self, batch, logs=None):
