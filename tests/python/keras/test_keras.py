@@ -327,6 +327,28 @@ def test_load_model_wraps_the_optimizer_and_keeps_its_state(hvd, tmp_path):
         assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
 
 
+def test_load_model_of_a_legacy_h5_file_keeps_what_it_holds(hvd, tmp_path):
+    """Horovod's Keras examples checkpoint to .h5: Keras 3 loads such a file's optimizer with
+    its iteration count and learning rate but no slots. load_model carries those, warns that the
+    slots start fresh (as keras.models.load_model does silently), and training goes on."""
+    x, y = data(32)
+    model = make_model(seed=6)
+    # ("mse" itself does not load back from .h5 in Keras 3.15; its long name does.)
+    model.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(0.05, momentum=0.9)),
+                  loss="mean_squared_error")
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    path = str(tmp_path / f"model_rank{hvd.rank()}.h5")
+    model.save(path)
+    with pytest.warns(UserWarning, match="start fresh"):
+        loaded = hvd.load_model(path)
+    assert any(c.__name__ == "_DistributedMixin" for c in type(loaded.optimizer).__mro__)
+    assert int(keras.ops.convert_to_numpy(loaded.optimizer.iterations)) == 4
+    loaded.fit(x[hvd.rank()::hvd.size()], y[hvd.rank()::hvd.size()], batch_size=4, epochs=1,
+               verbose=0)
+    for w in loaded.get_weights():
+        assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
+
+
 def test_load_model_with_backward_passes_keeps_the_state_in_its_variables(hvd, tmp_path):
     """With backward_passes_per_step the wrapped optimizer has Keras' gradient accumulators
     before its slots: the loaded state goes to the slots, not (by position) into the

@@ -7,6 +7,8 @@ inside tf.function); on JAX and PyTorch they run eagerly on host copies (host_va
 return the backend's tensor. Thread-safety: as the ops.
 """
 
+import warnings
+
 import keras
 
 from runrun.common.ops import Average, resolve_op
@@ -99,6 +101,34 @@ def _state_variables(optimizer):
     return [v for v in optimizer.variables if id(v) not in accumulators]
 
 
+def _carry_state(loaded, wrapped, filepath):
+    """Copies the loaded optimizer's state into the wrapped one: by position when they have the
+    same variables; by name when the file held only some (a legacy .h5 file keeps the
+    iteration count and learning rate but no slots: the slots start fresh, as with
+    keras.models.load_model, and a warning says so)."""
+    mine, theirs = _state_variables(wrapped), _state_variables(loaded)
+    if len(mine) == len(theirs):
+        for variable, value in zip(mine, theirs):
+            variable.assign(value)
+        return
+    by_name = {}
+    for variable in mine:
+        by_name.setdefault(variable.name, []).append(variable)
+    pairs = [(by_name.get(value.name, []), value) for value in theirs]
+    if len(theirs) > len(mine) or any(len(targets) != 1 for targets, _ in pairs):
+        raise ValueError(
+            f"load_model: the loaded {type(loaded).__name__} has {len(theirs)} state "
+            f"variables, its DistributedOptimizer {len(mine)}, and they do not match by name; "
+            "cannot carry its state over")
+    for targets, value in pairs:
+        targets[0].assign(value)
+    warnings.warn(
+        f"load_model: {filepath} holds {len(theirs)} of the optimizer's {len(mine)} state "
+        f"variables ({', '.join(v.name for v in theirs)}); the others (its slots) start fresh, "
+        "as with keras.models.load_model. Save in the .keras format to keep them.",
+        stacklevel=3)
+
+
 def load_model(filepath, custom_optimizers=None, custom_objects=None,
                compression=Compression.none, **optimizer_options):
     """keras.models.load_model, with the loaded optimizer replaced by a DistributedOptimizer
@@ -116,13 +146,7 @@ def load_model(filepath, custom_optimizers=None, custom_objects=None,
     wrapped = DistributedOptimizer(loaded, compression=compression, **optimizer_options)
     if loaded.built:
         wrapped.build(model.trainable_variables)
-        mine, theirs = _state_variables(wrapped), _state_variables(loaded)
-        if len(mine) != len(theirs):
-            raise ValueError(
-                f"load_model: the loaded {type(loaded).__name__} has {len(theirs)} state "
-                f"variables, its DistributedOptimizer {len(mine)}; cannot carry its state over")
-        for variable, value in zip(mine, theirs):
-            variable.assign(value)
+        _carry_state(loaded, wrapped, filepath)
     model.optimizer = wrapped
     if hasattr(model, "train_function"):
         model.train_function = None  # retrace the train step with the new optimizer
