@@ -159,8 +159,10 @@ int report(ElasticDriver& driver) {
     std::fprintf(stderr, "runrun: elastic job failed: %s\n", driver.failure.c_str());
     return kExitLauncherFailure;
   }
+  const uint64_t finished_in =
+      driver.finished_generation != 0 ? driver.finished_generation : driver.generation;
   std::fprintf(stderr, "runrun: elastic: the job finished in generation %llu (%d reset%s)\n",
-               static_cast<unsigned long long>(driver.generation), driver.resets,
+               static_cast<unsigned long long>(finished_in), driver.resets,
                driver.resets == 1 ? "" : "s");
   return 0;
 }

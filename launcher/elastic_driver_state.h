@@ -47,6 +47,8 @@ struct ElasticDriver {
   // Members that have not taken their assignment in the current generation, with the time of
   // the first generation they were expected in since they last joined one.
   std::map<int, Clock::time_point> not_joined;
+  // The last generation each worker was seen to join (by id; absent: none yet).
+  std::map<int, uint64_t> joined_generation;
   int resets = 0;
   std::vector<std::string> lost;  // "worker 3 (rank 1 of generation 2) on host a: exit code 9"
   bool change_pending = false;
@@ -55,6 +57,7 @@ struct ElasticDriver {
   std::set<std::string> refused_hosts;      // remote hosts a loopback-only job cannot take
   Clock::time_point below_min_since{};      // when fewer than min-np could run; {} when not
   bool finishing = false;  // a worker finished its script: no more generations
+  uint64_t finished_generation = 0;  // the generation it finished in (0: not known)
   Clock::time_point finish_deadline{};
   std::string failure;  // why the job is ending in failure; "" when it is not
   int stop_signal = 0;

@@ -10,6 +10,27 @@ using Clock = ElasticClock;
 using std::chrono::seconds;
 
 // A worker process ended (its wait status is known).
+// A worker finished the script in generation `finished_in`, before it joined the current one:
+// the current generation can never form. Its members that were not in `finished_in` with the
+// finished worker (new workers, workers that went on to the current generation) wait for it in
+// vain: they are stopped, not counted as failures, as Horovod stops the other workers once one
+// succeeded. Those of `finished_in` are finishing the script too and get --elastic-timeout.
+void stop_workers_of_an_abandoned_generation(ElasticDriver& driver, const ElasticWorkerProcess& done,
+                                             uint64_t finished_in) {
+  for (auto& [id, other] : driver.workers) {
+    if (other->exited || other->stopping || id == done.id) continue;
+    const auto joined = driver.joined_generation.find(id);
+    if (joined != driver.joined_generation.end() && joined->second == finished_in) continue;
+    std::fprintf(stderr,
+                 "runrun: elastic: worker %d (host %s) stopped: worker %d finished the script in "
+                 "generation %llu, so generation %llu, which it waits in, cannot form\n",
+                 id, driver.host_name(other->host).c_str(), done.id,
+                 static_cast<unsigned long long>(finished_in),
+                 static_cast<unsigned long long>(driver.generation));
+    begin_stop(driver, *other);
+  }
+}
+
 void on_worker_end(ElasticDriver& driver, ElasticWorkerProcess& worker, Clock::time_point now) {
   const int rank = rank_in_generation(driver, worker.id);
   if (worker.stopping) return;  // the driver stopped it
@@ -17,6 +38,13 @@ void on_worker_end(ElasticDriver& driver, ElasticWorkerProcess& worker, Clock::t
     if (!driver.finishing) {
       driver.finishing = true;
       driver.finish_deadline = now + seconds(driver.elastic.elastic_timeout_s);
+      const auto joined = driver.joined_generation.find(worker.id);
+      if (joined != driver.joined_generation.end()) {
+        driver.finished_generation = joined->second;
+        if (joined->second < driver.generation) {
+          stop_workers_of_an_abandoned_generation(driver, worker, joined->second);
+        }
+      }
     }
     return;
   }
@@ -101,6 +129,7 @@ void poll_store(ElasticDriver& driver, Clock::time_point now) {
     const bool gone = worker.exited || worker.stopping;
     if (gone || driver.store.check(driver.generation, {rendezvous::elastic_joined_key(
                                                           std::to_string(it->first))})) {
+      if (!gone) driver.joined_generation[it->first] = driver.generation;
       it = driver.not_joined.erase(it);
     } else {
       ++it;

@@ -14,7 +14,8 @@ ELASTIC_GROW_HOSTS (rank 0 writes these host:slots, commas for lines, into the d
 script's file at that step),
 ELASTIC_STEP_SLEEP (seconds per step, 0.05), ELASTIC_KILL_READY_FILE / ELASTIC_KILL_AFTER_FILE
 (the worker to kill creates the first file at its step, then waits for the second to exist before
-it kills itself: at most 120 s).
+it kills itself: at most 120 s), ELASTIC_LINGER (seconds a rank stays alive after the elastic
+loop and shutdown, as a script that evaluates or writes files after training, 0).
 """
 import os
 import signal
@@ -112,6 +113,7 @@ def main():
         print("final total=%d size=%d resets=%s" % (state.total, hvd.size(), resets), flush=True)
         print("final weights " + " ".join("%.6f" % v for v in weights), flush=True)
     hvd.shutdown()
+    time.sleep(float(os.environ.get("ELASTIC_LINGER", "0")))
 
 
 if __name__ == "__main__":
