@@ -7,5 +7,6 @@
 
 from runrun.common.api import *  # noqa: F401,F403  (the names every adapter shares)
 from runrun.common.exceptions import HorovodInternalError, RunrunError
+from runrun.runner import run  # noqa: F401  (Horovod's horovod.run)
 
 __version__ = "0.1.0"
