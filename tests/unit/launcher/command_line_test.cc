@@ -262,7 +262,7 @@ TEST_CASE("a long option may be abbreviated while the abbreviation is unambiguou
   CHECK(parse({"-np", "2", "--hierarchical-allreduce", "x"}).knob_values.size() == 1);
 }
 
-TEST_CASE("--log-level takes Horovod's names in any case, as HOROVOD_LOG_LEVEL") {
+TEST_CASE("the option --log-level takes Horovod's names in any case, as HOROVOD_LOG_LEVEL") {
   namespace k = runrun::knobs;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"TRACE", "trace"}, {"DEBUG", "debug"},     {"INFO", "info"},   {"WARNING", "warn"},
@@ -391,7 +391,7 @@ TEST_CASE("horovodrun's flags runrun cannot honour, and bad values, are errors s
              Catch::Contains("--slots-per-host must be at least 1"));
 }
 
-TEST_CASE("--network-interface also gives NCCL its interfaces (NCCL_SOCKET_IFNAME), as horovodrun") {
+TEST_CASE("the option --network-interface also gives NCCL its interfaces (NCCL_SOCKET_IFNAME), as horovodrun") {
   const auto value_of = [](const LaunchOptions& options, const std::string& name) {
     for (const auto& [variable, value] : options.knob_values) {
       if (variable == name) return value;
