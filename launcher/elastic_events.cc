@@ -9,7 +9,6 @@ namespace {
 using Clock = ElasticClock;
 using std::chrono::seconds;
 
-// A worker process ended (its wait status is known).
 // A worker finished the script in generation `finished_in`, before it joined the current one:
 // the current generation can never form. Its members that were not in `finished_in` with the
 // finished worker (new workers, workers that went on to the current generation) wait for it in
@@ -31,6 +30,7 @@ void stop_workers_of_an_abandoned_generation(ElasticDriver& driver, const Elasti
   }
 }
 
+// A worker process ended (its wait status is known).
 void on_worker_end(ElasticDriver& driver, ElasticWorkerProcess& worker, Clock::time_point now) {
   const int rank = rank_in_generation(driver, worker.id);
   if (worker.stopping) return;  // the driver stopped it

@@ -26,9 +26,9 @@ class NotInitializedError(ValueError):
 def init(comm=None, process_sets=None, backend=None):
     """Starts the runtime (idempotent). `process_sets`: ProcessSets to register at once
     (collectively on every rank), or "dynamic" (Horovod's switch for add_process_set and
-    remove_process_set after init, which runrun always allows). `comm` is accepted for Horovod compatibility: only None or
-    a list of all ranks is supported (another list raises InvalidArgumentError). `backend`:
-    "mpi", "gloo" or None (RUNRUN_BACKEND/auto)."""
+    remove_process_set after init, which runrun always allows). `comm` is accepted for Horovod
+    compatibility: only None or a list of all ranks is supported (another list raises
+    InvalidArgumentError). `backend`: "mpi", "gloo" or None (RUNRUN_BACKEND/auto)."""
     global _runtime, _topology, _backend, _atexit_registered
     from runrun.common import process_sets as ps
 

@@ -3,9 +3,9 @@
 BroadcastGlobalVariablesCallback(root_rank): root_rank's model and optimizer variables on every
 rank before the first step (on_train_begin, after building the optimizer; Horovod broadcast
 after the first batch because Keras 2 created optimizer slots lazily: here the first step
-already starts from the same weights), or after the first batch, as Horovod, for a model that
-has no variables before it (no input shape). MetricAverageCallback: epoch-end metrics averaged over
-the ranks (one allreduce of all of them, in name order). LearningRateScheduleCallback and
+already starts from the same weights), or after the first batch, as Horovod, for a model
+that has no variables before it (no input shape). MetricAverageCallback: epoch-end metrics
+averaged over the ranks (one allreduce of all of them, in name order). LearningRateScheduleCallback and
 LearningRateWarmupCallback: Horovod's schedules (lr = initial_lr * multiplier(epoch)), set
 through the optimizer's learning-rate variable, which the compiled train step reads.
 momentum_correction is accepted and has no effect: Keras 3 compiles the momentum into the
@@ -89,9 +89,10 @@ def _get_lr(optimizer):
 
 class LearningRateScheduleCallback(keras.callbacks.Callback):
     """lr = initial_lr * multiplier(epoch) from start_epoch until end_epoch (exclusive); a
-    constant multiplier m means m ** (epoch - start_epoch), as in Horovod since 0.23 (decay
-    counts from start_epoch: initial_lr at start_epoch). staircase: set at each epoch's first batch; else
-    every batch with a fractional epoch (steps_per_epoch from fit's params when None)."""
+    constant multiplier m means m ** (epoch - start_epoch), as in Horovod (its PR 3135: the
+    decay counts from start_epoch, initial_lr at start_epoch). staircase: set at each epoch's
+    first batch; else every batch with a fractional epoch (steps_per_epoch from fit's params
+    when None)."""
 
     def __init__(self, initial_lr, multiplier, start_epoch=0, end_epoch=None, staircase=True,
                  momentum_correction=True, steps_per_epoch=None):
