@@ -23,10 +23,9 @@ they run per step on the backend (_backend_ops.py; docs/profiling.md).
 Thread-safety: as the Keras optimizer.
 """
 
-import warnings
-
 from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.grouping import groups_from_num_groups, split_evenly
 from runrun.common.local_layers import local_layer_variables
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
@@ -97,7 +96,7 @@ class _DistributedMixin:
         `groups` near-equal parts for an integer, or by the variable lists given, with the
         gradients of variables in no list as one more group at the end."""
         if not isinstance(groups, list):
-            return _split(positions, groups)
+            return split_evenly(positions, groups)
         variables = self._runrun_variables
         if variables is None or len(variables) <= max(positions):
             raise InvalidArgumentError(
@@ -124,24 +123,10 @@ class _DistributedMixin:
         return {i for i, v in enumerate(variables) if id(v) in local}
 
 
-def _split(positions, num_groups):
-    """`positions` in `num_groups` parts of near-equal length, the first ones one longer (as
-    Horovod splits its gradients)."""
-    if not num_groups or num_groups <= 1:
-        return [positions]
-    base, extra = divmod(len(positions), num_groups)
-    bounds = [k * base + min(k, extra) for k in range(num_groups + 1)]
-    return [positions[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
-
-
 def _resolve_groups(num_groups, groups):
     """Horovod's `groups`: an integer number of groups, or lists of variables each reduced as
     one grouped allreduce; `num_groups` is its deprecated integer spelling."""
-    if num_groups:
-        warnings.warn("DistributedOptimizer: num_groups is deprecated (as in Horovod); use "
-                      "groups=<number of groups>", DeprecationWarning, stacklevel=3)
-        if groups is None:
-            groups = num_groups
+    groups = groups_from_num_groups(num_groups, groups, stacklevel=3)
     if groups is None:
         return 0
     if isinstance(groups, int):

@@ -17,6 +17,7 @@ import warnings
 
 import tensorflow as tf
 
+from runrun.common.grouping import groups_from_num_groups
 from runrun.common.ops import Adasum, Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.tensorflow.compression import Compression
@@ -35,11 +36,7 @@ def _check_arguments(op, gradient_predivide_factor, num_groups, groups):
     if gradient_predivide_factor != 1.0 and op != Average:
         raise InvalidArgumentError(
             "DistributedOptimizer: gradient_predivide_factor other than 1.0 needs op=Average")
-    if num_groups != 0:
-        warnings.warn("DistributedOptimizer: `num_groups` is deprecated, use `groups`",
-                      DeprecationWarning, stacklevel=3)
-        if groups is None:
-            groups = num_groups
+    groups = groups_from_num_groups(num_groups, groups, stacklevel=3)
     if groups is not None and not (isinstance(groups, list) or groups > 0):
         raise InvalidArgumentError(
             "DistributedOptimizer: groups must be a positive integer or a list of lists of "

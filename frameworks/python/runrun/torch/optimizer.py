@@ -20,6 +20,7 @@ import torch
 
 from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.grouping import groups_from_num_groups, split_evenly
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
@@ -109,10 +110,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if isinstance(groups, int):
             if groups < 1:
                 raise InvalidArgumentError(f"groups must be >= 1, got {groups}")
-            # `groups` parts of near-equal length, the first ones one longer (as Horovod).
-            base, extra = divmod(len(params), groups)
-            bounds = [i * base + min(i, extra) for i in range(groups + 1)]
-            groups = [params[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+            groups = split_evenly(params, groups)
         by_param = {}
         for group in groups:
             members = tuple(group)
@@ -315,11 +313,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     Returns an optimizer of a subclass of `optimizer`'s class sharing its parameter groups,
     state and defaults; use it in place of the original. The arguments are Horovod's, in its
     order; `num_groups` is its deprecated spelling of an integer `groups`."""
-    if num_groups:
-        warnings.warn("DistributedOptimizer: num_groups is deprecated (as in Horovod); use "
-                      "groups=<number of groups>", DeprecationWarning, stacklevel=2)
-        if groups is None:
-            groups = num_groups
+    groups = groups_from_num_groups(num_groups, groups, stacklevel=2)
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise InvalidArgumentError(
             f"DistributedOptimizer wraps a torch.optim.Optimizer, got {type(optimizer).__name__}")
