@@ -138,8 +138,9 @@ def test_fp16_compression_and_groups_keep_ranks_identical(hvd):
 
 
 def test_groups_as_horovod(hvd):
-    """Horovod's groups: lists of variables (the rest one more group) or a number of groups;
-    num_groups is its deprecated spelling. Training equals one process on the whole batch."""
+    """Horovod's groups: lists of variables (every other variable a group of its own) or a
+    number of groups; num_groups is its deprecated spelling. Training equals one process on the
+    whole batch."""
     with pytest.warns(DeprecationWarning, match="num_groups"):
         assert hvd.DistributedOptimizer(keras.optimizers.SGD(0.1),
                                         num_groups=3)._runrun["groups"] == 3
@@ -153,7 +154,7 @@ def test_groups_as_horovod(hvd):
     check_trains_as_one_process(hvd, model, make_model(seed=0), keras.optimizers.SGD(0.05),
                                 x, y, batch, rtol=2e-5, atol=2e-6)
     object.__setattr__(opt, "_runrun_variables", list(model.trainable_variables))
-    assert opt._group_positions([0, 1, 2, 3], opt._runrun["groups"]) == [[0, 1], [2, 3]]
+    assert opt._group_positions([0, 1, 2, 3], opt._runrun["groups"]) == [[0, 1], [2], [3]]
     assert opt._group_positions([0, 1, 2, 3, 4], 3) == [[0, 1], [2, 3], [4]]
     with pytest.raises(ValueError, match="groups must be"):
         hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), groups="two")

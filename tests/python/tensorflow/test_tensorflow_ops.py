@@ -257,6 +257,45 @@ def test_partial_distributed_gradient_tape_keeps_local_sources_local(hvd, mode):
     assert np.allclose(g_w.numpy(), [mean, mean])
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_distributed_gradient_tape_groups_as_horovod(hvd, mode, monkeypatch):
+    """groups=<n>: n near-equal grouped allreduces; groups=[[variables]]: one per list and every
+    other gradient alone; num_groups: the deprecated integer spelling. Each gradient is still
+    the average over the ranks."""
+    import runrun.tensorflow.gradient_tape as gradient_tape
+
+    n, r = hvd.size(), hvd.rank()
+    variables = [tf.Variable(tf.fill([k + 1], 1.0)) for k in range(5)]
+    sizes = []
+    real = gradient_tape.grouped_allreduce
+
+    def spy(tensors, **kw):
+        sizes.append(len(tensors))
+        return real(tensors, **kw)
+
+    monkeypatch.setattr(gradient_tape, "grouped_allreduce", spy)
+
+    def step(**grouping):
+        with tf.GradientTape() as tape:
+            loss = sum(tf.reduce_sum(v) * float((k + 1) * (r + 1)) for k, v in enumerate(variables))
+        return hvd.DistributedGradientTape(tape, **grouping).gradient(loss, variables)
+
+    mean = (n + 1) / 2
+    for grouping, expected in [({}, [5]), ({"groups": 2}, [3, 2]), ({"groups": 4}, [2, 1, 1, 1]),
+                               ({"groups": [[variables[3], variables[1]]]}, [2, 1, 1, 1])]:
+        sizes.clear()
+        grads = run(mode, lambda: step(**grouping))
+        assert sizes == expected, grouping
+        for k, g in enumerate(grads):
+            assert np.array_equal(g.numpy(), np.full([k + 1], (k + 1) * mean)), (grouping, k)
+    with pytest.warns(DeprecationWarning, match="num_groups"):
+        sizes.clear()
+        run(mode, lambda: step(num_groups=3))
+    assert sizes == [2, 2, 1]
+    with pytest.raises(ValueError, match="DistributedGradientTape: groups must be"):
+        hvd.DistributedGradientTape(tf.GradientTape(), groups="two")
+
+
 def test_sync_batch_normalization_under_horovods_tensorflow_name(hvd):
     """hvd.SyncBatchNormalization (horovod.tensorflow's) in a tf.function: the statistics of
     the concatenated batch."""

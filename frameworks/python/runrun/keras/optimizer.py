@@ -25,7 +25,7 @@ Thread-safety: as the Keras optimizer.
 
 from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
-from runrun.common.grouping import groups_from_num_groups, split_evenly
+from runrun.common.grouping import group_positions, resolve_groups
 from runrun.common.local_layers import local_layer_variables
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
@@ -92,22 +92,14 @@ class _DistributedMixin:
         return out
 
     def _group_positions(self, positions, groups):
-        """The grouped allreduces of one update: `positions` (of the gradients to reduce) in
-        `groups` near-equal parts for an integer, or by the variable lists given, with the
-        gradients of variables in no list as one more group at the end."""
-        if not isinstance(groups, list):
-            return split_evenly(positions, groups)
+        """The grouped allreduces of one update (runrun.common.grouping.group_positions)."""
         variables = self._runrun_variables
-        if variables is None or len(variables) <= max(positions):
+        if isinstance(groups, list) and (variables is None or len(variables) <= max(positions)):
             raise InvalidArgumentError(
                 "DistributedOptimizer(groups=[...]): runrun.keras could not tell which "
                 "gradients belong to which variables (the optimizer was not applied through "
                 "Keras' apply/apply_gradients); pass an integer number of groups instead")
-        group_of = {id(v): k for k, members in enumerate(groups) for v in members}
-        out = [[] for _ in groups] + [[]]
-        for i in positions:
-            out[group_of.get(id(variables[i]), len(groups))].append(i)
-        return [group for group in out if group]
+        return group_positions(positions, variables, groups)
 
     def _local_positions(self, count):
         """Positions of the registered local variables among the gradients being applied."""
@@ -123,24 +115,6 @@ class _DistributedMixin:
         return {i for i, v in enumerate(variables) if id(v) in local}
 
 
-def _resolve_groups(num_groups, groups):
-    """Horovod's `groups`: an integer number of groups, or lists of variables each reduced as
-    one grouped allreduce; `num_groups` is its deprecated integer spelling."""
-    groups = groups_from_num_groups(num_groups, groups, stacklevel=3)
-    if groups is None:
-        return 0
-    if isinstance(groups, int):
-        if groups < 0:
-            raise InvalidArgumentError(f"DistributedOptimizer: groups must be >= 0, got {groups}")
-        return groups
-    if not isinstance(groups, (list, tuple)) or not all(
-            isinstance(g, (list, tuple)) for g in groups):
-        raise InvalidArgumentError(
-            "DistributedOptimizer: groups must be a number of groups or a list of lists of "
-            f"variables, got {type(groups).__name__}")
-    return [list(g) for g in groups]
-
-
 def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse="",
                          compression=Compression.none, sparse_as_dense=False,
                          gradient_predivide_factor=1.0, op=Average, backward_passes_per_step=1,
@@ -149,7 +123,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
     """Wraps a Keras 3 optimizer (a new optimizer of a subclass of its class, from its config,
     as Horovod does: pass a fresh optimizer). device_dense, device_sparse and sparse_as_dense
     are accepted for Horovod compatibility. groups: an integer number of grouped allreduces,
-    or lists of variables (see _resolve_groups). scale_local_gradients: see
+    or lists of variables (runrun.common.grouping.resolve_groups). scale_local_gradients: see
     register_local_var."""
     del device_dense, device_sparse, sparse_as_dense
     import keras
@@ -158,7 +132,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
         raise InvalidArgumentError(
             f"DistributedOptimizer wraps a keras.optimizers.Optimizer (Keras 3), got "
             f"{type(optimizer).__name__}")
-    groups = _resolve_groups(num_groups, groups)
+    groups = resolve_groups(num_groups, groups, "DistributedOptimizer", stacklevel=2)
     op = resolve_op(op)
     prescale, postscale = 1.0, 1.0
     if gradient_predivide_factor != 1.0:

@@ -14,6 +14,7 @@ Thread-safety: as tf.GradientTape (one thread).
 import tensorflow as tf
 
 from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.grouping import group_positions, resolve_groups
 from runrun.common.local_layers import local_layer_variables
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
@@ -30,29 +31,12 @@ def _scale_factors(op, gradient_predivide_factor):
     return 1.0, 1.0
 
 
-def _split(indices, num_groups, groups, variables):
-    """Lists of positions into the gradient list, one per grouped allreduce."""
-    if groups is not None:
-        if variables is None:
-            raise InvalidArgumentError("groups= needs the variables the gradients belong to")
-        where = {id(v): i for i, v in enumerate(variables)}
-        chosen = [[where[id(v)] for v in group if id(v) in where] for group in groups]
-        taken = {i for group in chosen for i in group}
-        rest = [i for i in indices if i not in taken]
-        return [[i for i in group if i in indices] for group in chosen] + ([rest] if rest else [])
-    if num_groups and num_groups > 0:
-        n = len(indices)
-        per = -(-n // num_groups)
-        return [indices[k:k + per] for k in range(0, n, per)]
-    return [indices]
-
-
 def allreduce_gradients(grads, op=Average, compression=Compression.none,
-                        sparse_as_dense=False, gradient_predivide_factor=1.0, num_groups=0,
-                        groups=None, variables=None, process_set=global_process_set,
-                        name=None):
-    """The reduced gradients (None stays None): what DistributedGradientTape and the Keras
-    DistributedOptimizer (TensorFlow backend) apply."""
+                        sparse_as_dense=False, gradient_predivide_factor=1.0, groups=0,
+                        variables=None, process_set=global_process_set, name=None):
+    """The reduced gradients (None stays None) that DistributedGradientTape returns; `groups` as
+    runrun.common.grouping.resolve_groups returns it (lists of variables need `variables`, the
+    variable of each gradient)."""
     op = resolve_op(op)
     prescale, postscale = _scale_factors(op, gradient_predivide_factor)
     grads = list(grads)
@@ -68,9 +52,11 @@ def allreduce_gradients(grads, op=Average, compression=Compression.none,
                 out[i] = allreduce(g, op=op, process_set=process_set)
                 continue
         dense.append(i)
-    for k, group in enumerate(_split(dense, num_groups, groups, variables)):
-        if not group:
-            continue
+    if not dense:
+        return out
+    if isinstance(groups, list) and variables is None:
+        raise InvalidArgumentError("groups= needs the variables the gradients belong to")
+    for k, group in enumerate(group_positions(dense, variables, groups)):
         group_name = None if name is None else f"{name}.{k}"
         reduced = grouped_allreduce([grads[i] for i in group], compression=compression, op=op,
                                     prescale_factor=prescale, postscale_factor=postscale,
@@ -129,12 +115,13 @@ def DistributedGradientTape(gradtape, device_dense="", device_sparse="",
         raise InvalidArgumentError(
             f"DistributedGradientTape wraps a tf.GradientTape, got {type(gradtape).__name__}")
     _scale_factors(resolve_op(op), gradient_predivide_factor)  # fail now, not in gradient()
+    groups = resolve_groups(num_groups, groups, "DistributedGradientTape", stacklevel=2)
     tape = _DistributedGradientTape.__new__(_DistributedGradientTape)
     tape.__dict__.update(gradtape.__dict__)
     tape._runrun_options = dict(
         op=op, compression=compression, sparse_as_dense=sparse_as_dense,
-        gradient_predivide_factor=gradient_predivide_factor, num_groups=num_groups,
-        groups=groups, process_set=process_set)
+        gradient_predivide_factor=gradient_predivide_factor, groups=groups,
+        process_set=process_set)
     tape._runrun_local = {}
     tape._runrun_scale_local = bool(scale_local_gradients)
     return tape
