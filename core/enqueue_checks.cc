@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/device_staging.h"
+#include "ops/adasum_allreduce.h"
 #include "ops/cuda_streams.h"
 #include "ops/gpu_libraries.h"
 
@@ -84,6 +85,19 @@ void check_reduction(OpType op, const std::string& name, int rank, DataType dtyp
                                          "(logical or), min/product (and) or max (or)");
   RUNRUN_ENFORCE(o.prescale == 1.0 && o.postscale == 1.0, InvalidArgumentError,
                  where(op, name, rank) + ": scale factors cannot apply to bool tensors");
+}
+
+void check_adasum(const std::string& name, int rank, const TensorView& t, int set_size) {
+  const std::string at = where(OpType::kAllreduce, name, rank) + ": op=Adasum ";
+  RUNRUN_ENFORCE(is_floating_point(t.dtype), UnsupportedError,
+                 at + "combines floating-point tensors (float16, bfloat16, float32, float64), "
+                      "not " + std::string(data_type_name(t.dtype)) + "; use sum or average");
+  RUNRUN_ENFORCE(is_cpu(t.device), UnsupportedError,
+                 at + "runs on host memory only, the tensor is on " + device_string(t.device) +
+                     "; move it to the CPU or use average");
+  RUNRUN_ENFORCE(adasum_supports_size(set_size), UnsupportedError,
+                 at + "needs a power-of-two number of ranks (as Horovod's); the process set has " +
+                     std::to_string(set_size) + "; run 2, 4, 8, ... ranks or use average");
 }
 
 void check_has_rows(OpType op, const std::string& name, int rank, const TensorView& t) {

@@ -30,6 +30,9 @@ void check_same_layout(OpType op, const std::string& name, int rank, const Tenso
                        const TensorView& out);
 void check_reduction(OpType op, const std::string& name, int rank, DataType dtype,
                      const AllreduceOptions& o);
+// Adasum (Horovod's op): an allreduce of floating-point host tensors over a process set of a
+// power-of-two size (`set_size`); UnsupportedError otherwise, naming what to change.
+void check_adasum(const std::string& name, int rank, const TensorView& t, int set_size);
 void check_has_rows(OpType op, const std::string& name, int rank, const TensorView& t);
 
 // Members of a grouped op (more than one tensor in one call) are negotiated as one unit:

@@ -5,6 +5,7 @@
 
 #include "core/collective_layout.h"
 #include "core/device_staging.h"
+#include "ops/adasum_allreduce.h"
 #include "ops/cpu/cpu_device_ops.h"
 #include "ops/device_ops.h"
 
@@ -170,6 +171,19 @@ void OpExecutor::finish_reduction(const Response& response, DLDevice device, voi
   if (postscale != 1.0) ops.scale(data, count, response.dtype, postscale);
 }
 
+void OpExecutor::reduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, const Response& r,
+                        const std::vector<size_t>& tensor_counts) {
+  if (r.reduce_op != ReduceOp::kAdasum) {
+    backend_.start_allreduce(in, out, count, r.dtype, backend_reduce_op(r.reduce_op))->wait();
+    return;
+  }
+  // Host memory only (enqueue_checks: check_adasum).
+  if (in.data != out.data) {
+    device_ops_for(out.device).copy(out.data, in.data, count * element_size(r.dtype));
+  }
+  adasum_allreduce(backend_, out.data, r.dtype, tensor_counts);
+}
+
 void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_null) {
   const DeviceOps& ops = device_ops_for(r.device);
   if (!entry_or_null) {  // this rank joined: contribute zeros, keep nothing
@@ -178,7 +192,7 @@ void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_n
     cpu::cpu_device_ops().zero(zeros.get(), response_bytes(r));
     size_t n = num_elements(r.shape);
     const DeviceBuffer buffer = cpu_buffer(static_cast<void*>(zeros.get()));
-    backend_.start_allreduce(buffer, buffer, n, r.dtype, backend_reduce_op(r.reduce_op))->wait();
+    reduce(buffer, buffer, n, r, {n});
     return;
   }
   TensorEntry& entry = *entry_or_null;
@@ -190,10 +204,7 @@ void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_n
     ops.scale(out, count, r.dtype, r.prescale);
     in = out;
   }
-  backend_
-      .start_allreduce({in, entry.input.device}, {out, entry.output.device}, count, r.dtype,
-                       backend_reduce_op(r.reduce_op))
-      ->wait();
+  reduce({in, entry.input.device}, {out, entry.output.device}, count, r, {count});
   finish_reduction(r, entry.output.device, out, count);
 }
 
@@ -213,9 +224,12 @@ void OpExecutor::run_allreduce_bucket(const ResponseList& responses,
   spans.begin("MEMCPY_IN_FUSION_BUFFER");
   std::byte* buffer = fusion_buffer_.get(bucket.bytes);
   size_t offset = 0;
+  std::vector<size_t> tensor_counts;
+  tensor_counts.reserve(bucket.members.size());
   for (size_t member : bucket.members) {
     const TensorEntry* entry = entries[member].get();
     size_t bytes = response_bytes(responses[member]);
+    tensor_counts.push_back(num_elements(responses[member].shape));
     if (entry) {
       ops.copy(buffer + offset, entry->input.data, bytes);
     } else {
@@ -227,8 +241,7 @@ void OpExecutor::run_allreduce_bucket(const ResponseList& responses,
   spans.end("MEMCPY_IN_FUSION_BUFFER");
   if (first.prescale != 1.0) ops.scale(buffer, count, first.dtype, first.prescale);
   const DeviceBuffer fused{buffer, first.device};
-  backend_.start_allreduce(fused, fused, count, first.dtype, backend_reduce_op(first.reduce_op))
-      ->wait();
+  reduce(fused, fused, count, first, tensor_counts);
   finish_reduction(first, first.device, buffer, count);
   spans.begin("MEMCPY_OUT_FUSION_BUFFER");
   offset = 0;

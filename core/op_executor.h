@@ -53,6 +53,11 @@ class OpExecutor {
   void complete_members(const FusionBucket& bucket,
                         const std::vector<std::unique_ptr<TensorEntry>>& entries);
   void run_single_allreduce(const Response& response, TensorEntry* entry_or_null);
+  // Reduces `count` elements of `in` into `out` (host or device buffers the backend takes):
+  // the backend's allreduce, or for Adasum its own algorithm over the backend on host memory,
+  // each of `tensor_counts` (the fused tensors' lengths) combined with its own coefficients.
+  void reduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, const Response& response,
+              const std::vector<size_t>& tensor_counts);
   // Runs a process-set change; false when it failed its handle (invalid request).
   bool run_action(TensorEntry& entry);
   void run_allgather(const Response& response, TensorEntry& entry);

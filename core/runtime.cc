@@ -98,6 +98,9 @@ void Runtime::prepare_allreduce(TensorEntry& entry, const AllreduceOptions& opti
   check_tensor(OpType::kAllreduce, r.name, rank, entry.output, "output");
   check_same_layout(OpType::kAllreduce, r.name, rank, entry.input, entry.output);
   check_reduction(OpType::kAllreduce, r.name, rank, entry.input.dtype, options);
+  if (options.op == ReduceOp::kAdasum) {
+    check_adasum(r.name, rank, entry.input, worker_ptr(options.process_set)->backend().size());
+  }
   r.op = OpType::kAllreduce;
   r.reduce_op = options.op;
   r.prescale = options.prescale;

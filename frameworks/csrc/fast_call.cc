@@ -12,8 +12,8 @@ PyObject* process_set_type = nullptr;    // runrun.common.process_sets.ProcessSe
 PyObject* process_set_id_name = nullptr;  // interned attribute names
 PyObject* fast_members_name = nullptr;
 
-// runrun_reduce_op's codes that ReduceOp names (ops.py, Horovod's numbers); ADASUM (2) is
-// refused there.
+// runrun_reduce_op's codes that ReduceOp names (ops.py, Horovod's numbers); ADASUM (2) takes
+// the general path (its enqueue checks the process set's size).
 constexpr long kLastReduceOp = RUNRUN_OP_PRODUCT;
 constexpr long kAdasum = 2;
 

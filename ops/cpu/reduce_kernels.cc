@@ -120,7 +120,8 @@ ReduceFn pick(DataType type, ReduceOp op) {
     case ReduceOp::kMin: return pick_for_op<ReduceOp::kMin, F>(type);
     case ReduceOp::kMax: return pick_for_op<ReduceOp::kMax, F>(type);
     case ReduceOp::kProduct: return pick_for_op<ReduceOp::kProduct, F>(type);
-    case ReduceOp::kAverage: break;
+    case ReduceOp::kAverage:
+    case ReduceOp::kAdasum: break;
   }
   throw InvalidArgumentError(
       RUNRUN_WHERE, "reduce_into: op " + std::string(reduce_op_name(op)) +

@@ -66,7 +66,8 @@ MPI_Op native_op(ReduceOp op) {
     case ReduceOp::kMin: return MPI_MIN;
     case ReduceOp::kMax: return MPI_MAX;
     case ReduceOp::kProduct: return MPI_PROD;
-    case ReduceOp::kAverage: break;
+    case ReduceOp::kAverage:
+    case ReduceOp::kAdasum: break;
   }
   op_index(op);  // throws
   return MPI_OP_NULL;

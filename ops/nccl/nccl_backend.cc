@@ -117,6 +117,7 @@ bool NcclBackend::can_scale(DataType type, ReduceOp op, const DeviceReduceScalin
 namespace runrun {
 
 bool nccl_can_scale(DataType type, ReduceOp op, const DeviceReduceScaling& s) {
+  if (op == ReduceOp::kAdasum) return false;  // runs on the host (ops/adasum_allreduce.h)
   if (!gpu::nccl_reduce_type(type, s.average ? ReduceOp::kAverage : op)) return false;
   if (s.average && op != ReduceOp::kSum) return false;
   const bool scaled = s.factor != 1.0 || s.average;

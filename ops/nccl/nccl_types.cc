@@ -31,9 +31,11 @@ nccl_abi::RedOp nccl_op(ReduceOp op) {
     case ReduceOp::kProduct: return nccl_abi::kProd;
     case ReduceOp::kMin: return nccl_abi::kMin;
     case ReduceOp::kMax: return nccl_abi::kMax;
-    case ReduceOp::kAverage: break;
+    case ReduceOp::kAverage:
+    case ReduceOp::kAdasum: break;
   }
-  throw InternalError(RUNRUN_WHERE, "nccl_op: average is ncclAvg or a pre-multiplied sum");
+  throw InternalError(RUNRUN_WHERE, "nccl_op: average is ncclAvg or a pre-multiplied sum; "
+                                    "Adasum never reaches NCCL");
 }
 
 std::vector<unsigned char> nccl_scalar(double factor, DataType type) {

@@ -84,6 +84,21 @@ def test_allreduce_average_and_scaling(jhvd, dtype):
         exact(jax.jit(scaled)(mine), expected * 2, dtype)
 
 
+@pytest.mark.parametrize("jit", [False, True])
+def test_allreduce_adasum(jhvd, jit):
+    """Adasum of parallel inputs 2^r * v is c * v, c the pairwise tree of the scalars (exact),
+    eagerly and inside jax.jit."""
+    n, r = jhvd.size(), jhvd.rank()
+    v = np.array([3.0, -1.0, 0.5, 2.0, 0.0], np.float32)
+    level = [2.0 ** k for k in range(n)]
+    while len(level) > 1:
+        level = [(1 - a * b / (2 * a * a)) * a + (1 - a * b / (2 * b * b)) * b
+                 for a, b in zip(level[::2], level[1::2])]
+    call = lambda x: jhvd.allreduce(x, op=jhvd.Adasum, name="jax.adasum")  # noqa: E731
+    got = (jax.jit(call) if jit else call)(jnp.asarray(v * 2.0 ** r))
+    assert np.array_equal(np.asarray(got), v * level[0])
+
+
 def test_grouped_allreduce_every_dtype_in_one_group(jhvd):
     """Every dtype in one group (packed into one buffer per dtype, fusion.py), two arrays of
     some dtypes, shapes of every rank including 0-d, eagerly and inside jit."""

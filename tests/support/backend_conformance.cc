@@ -240,6 +240,7 @@ void run_all(Backend& backend, const Options& options) {
   check_broadcast(backend, options);
   check_alltoallv(backend, options);
   check_reducescatter(backend, options);
+  check_adasum(backend, options);
   check_control_channel(backend);
   if (options.subgroups) check_subgroups(backend, options);
   check_barrier(backend);

@@ -32,9 +32,10 @@ int64_t combine(int64_t a, int64_t b, DataType type, ReduceOp op) {
     case ReduceOp::kMin: return std::min(a, b);
     case ReduceOp::kMax: return std::max(a, b);
     case ReduceOp::kProduct: return a * b;
-    case ReduceOp::kAverage: break;
+    case ReduceOp::kAverage:
+    case ReduceOp::kAdasum: break;
   }
-  throw ConformanceFailure("conformance: combine called with average");
+  throw ConformanceFailure("conformance: combine called with average or adasum");
 }
 
 void store(DataType type, void* base, size_t index, int64_t value) {
@@ -53,6 +54,20 @@ void store(DataType type, void* base, size_t index, int64_t value) {
     case DataType::kFloat32: static_cast<float*>(base)[index] = static_cast<float>(value); return;
     case DataType::kFloat64: static_cast<double*>(base)[index] = static_cast<double>(value); return;
     case DataType::kBool: static_cast<uint8_t*>(base)[index] = value != 0 ? 1 : 0; return;
+  }
+}
+
+void store_double(DataType type, void* base, size_t index, double value) {
+  switch (type) {
+    case DataType::kFloat16:
+      static_cast<uint16_t*>(base)[index] = cpu::float_to_half(static_cast<float>(value));
+      return;
+    case DataType::kBFloat16:
+      static_cast<uint16_t*>(base)[index] = cpu::float_to_bfloat16(static_cast<float>(value));
+      return;
+    case DataType::kFloat32: static_cast<float*>(base)[index] = static_cast<float>(value); return;
+    case DataType::kFloat64: static_cast<double*>(base)[index] = value; return;
+    default: throw ConformanceFailure("conformance: store_double of a non-floating type");
   }
 }
 

@@ -36,6 +36,8 @@ template <typename ValueFn>
 std::vector<char> make_buffer(DataType type, size_t count, ValueFn value);
 
 void store(DataType type, void* base, size_t index, int64_t value);
+// A floating-point `type`'s element from a double (rounded as the dtype's conversion rounds).
+void store_double(DataType type, void* base, size_t index, double value);
 double load(DataType type, const void* base, size_t index);
 
 // Throws ConformanceFailure naming the rank, `what`, dtype, count and first differing element

@@ -43,10 +43,11 @@ typedef enum {
   RUNRUN_IN_PROGRESS = 100 /* handle not complete yet (poll, or wait that timed out) */
 } runrun_status;
 
-/* Codes match runrun::ReduceOp and Horovod's (2 is Horovod's Adasum: RUNRUN_UNSUPPORTED). */
+/* Codes match runrun::ReduceOp and Horovod's. */
 typedef enum {
   RUNRUN_OP_AVERAGE = 0,
   RUNRUN_OP_SUM = 1,
+  RUNRUN_OP_ADASUM = 2, /* allreduce of floating-point host tensors, power-of-two set sizes */
   RUNRUN_OP_MIN = 3,
   RUNRUN_OP_MAX = 4,
   RUNRUN_OP_PRODUCT = 5

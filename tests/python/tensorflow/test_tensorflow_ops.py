@@ -64,12 +64,22 @@ def test_allreduce_average_default_scale_and_bool(hvd, mode):
                           np.stack(flags).all(0))
 
 
-def test_allreduce_adasum_and_op_errors(hvd):
-    x = tf.ones([2])
-    with pytest.raises(NotImplementedError, match="Adasum"):
-        hvd.allreduce(x, op=hvd.Adasum)
+@pytest.mark.parametrize("mode", MODES)
+def test_allreduce_adasum_and_op_errors(hvd, mode):
+    """Adasum of parallel inputs 2^r * v is c * v, c the pairwise tree of the scalars (exact);
+    an integer tensor is refused with Horovod's NotImplementedError."""
+    n, r = hvd.size(), hvd.rank()
+    v = np.array([3.0, -1.0, 0.5, 2.0], np.float32)
+    level = [2.0 ** k for k in range(n)]
+    while len(level) > 1:
+        level = [(1 - a * b / (2 * a * a)) * a + (1 - a * b / (2 * b * b)) * b
+                 for a, b in zip(level[::2], level[1::2])]
+    got = run(mode, lambda x: hvd.allreduce(x, op=hvd.Adasum), tf.constant(v * 2.0 ** r))
+    assert np.array_equal(got.numpy(), v * level[0])
+    with pytest.raises(NotImplementedError, match="op=Adasum combines floating-point tensors"):
+        hvd.allreduce(tf.ones([2], tf.int32), op=hvd.Adasum)
     with pytest.raises(ValueError, match="either op= or"):
-        hvd.allreduce(x, op=hvd.Sum, average=True)
+        hvd.allreduce(tf.ones([2]), op=hvd.Sum, average=True)
 
 
 @pytest.mark.parametrize("mode", MODES)

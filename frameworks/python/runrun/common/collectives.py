@@ -60,7 +60,7 @@ allreduce = bound_calls.allreduce(allreduce, _allreduce_general)
 
 def _allreduce(adapter, tensor, average, name, op, prescale_factor, postscale_factor,
                process_set, in_place, fast):
-    if average is not None or type(op) is not ReduceOp or op is Adasum:
+    if average is not None or type(op) is not ReduceOp:
         op = resolve_op(op, average)  # (a ReduceOp as is: no call, once per tensor)
     name = op_name("allreduce", name, process_set) if name is None else str(name)
     # The fast path, when it may run now; otherwise every check runs in its usual order below

@@ -7,7 +7,8 @@ import enum
 class ReduceOp(enum.IntEnum):
     AVERAGE = 0
     SUM = 1
-    # Accepted as a name so Horovod scripts import cleanly; using it raises UnsupportedError.
+    # Horovod's adaptive summation (allreduce of floating-point host tensors over a power-of-two
+    # number of ranks; docs/adasum.md).
     ADASUM = 2
     MIN = 3
     MAX = 4
@@ -29,13 +30,13 @@ def resolve_op(op, average=None, default=Average):
     if average is None:
         if op is None:
             return default
-        if type(op) is ReduceOp and op is not ReduceOp.ADASUM:
+        if type(op) is ReduceOp:
             return op
     return _resolve_op_slowly(op, average, default)
 
 
 def _resolve_op_slowly(op, average, default):
-    from runrun.common.exceptions import InvalidArgumentError, UnsupportedError
+    from runrun.common.exceptions import InvalidArgumentError
 
     if op is not None and average is not None:
         raise InvalidArgumentError("pass either op= or the deprecated average=, not both")
@@ -45,7 +46,6 @@ def _resolve_op_slowly(op, average, default):
         op = ReduceOp(op)
     except ValueError:
         raise InvalidArgumentError(
-            f"unknown reduction op {op!r}; use Average, Sum, Min, Max or Product") from None
-    if op == ReduceOp.ADASUM:
-        raise UnsupportedError("op=Adasum is not implemented by runrun; use op=Average")
+            f"unknown reduction op {op!r}; use Average, Sum, Adasum, Min, Max or Product"
+        ) from None
     return op

@@ -21,7 +21,7 @@ import torch
 from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.grouping import groups_from_num_groups, split_evenly
-from runrun.common.ops import Average, resolve_op
+from runrun.common.ops import Adasum, Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
 from runrun.torch.compression import Compression
@@ -312,7 +312,8 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     `process_set` (with double_buffering=True, those of the previous step; see flush()).
     Returns an optimizer of a subclass of `optimizer`'s class sharing its parameter groups,
     state and defaults; use it in place of the original. The arguments are Horovod's, in its
-    order; `num_groups` is its deprecated spelling of an integer `groups`."""
+    order; `num_groups` is its deprecated spelling of an integer `groups`. With op=Adasum over
+    more than one rank it is Horovod's delta optimizer (adasum_optimizer.py)."""
     groups = groups_from_num_groups(num_groups, groups, stacklevel=2)
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise InvalidArgumentError(
@@ -320,7 +321,17 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     if isinstance(optimizer, _DistributedOptimizer):
         raise InvalidArgumentError("the optimizer is already a DistributedOptimizer")
     base = optimizer.__class__
-    cls = type(base.__name__, (_DistributedOptimizer, base), {})
+    adasum = resolve_op(op) == Adasum and process_set.size() > 1
+    if adasum:
+        from runrun.torch.adasum_optimizer import adasum_optimizer_class
+
+        if groups is not None or double_buffering:
+            raise InvalidArgumentError(
+                "DistributedOptimizer(op=Adasum) reduces each parameter's update on its own: "
+                "groups and double_buffering are not supported with it")
+        cls = adasum_optimizer_class(base)
+    else:
+        cls = type(base.__name__, (_DistributedOptimizer, base), {})
     wrapped = cls.__new__(cls)
     state = dict(optimizer.__dict__)
     # An LR scheduler may have replaced the instance's step/zero_grad with wrappers bound to
@@ -328,6 +339,10 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     state.pop("step", None)
     state.pop("zero_grad", None)
     wrapped.__dict__.update(state)
+    if adasum:
+        wrapped._runrun_setup_adasum(named_parameters, compression, backward_passes_per_step,
+                                     process_set)
+        return wrapped
     wrapped._runrun_setup(named_parameters, compression, backward_passes_per_step, op,
                           gradient_predivide_factor, groups, sparse_as_dense, process_set,
                           double_buffering)

@@ -1,0 +1,143 @@
+#include "ops/adasum_allreduce.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <numeric>
+#include <string>
+
+#include "common/errors.h"
+#include "ops/cpu/adasum_kernels.h"
+
+namespace runrun {
+namespace {
+
+// A range of elements of the fused buffer.
+struct Piece {
+  size_t offset = 0;
+  size_t count = 0;
+  size_t end() const { return offset + count; }
+};
+
+// The two halves of `piece` at one level: the lower rank of the pair keeps the first (the
+// shorter one for an odd count), the upper rank the second.
+Piece half_of(const Piece& piece, bool upper) {
+  const size_t first = piece.count / 2;
+  return upper ? Piece{piece.offset + first, piece.count - first} : Piece{piece.offset, first};
+}
+
+// What `rank` holds after `levels` levels of halving.
+Piece piece_after(size_t total, int rank, int levels) {
+  Piece piece{0, total};
+  for (int k = 0; k < levels; ++k) piece = half_of(piece, ((rank >> k) & 1) != 0);
+  return piece;
+}
+
+}  // namespace
+
+bool adasum_supports_size(int size) {
+  return size > 0 && std::has_single_bit(static_cast<unsigned>(size));
+}
+
+void adasum_allreduce(Backend& backend, void* buffer, DataType type,
+                      const std::vector<size_t>& tensor_counts) {
+  const int size = backend.size();
+  const int rank = backend.rank();
+  if (!adasum_supports_size(size)) {
+    throw UnsupportedError(RUNRUN_WHERE, "Adasum needs a power-of-two number of ranks (as "
+                                         "Horovod's), this process set has " +
+                                             std::to_string(size));
+  }
+  if (!is_floating_point(type)) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "Adasum combines floating-point tensors only, not " +
+                                                 std::string(data_type_name(type)));
+  }
+  const size_t total = std::accumulate(tensor_counts.begin(), tensor_counts.end(), size_t{0});
+  if (size == 1 || total == 0) return;
+  const size_t element = element_size(type);
+  const size_t tensors = tensor_counts.size();
+  std::vector<size_t> starts(tensors, 0);
+  std::exclusive_scan(tensor_counts.begin(), tensor_counts.end(), starts.begin(), size_t{0});
+
+  auto* data = static_cast<std::byte*>(buffer);
+  std::vector<std::byte> theirs((total - total / 2) * element);  // the largest half received
+  std::vector<size_t> send_bytes(static_cast<size_t>(size), 0);
+  std::vector<size_t> recv_bytes(static_cast<size_t>(size), 0);
+  std::vector<cpu::DotAndNorms> partial(tensors);
+  std::vector<cpu::DotAndNorms> everyone(tensors * static_cast<size_t>(size));
+  const std::vector<size_t> partial_bytes(static_cast<size_t>(size),
+                                          tensors * sizeof(cpu::DotAndNorms));
+  const int levels = std::countr_zero(static_cast<unsigned>(size));
+
+  for (int k = 0; k < levels; ++k) {
+    const Piece held = piece_after(total, rank, k);
+    const bool upper = ((rank >> k) & 1) != 0;
+    const Piece keep = half_of(held, upper);
+    const Piece give = half_of(held, !upper);
+    const auto partner = static_cast<size_t>(rank ^ (1 << k));
+    send_bytes[partner] = give.count * element;
+    recv_bytes[partner] = keep.count * element;
+    backend.alltoallv(data + give.offset * element, send_bytes, theirs.data(), recv_bytes);
+    send_bytes[partner] = 0;
+    recv_bytes[partner] = 0;
+
+    // Per tensor, over this rank's part of it: "a" is always the lower side's partial result,
+    // so every rank of the block adds up the same quantities.
+    for (size_t t = 0; t < tensors; ++t) {
+      const size_t lo = std::max(keep.offset, starts[t]);
+      const size_t hi = std::min(keep.end(), starts[t] + tensor_counts[t]);
+      partial[t] = {};
+      if (lo >= hi) continue;
+      const std::byte* mine = data + lo * element;
+      const std::byte* other = theirs.data() + (lo - keep.offset) * element;
+      partial[t] = upper ? cpu::dot_and_norms(other, mine, hi - lo, type)
+                         : cpu::dot_and_norms(mine, other, hi - lo, type);
+    }
+    backend.allgatherv(partial.data(), tensors * sizeof(cpu::DotAndNorms), everyone.data(),
+                       partial_bytes);
+    const int block = 2 << k;  // the ranks holding pieces of this level's two partial results
+    const int first_rank = rank & ~(block - 1);
+    for (size_t t = 0; t < tensors; ++t) {
+      const size_t lo = std::max(keep.offset, starts[t]);
+      const size_t hi = std::min(keep.end(), starts[t] + tensor_counts[t]);
+      if (lo >= hi) continue;
+      cpu::DotAndNorms whole;
+      for (int q = first_rank; q < first_rank + block; ++q) {  // rank order: same sum everywhere
+        const cpu::DotAndNorms& p = everyone[static_cast<size_t>(q) * tensors + t];
+        whole.dot += p.dot;
+        whole.a_norm_sq += p.a_norm_sq;
+        whole.b_norm_sq += p.b_norm_sq;
+      }
+      const cpu::AdasumCoefficients c = cpu::adasum_coefficients(whole);
+      std::byte* mine = data + lo * element;
+      const std::byte* other = theirs.data() + (lo - keep.offset) * element;
+      if (upper) {
+        cpu::scaled_add(mine, other, c.a, mine, c.b, hi - lo, type);
+      } else {
+        cpu::scaled_add(mine, mine, c.a, other, c.b, hi - lo, type);
+      }
+    }
+  }
+
+  // Every rank's piece of the result, gathered in rank order, then put in place.
+  std::vector<size_t> piece_bytes(static_cast<size_t>(size));
+  std::vector<Piece> pieces(static_cast<size_t>(size));
+  for (int q = 0; q < size; ++q) {
+    pieces[static_cast<size_t>(q)] = piece_after(total, q, levels);
+    piece_bytes[static_cast<size_t>(q)] = pieces[static_cast<size_t>(q)].count * element;
+  }
+  const Piece own = pieces[static_cast<size_t>(rank)];
+  std::vector<std::byte> gathered(total * element);
+  backend.allgatherv(data + own.offset * element, own.count * element, gathered.data(),
+                     piece_bytes);
+  size_t from = 0;
+  for (int q = 0; q < size; ++q) {
+    const Piece& piece = pieces[static_cast<size_t>(q)];
+    if (q != rank && piece.count > 0) {
+      std::copy_n(gathered.data() + from, piece.count * element, data + piece.offset * element);
+    }
+    from += piece.count * element;
+  }
+}
+
+}  // namespace runrun
