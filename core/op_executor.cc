@@ -172,7 +172,7 @@ void OpExecutor::finish_reduction(const Response& response, DLDevice device, voi
 }
 
 void OpExecutor::reduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, const Response& r,
-                        const std::vector<size_t>& tensor_counts) {
+                        std::span<const size_t> tensor_counts) {
   if (r.reduce_op != ReduceOp::kAdasum) {
     backend_.start_allreduce(in, out, count, r.dtype, backend_reduce_op(r.reduce_op))->wait();
     return;
@@ -192,7 +192,7 @@ void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_n
     cpu::cpu_device_ops().zero(zeros.get(), response_bytes(r));
     size_t n = num_elements(r.shape);
     const DeviceBuffer buffer = cpu_buffer(static_cast<void*>(zeros.get()));
-    reduce(buffer, buffer, n, r, {n});
+    reduce(buffer, buffer, n, r, {&n, 1});
     return;
   }
   TensorEntry& entry = *entry_or_null;
@@ -204,7 +204,7 @@ void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_n
     ops.scale(out, count, r.dtype, r.prescale);
     in = out;
   }
-  reduce({in, entry.input.device}, {out, entry.output.device}, count, r, {count});
+  reduce({in, entry.input.device}, {out, entry.output.device}, count, r, {&count, 1});
   finish_reduction(r, entry.output.device, out, count);
 }
 

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/logging.h"
@@ -57,7 +58,7 @@ class OpExecutor {
   // the backend's allreduce, or for Adasum its own algorithm over the backend on host memory,
   // each of `tensor_counts` (the fused tensors' lengths) combined with its own coefficients.
   void reduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, const Response& response,
-              const std::vector<size_t>& tensor_counts);
+              std::span<const size_t> tensor_counts);
   // Runs a process-set change; false when it failed its handle (invalid request).
   bool run_action(TensorEntry& entry);
   void run_allgather(const Response& response, TensorEntry& entry);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdint>
 #include <numeric>
 #include <string>
 
@@ -40,7 +39,7 @@ bool adasum_supports_size(int size) {
 }
 
 void adasum_allreduce(Backend& backend, void* buffer, DataType type,
-                      const std::vector<size_t>& tensor_counts) {
+                      std::span<const size_t> tensor_counts) {
   const int size = backend.size();
   const int rank = backend.rank();
   if (!adasum_supports_size(size)) {
@@ -49,8 +48,8 @@ void adasum_allreduce(Backend& backend, void* buffer, DataType type,
                                              std::to_string(size));
   }
   if (!is_floating_point(type)) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "Adasum combines floating-point tensors only, not " +
-                                                 std::string(data_type_name(type)));
+    throw UnsupportedError(RUNRUN_WHERE, "Adasum combines floating-point tensors only, not " +
+                                             std::string(data_type_name(type)));
   }
   const size_t total = std::accumulate(tensor_counts.begin(), tensor_counts.end(), size_t{0});
   if (size == 1 || total == 0) return;

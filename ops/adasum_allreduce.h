@@ -14,7 +14,7 @@
 // throws what the backend's operations throw (PeerFailureError, ShutDownError, TimeoutError).
 
 #include <cstddef>
-#include <vector>
+#include <span>
 
 #include "common/data_type.h"
 #include "ops/backend.h"
@@ -26,8 +26,9 @@ bool adasum_supports_size(int size);
 
 // Replaces the host buffer `buffer` (the tensors of `tensor_counts` elements each, back to back,
 // of floating-point `type`) by their Adasum over the ranks of `backend`. UnsupportedError for a
-// size that is not a power of two, InvalidArgumentError for a type that is not floating-point.
+// size that is not a power of two or a type that is not floating-point (before anything is
+// sent; the same on every rank).
 void adasum_allreduce(Backend& backend, void* buffer, DataType type,
-                      const std::vector<size_t>& tensor_counts);
+                      std::span<const size_t> tensor_counts);
 
 }  // namespace runrun

@@ -1,6 +1,6 @@
 #pragma once
 // Why: the arithmetic of Horovod's op=Adasum on one pair of vector pieces, kept apart from the
-// communication (core/adasum_allreduce.h) so each dtype's arithmetic has one definition and can
+// communication (ops/adasum_allreduce.h) so each dtype's arithmetic has one definition and can
 // be tested alone. Adasum combines two gradients a and b of one tensor as
 //   (1 - a.b / (2 |a|^2)) a + (1 - a.b / (2 |b|^2)) b
 // (a coefficient is 1 where its squared norm is below 1e-8, as Horovod's), with a.b, |a|^2 and
@@ -10,6 +10,7 @@
 // Thread-safety: pure functions over caller-owned buffers.
 
 #include <cstddef>
+#include <type_traits>
 
 #include "common/data_type.h"
 
@@ -21,6 +22,9 @@ struct DotAndNorms {
   double a_norm_sq = 0.0;
   double b_norm_sq = 0.0;
 };
+// Exchanged between ranks as raw bytes (ops/adasum_allreduce.cc).
+static_assert(sizeof(DotAndNorms) == 3 * sizeof(double) &&
+              std::is_trivially_copyable_v<DotAndNorms>);
 
 // Throws InvalidArgumentError for a type that is not floating-point.
 DotAndNorms dot_and_norms(const void* a, const void* b, size_t count, DataType type);

@@ -113,12 +113,59 @@ def test_distributed_optimizer_adasum_reduces_each_parameters_update(hvd, optimi
     assert [len(g["params"]) for g in opt.param_groups] == [4]  # the groups are restored
 
 
-def test_distributed_optimizer_adasum_refuses_what_horovods_does(hvd):
+def test_distributed_optimizer_adasum_accumulates_and_updates_parameters_without_gradients(hvd):
+    """backward_passes_per_step=2: the update runs on the gradients of both passes; a parameter
+    no rank computed a gradient for is updated with a zero gradient (Horovod's zero-filled
+    .grad), so weight decay still moves it, by the same delta on every rank."""
+    n, r = hvd.size(), hvd.rank()
+    model, unused = make_model(), torch.nn.Linear(2, 2).double()
+    params = list(model.parameters()) + list(unused.parameters())
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(params, lr=0.1, weight_decay=0.5),
+                                   op=hvd.Adasum, backward_passes_per_step=2)
+    start = [p.detach().clone() for p in params]
+    for step in range(2):
+        model(batch(r, step)).pow(2).sum().backward()
+    with pytest.raises(AssertionError, match="zero_grad"):
+        opt.zero_grad()
+    opt.step()
+    updates = []
+    for k in range(n):
+        replica = make_model()
+        for step in range(2):
+            replica(batch(k, step)).pow(2).sum().backward()
+        torch.optim.SGD(replica.parameters(), lr=0.1, weight_decay=0.5).step()
+        updates.append([(p.detach() - s).numpy() for p, s in zip(replica.parameters(), start)])
+    for i, (p, s) in enumerate(zip(model.parameters(), start)):
+        np.testing.assert_allclose(p.detach().numpy(),
+                                   s.numpy() + adasum_reference([u[i] for u in updates]),
+                                   rtol=1e-10, atol=1e-12)
+    for p, s in zip(unused.parameters(), start[len(updates[0]):]):
+        np.testing.assert_allclose(p.detach().numpy(), s.numpy() * (1 - 0.1 * 0.5), rtol=1e-12)
+
+
+def test_distributed_optimizer_adasum_arguments_as_horovods(hvd):
+    """groups are ignored (Horovod ignores them; runrun warns), a predivide factor is Horovod's
+    ValueError, synchronize() does nothing and entering skip_synchronize() raises."""
     model = make_model()
-    with pytest.raises(ValueError, match="groups and double_buffering are not supported"):
+    with pytest.warns(UserWarning, match="groups are ignored"):
         hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), op=hvd.Adasum,
                                  groups=2)
+    with pytest.raises(ValueError, match="gradient_predivide_factor"):
+        hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), op=hvd.Adasum,
+                                 gradient_predivide_factor=2.0)
     opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), op=hvd.Adasum)
+    skip = opt.skip_synchronize()  # as Horovod's: raises on entering, not on the call
     with pytest.raises(AssertionError, match="Skipping synchronization is not supported"):
-        opt.skip_synchronize()
+        with skip:
+            pass
     opt.synchronize()  # nothing to do: step() applies the deltas
+
+
+def test_allreduce_adasum_is_differentiable_as_horovods(hvd):
+    """The gradient of an Adasum allreduce is the Adasum of the incoming gradients."""
+    n, r = hvd.size(), hvd.rank()
+    x = (base(6) * 2.0 ** r).requires_grad_()
+    y = hvd.allreduce(x, op=hvd.Adasum, name="adasum.grad")
+    (y * (base(6) * 2.0 ** r)).sum().backward()
+    scale = float(adasum_reference([[2.0 ** k] for k in range(n)])[0])
+    assert torch.equal(x.grad, base(6) * scale)

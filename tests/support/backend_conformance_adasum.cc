@@ -41,10 +41,14 @@ double adasum_of_scales(int size) {
   return level[0];
 }
 
-// Tensor t of a fused buffer is "orthogonal" (rank r holds the elements with index % size == r,
-// zeros elsewhere: Adasum is then the exact sum) for even t, "parallel" (scale_of(rank) times
-// base_value) for odd t. Both kinds in one buffer check that each tensor has its own
-// coefficients.
+// The kinds of tensors, by position t in the fused buffer (t % 3), each exact in every dtype:
+// - orthogonal: rank r holds the elements with index % size == r, zeros elsewhere: the sum;
+// - parallel: scale_of(rank) times base_value: adasum_of_scales(size) times base_value;
+// - mixed (two elements or more): e_0 on even ranks, e_0 + e_last on odd ones: level 0 gives
+//   1.25 e_0 + 0.75 e_last, equal on every pair, which the later levels keep. Its first and last
+//   elements fall in different halves at level 0, so it is right only when the ranks exchange
+//   their partial dot products and norms (a slice of a parallel tensor has its whole ratio).
+// All kinds in one buffer check that each tensor has its own coefficients.
 void adasum_case(Backend& backend, DataType type, const std::vector<size_t>& tensor_counts) {
   const int rank = backend.rank();
   const int size = backend.size();
@@ -55,9 +59,19 @@ void adasum_case(Backend& backend, DataType type, const std::vector<size_t>& ten
   std::vector<char> expected(buffer.size());
   size_t at = 0;
   for (size_t t = 0; t < tensor_counts.size(); ++t) {
+    const size_t last = tensor_counts[t] - 1;
     for (size_t i = 0; i < tensor_counts[t]; ++i, ++at) {
       const int64_t v = base_value(i);
-      if (t % 2 == 0) {
+      if (t % 3 == 2 && tensor_counts[t] >= 2) {
+        const bool edge = i == 0 || i == last;
+        const bool odd = rank % 2 == 1;
+        store(type, buffer.data(), at, i == 0 || (odd && i == last) ? 1 : 0);
+        if (size == 1) {
+          store(type, expected.data(), at, i == 0 ? 1 : 0);
+        } else {
+          store_double(type, expected.data(), at, !edge ? 0.0 : (i == 0 ? 1.25 : 0.75));
+        }
+      } else if (t % 3 == 0) {
         const bool mine = static_cast<int>(i % static_cast<size_t>(size)) == rank;
         store(type, buffer.data(), at, mine ? v : 0);
         store(type, expected.data(), at, v);
@@ -80,8 +94,9 @@ void check_adasum(Backend& backend, const Options& options) {
   if (!adasum_supports_size(backend.size())) {
     bool threw = false;
     std::vector<char> one(8);
+    const size_t counts[] = {1};
     try {
-      adasum_allreduce(backend, one.data(), DataType::kFloat32, {1});
+      adasum_allreduce(backend, one.data(), DataType::kFloat32, counts);
     } catch (const UnsupportedError&) {
       threw = true;
     }
@@ -92,7 +107,7 @@ void check_adasum(Backend& backend, const Options& options) {
   for (DataType type : kFloatTypes) {
     for (size_t count : options.sizes) {
       adasum_case(backend, type, {count});
-      adasum_case(backend, type, {count, count + 3, 1, 0, count / 2 + 5});
+      adasum_case(backend, type, {count, count + 3, count + 2, 1, 0, count / 2 + 5});
     }
   }
 }

@@ -137,6 +137,22 @@ def test_fp16_compression_and_groups_keep_ranks_identical(hvd):
         assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
 
 
+def test_adasum_trains_ranks_alike_and_refuses_averaged_aggregation(hvd):
+    """op=Adasum reduces the gradients with Adasum (as Horovod's Keras optimizer): the ranks
+    stay identical; average_aggregated_gradients=True with it is Horovod's ValueError."""
+    with pytest.raises(ValueError, match="Adasum does not support average_aggregated_gradients"):
+        hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), op=hvd.Adasum,
+                                 backward_passes_per_step=2, average_aggregated_gradients=True)
+    x, y = data(32)
+    model = make_model(seed=500 + hvd.rank())
+    model.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(0.05), op=hvd.Adasum),
+                  loss="mse")
+    model.fit(x[hvd.rank()::hvd.size()], y[hvd.rank()::hvd.size()], batch_size=8, epochs=1,
+              verbose=0, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+    for w in model.get_weights():
+        assert np.array_equal(w, keras.ops.convert_to_numpy(hvd.broadcast(w, 0)))
+
+
 def test_groups_as_horovod(hvd):
     """Horovod's groups: lists of variables (every other variable a group of its own) or a
     number of groups; num_groups is its deprecated spelling. Training equals one process on the

@@ -27,7 +27,7 @@ from runrun.common import profile
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.grouping import group_positions, resolve_groups
 from runrun.common.local_layers import local_layer_variables
-from runrun.common.ops import Average, resolve_op
+from runrun.common.ops import Adasum, Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.keras._backend_ops import backend_ops
 from runrun.keras.compression import Compression
@@ -134,6 +134,9 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
             f"{type(optimizer).__name__}")
     groups = resolve_groups(num_groups, groups, "DistributedOptimizer", stacklevel=2)
     op = resolve_op(op)
+    if op == Adasum and average_aggregated_gradients:
+        raise InvalidArgumentError(
+            "Adasum does not support average_aggregated_gradients == True (as Horovod)")
     prescale, postscale = 1.0, 1.0
     if gradient_predivide_factor != 1.0:
         if op != Average:

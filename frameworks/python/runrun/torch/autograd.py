@@ -7,23 +7,25 @@ gradient averaged over the process set on the root (a global rank, as in the for
 elsewhere; alltoall's sends the gradients back along the received splits; reducescatter's
 gathers the gradients over the set, times the set size for Sum, times the prescale and
 postscale factors (Horovod's convention, which treats every rank's loss as one term of an
-average). Min, Max and Product have no gradient here (backward raises).
+average). Adasum's gradient is the Adasum of the incoming gradients, as Horovod's (the same
+op). Min, Max and Product have no gradient here (backward raises).
 Thread-safety: as the async ops (collectives.py).
 """
 
 import torch
 
 from runrun.common import basics
-from runrun.common.ops import Average, Sum, resolve_op
+from runrun.common.ops import Adasum, Average, Sum, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
 from runrun.torch.compression import Compression
 
 
 def _require_differentiable(op, what):
-    if op not in (Average, Sum):
+    if op not in (Average, Sum, Adasum):
         raise NotImplementedError(
-            f"{what}: no gradient for op={op.name}; only Average and Sum are differentiable")
+            f"{what}: no gradient for op={op.name}; only Average, Sum and Adasum are "
+            "differentiable")
 
 
 class _Allreduce(torch.autograd.Function):

@@ -323,12 +323,9 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     base = optimizer.__class__
     adasum = resolve_op(op) == Adasum and process_set.size() > 1
     if adasum:
-        from runrun.torch.adasum_optimizer import adasum_optimizer_class
+        from runrun.torch.adasum_optimizer import adasum_optimizer_class, check_adasum_arguments
 
-        if groups is not None or double_buffering:
-            raise InvalidArgumentError(
-                "DistributedOptimizer(op=Adasum) reduces each parameter's update on its own: "
-                "groups and double_buffering are not supported with it")
+        check_adasum_arguments(optimizer, gradient_predivide_factor, groups, double_buffering)
         cls = adasum_optimizer_class(base)
     else:
         cls = type(base.__name__, (_DistributedOptimizer, base), {})
