@@ -181,7 +181,7 @@ void OpExecutor::reduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, co
   if (in.data != out.data) {
     device_ops_for(out.device).copy(out.data, in.data, count * element_size(r.dtype));
   }
-  adasum_allreduce(backend_, out.data, r.dtype, tensor_counts);
+  adasum_allreduce(backend_, out.data, r.dtype, tensor_counts, adasum_scratch_);
 }
 
 void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_null) {

@@ -22,6 +22,7 @@
 #include "core/fusion_planner.h"
 #include "core/tensor_queue.h"
 #include "core/timeline.h"
+#include "ops/adasum_allreduce.h"
 #include "ops/backend.h"
 
 namespace runrun {
@@ -80,6 +81,7 @@ class OpExecutor {
   Logger logger_;
   Timeline* timeline_;
   FusionBuffer fusion_buffer_;
+  AdasumScratch adasum_scratch_;  // reused by every Adasum bucket (ops/adasum_allreduce.h)
   DeviceCollectives device_;  // CUDA tensors over NCCL; the rest is staged
   std::atomic<size_t> fused_collectives_{0};
   std::vector<Handle*> completed_;  // complete_members' scratch, reused (worker thread)

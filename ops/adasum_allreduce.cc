@@ -39,7 +39,7 @@ bool adasum_supports_size(int size) {
 }
 
 void adasum_allreduce(Backend& backend, void* buffer, DataType type,
-                      std::span<const size_t> tensor_counts) {
+                      std::span<const size_t> tensor_counts, AdasumScratch& scratch) {
   const int size = backend.size();
   const int rank = backend.rank();
   if (!adasum_supports_size(size)) {
@@ -59,11 +59,17 @@ void adasum_allreduce(Backend& backend, void* buffer, DataType type,
   std::exclusive_scan(tensor_counts.begin(), tensor_counts.end(), starts.begin(), size_t{0});
 
   auto* data = static_cast<std::byte*>(buffer);
-  std::vector<std::byte> theirs((total - total / 2) * element);  // the largest half received
-  std::vector<size_t> send_bytes(static_cast<size_t>(size), 0);
-  std::vector<size_t> recv_bytes(static_cast<size_t>(size), 0);
-  std::vector<cpu::DotAndNorms> partial(tensors);
-  std::vector<cpu::DotAndNorms> everyone(tensors * static_cast<size_t>(size));
+  // Grown, never shrunk nor refilled: no page faults and no zeroing on every call.
+  scratch.received.resize(std::max(scratch.received.size(), (total - total / 2) * element));
+  std::byte* theirs = scratch.received.data();  // the largest half received
+  std::vector<size_t>& send_bytes = scratch.send_bytes;
+  std::vector<size_t>& recv_bytes = scratch.recv_bytes;
+  send_bytes.assign(static_cast<size_t>(size), 0);
+  recv_bytes.assign(static_cast<size_t>(size), 0);
+  std::vector<cpu::DotAndNorms>& partial = scratch.partial;
+  std::vector<cpu::DotAndNorms>& everyone = scratch.everyone;
+  partial.resize(tensors);
+  everyone.resize(tensors * static_cast<size_t>(size));
   const std::vector<size_t> partial_bytes(static_cast<size_t>(size),
                                           tensors * sizeof(cpu::DotAndNorms));
   const int levels = std::countr_zero(static_cast<unsigned>(size));
@@ -76,7 +82,7 @@ void adasum_allreduce(Backend& backend, void* buffer, DataType type,
     const auto partner = static_cast<size_t>(rank ^ (1 << k));
     send_bytes[partner] = give.count * element;
     recv_bytes[partner] = keep.count * element;
-    backend.alltoallv(data + give.offset * element, send_bytes, theirs.data(), recv_bytes);
+    backend.alltoallv(data + give.offset * element, send_bytes, theirs, recv_bytes);
     send_bytes[partner] = 0;
     recv_bytes[partner] = 0;
 
@@ -88,7 +94,7 @@ void adasum_allreduce(Backend& backend, void* buffer, DataType type,
       partial[t] = {};
       if (lo >= hi) continue;
       const std::byte* mine = data + lo * element;
-      const std::byte* other = theirs.data() + (lo - keep.offset) * element;
+      const std::byte* other = theirs + (lo - keep.offset) * element;
       partial[t] = upper ? cpu::dot_and_norms(other, mine, hi - lo, type)
                          : cpu::dot_and_norms(mine, other, hi - lo, type);
     }
@@ -109,7 +115,7 @@ void adasum_allreduce(Backend& backend, void* buffer, DataType type,
       }
       const cpu::AdasumCoefficients c = cpu::adasum_coefficients(whole);
       std::byte* mine = data + lo * element;
-      const std::byte* other = theirs.data() + (lo - keep.offset) * element;
+      const std::byte* other = theirs + (lo - keep.offset) * element;
       if (upper) {
         cpu::scaled_add(mine, other, c.a, mine, c.b, hi - lo, type);
       } else {
@@ -118,24 +124,18 @@ void adasum_allreduce(Backend& backend, void* buffer, DataType type,
     }
   }
 
-  // Every rank's piece of the result, gathered in rank order, then put in place.
-  std::vector<size_t> piece_bytes(static_cast<size_t>(size));
-  std::vector<Piece> pieces(static_cast<size_t>(size));
-  for (int q = 0; q < size; ++q) {
-    pieces[static_cast<size_t>(q)] = piece_after(total, q, levels);
-    piece_bytes[static_cast<size_t>(q)] = pieces[static_cast<size_t>(q)].count * element;
-  }
-  const Piece own = pieces[static_cast<size_t>(rank)];
-  std::vector<std::byte> gathered(total * element);
-  backend.allgatherv(data + own.offset * element, own.count * element, gathered.data(),
-                     piece_bytes);
-  size_t from = 0;
-  for (int q = 0; q < size; ++q) {
-    const Piece& piece = pieces[static_cast<size_t>(q)];
-    if (q != rank && piece.count > 0) {
-      std::copy_n(gathered.data() + from, piece.count * element, data + piece.offset * element);
-    }
-    from += piece.count * element;
+  // Back up the tree: at each level, from the last, partners swap the pieces they hold, in
+  // place (the partner's piece lies next to this rank's), until every rank holds the whole.
+  for (int k = levels - 1; k >= 0; --k) {
+    const auto partner = static_cast<size_t>(rank ^ (1 << k));
+    const Piece mine = piece_after(total, rank, k + 1);
+    const Piece other = piece_after(total, static_cast<int>(partner), k + 1);
+    send_bytes[partner] = mine.count * element;
+    recv_bytes[partner] = other.count * element;
+    backend.alltoallv(data + mine.offset * element, send_bytes, data + other.offset * element,
+                      recv_bytes);
+    send_bytes[partner] = 0;
+    recv_bytes[partner] = 0;
   }
 }
 

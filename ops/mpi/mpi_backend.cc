@@ -209,13 +209,25 @@ Backend::CompletionPtr MpiBackend::start_alltoallv(ConstDeviceBuffer in_buffer,
   const ByteLayout recvs = make_byte_layout(recv_bytes, limit, name, rank(), "recv_bytes");
   auto completion = std::make_unique<MpiCompletion>(waiter_, name);
   const void* send = in_buffer.data;
+  void* out = out_buffer.data;
   const size_t in_bytes = backend_checks::total(send_bytes);
   const size_t out_bytes = backend_checks::total(recv_bytes);
-  if (backend_checks::overlaps(send, in_bytes, out_buffer.data, out_bytes)) {
+  if (backend_checks::overlaps(send, in_bytes, out, out_bytes)) {
     send = completion->keep(copy_of(send, in_bytes)).data();
+  } else if (send == out) {
+    // One side is empty. Open MPI's libnbc takes equal pointers for MPI_IN_PLACE and would send
+    // recv_bytes from `out` (a rank that sends nothing sent its receive sizes: another rank's
+    // next collective then failed with MPI_ERR_TRUNCATE). Point the empty side elsewhere.
+    static char nothing_to_send;
+    static char nothing_to_receive;
+    if (in_bytes == 0) {
+      send = &nothing_to_send;
+    } else {
+      out = &nothing_to_receive;
+    }
   }
   RUNRUN_MPI_CHECK(MPI_Ialltoallv(send, sends.counts.data(), sends.displs.data(), sends.type,
-                                  out_buffer.data, recvs.counts.data(), recvs.displs.data(),
+                                  out, recvs.counts.data(), recvs.displs.data(),
                                   recvs.type, data_, completion->next_request()),
                    name, rank());
   return completion;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "ops/adasum_allreduce.h"
 
 namespace runrun::perf {
 namespace {
@@ -11,8 +12,9 @@ namespace {
 constexpr size_t kFloat = sizeof(float);
 
 std::vector<size_t> default_sizes(const std::string& op) {
-  const size_t first = op == "allreduce" ? 4 : 1024;
-  const size_t last = op == "allreduce" ? size_t{256} << 20 : size_t{64} << 20;
+  const bool reduce = op == "allreduce" || op == "adasum";
+  const size_t first = reduce ? 4 : 1024;
+  const size_t last = reduce ? size_t{256} << 20 : size_t{64} << 20;
   std::vector<size_t> sizes;
   for (size_t b = first; b <= last; b *= 4) sizes.push_back(b);
   return sizes;
@@ -44,6 +46,27 @@ void bench_allreduce(BenchContext& ctx, size_t bytes) {
   }
   std::fill(buffer.begin(), buffer.end(), 0.0f);  // timed sums of zeros never overflow
   report(ctx, "allreduce", count * kFloat, time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));
+}
+
+// Horovod's op=Adasum through the runtime against the raw backend's plain sum of the same bytes:
+// what the adaptive combination costs over the allreduce it replaces (the raw backends have no
+// Adasum of their own). Only over a power-of-two number of ranks.
+void bench_adasum(BenchContext& ctx, size_t bytes) {
+  if (!adasum_supports_size(ctx.size)) return;
+  const size_t count = std::max<size_t>(1, bytes / kFloat);
+  const std::string name = "bench.adasum." + std::to_string(count);
+  std::vector<float> buffer(count);
+  const TensorView view = view_of(buffer);
+  AllreduceOptions options;
+  options.op = ReduceOp::kAdasum;
+  const Side runtime = [&] { wait_ok(ctx.runtime.allreduce(name, view, view, options), name); };
+  const Side raw = [&] { ctx.raw.allreduce_sum(buffer.data(), count); };
+  std::fill(buffer.begin(), buffer.end(), 3.0f);
+  runtime();
+  expect_all(buffer.data(), count, 3.0f, name, ctx.rank);  // Adasum of equal inputs: the input
+  std::fill(buffer.begin(), buffer.end(), 0.0f);  // zeros: every timed run the same work
+  report(ctx, "allreduce.adasum", count * kFloat,
+         time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));
 }
 
 void bench_broadcast(BenchContext& ctx, size_t bytes) {
@@ -156,6 +179,7 @@ void run_collective_case(BenchContext& ctx, const std::string& op) {
   using Bench = void (*)(BenchContext&, size_t);
   Bench bench = nullptr;
   if (op == "allreduce") bench = bench_allreduce;
+  if (op == "adasum") bench = bench_adasum;
   if (op == "broadcast") bench = bench_broadcast;
   if (op == "allgather") bench = bench_allgather;
   if (op == "reducescatter") bench = bench_reducescatter;

@@ -23,7 +23,8 @@ struct BenchOptions {
 };
 
 inline const std::vector<std::string> kAllCases = {
-    "allreduce", "many", "resnet50", "allgather", "reducescatter", "alltoall", "broadcast"};
+    "allreduce", "many", "resnet50", "allgather", "reducescatter", "alltoall", "broadcast",
+    "adasum"};
 // CUDA buffers, runtime vs raw NCCL (bench_gpu.h): only when named in --cases (they need a GPU).
 inline const std::vector<std::string> kGpuCases = {"cuda_allreduce", "cuda_broadcast",
                                                    "cuda_allgather"};

@@ -50,8 +50,8 @@ foreach(line IN LISTS lines)
   endforeach()
   math(EXPR rows "${rows} + 1")
 endforeach()
-# 2 runtimes x (2 allreduce + 2 many + 1 resnet50 + 4 x 2 other ops) rows.
-if(NOT rows EQUAL 26)
-  message(FATAL_ERROR "expected 26 result rows, got ${rows}:\n${out}")
+# 2 runtimes x (2 allreduce + 2 many + 1 resnet50 + 4 x 2 other ops + 2 adasum) rows.
+if(NOT rows EQUAL 30)
+  message(FATAL_ERROR "expected 30 result rows, got ${rows}:\n${out}")
 endif()
 message(STATUS "runrun_bench printed ${rows} valid JSON rows")

@@ -153,6 +153,14 @@ def test_distributed_optimizer_adasum_arguments_as_horovods(hvd):
     with pytest.raises(ValueError, match="gradient_predivide_factor"):
         hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), op=hvd.Adasum,
                                  gradient_predivide_factor=2.0)
+    if hvd.size() == 4:  # a set of 3 ranks: refused when the optimizer is made, not after the
+        three = hvd.add_process_set([0, 1, 2])  # first update ran
+        try:
+            with pytest.raises(NotImplementedError, match="power-of-two number of ranks"):
+                hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                         op=hvd.Adasum, process_set=three)
+        finally:
+            hvd.remove_process_set(three)
     opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), op=hvd.Adasum)
     skip = opt.skip_synchronize()  # as Horovod's: raises on entering, not on the call
     with pytest.raises(AssertionError, match="Skipping synchronization is not supported"):

@@ -97,6 +97,13 @@ def test_allreduce_adasum(jhvd, jit):
     call = lambda x: jhvd.allreduce(x, op=jhvd.Adasum, name="jax.adasum")  # noqa: E731
     got = (jax.jit(call) if jit else call)(jnp.asarray(v * 2.0 ** r))
     assert np.array_equal(np.asarray(got), v * level[0])
+    # Grouped: each array keeps its own coefficients (the parallel one its tree, one on disjoint
+    # elements its sum), although the arrays share a dtype.
+    disjoint = np.where(np.arange(5) % n == r, v, 0).astype(np.float32)
+    grouped = lambda a, b: jhvd.grouped_allreduce([a, b], op=jhvd.Adasum)  # noqa: E731
+    pair = (jax.jit(grouped) if jit else grouped)(jnp.asarray(v * 2.0 ** r), jnp.asarray(disjoint))
+    assert np.array_equal(np.asarray(pair[0]), v * level[0])
+    assert np.array_equal(np.asarray(pair[1]), v)
 
 
 def test_grouped_allreduce_every_dtype_in_one_group(jhvd):

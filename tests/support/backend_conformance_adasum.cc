@@ -81,7 +81,8 @@ void adasum_case(Backend& backend, DataType type, const std::vector<size_t>& ten
       }
     }
   }
-  adasum_allreduce(backend, buffer.data(), type, tensor_counts);
+  AdasumScratch scratch;
+  adasum_allreduce(backend, buffer.data(), type, tensor_counts, scratch);
   std::string layout;
   for (size_t c : tensor_counts) layout += (layout.empty() ? "" : ",") + std::to_string(c);
   expect_equal(backend, "adasum of tensors [" + layout + "]", type, buffer.data(),
@@ -96,7 +97,8 @@ void check_adasum(Backend& backend, const Options& options) {
     std::vector<char> one(8);
     const size_t counts[] = {1};
     try {
-      adasum_allreduce(backend, one.data(), DataType::kFloat32, counts);
+      AdasumScratch scratch;
+      adasum_allreduce(backend, one.data(), DataType::kFloat32, counts, scratch);
     } catch (const UnsupportedError&) {
       threw = true;
     }

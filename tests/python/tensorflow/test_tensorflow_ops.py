@@ -76,6 +76,14 @@ def test_allreduce_adasum_and_op_errors(hvd, mode):
                  for a, b in zip(level[::2], level[1::2])]
     got = run(mode, lambda x: hvd.allreduce(x, op=hvd.Adasum), tf.constant(v * 2.0 ** r))
     assert np.array_equal(got.numpy(), v * level[0])
+
+    def gradient(x):  # Horovod's: the Adasum of the incoming gradients (here the x's)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(hvd.allreduce(x, op=hvd.Adasum) * tf.stop_gradient(x))
+        return tape.gradient(y, x)
+
+    assert np.array_equal(run(mode, gradient, tf.constant(v * 2.0 ** r)).numpy(), v * level[0])
     with pytest.raises(NotImplementedError, match="op=Adasum combines floating-point tensors"):
         hvd.allreduce(tf.ones([2], tf.int32), op=hvd.Adasum)
     with pytest.raises(ValueError, match="either op= or"):

@@ -8,7 +8,7 @@ class ReduceOp(enum.IntEnum):
     AVERAGE = 0
     SUM = 1
     # Horovod's adaptive summation (allreduce of floating-point host tensors over a power-of-two
-    # number of ranks; docs/adasum.md).
+    # number of ranks; docs/collectives.md, "Adasum").
     ADASUM = 2
     MIN = 3
     MAX = 4

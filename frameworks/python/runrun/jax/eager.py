@@ -6,7 +6,7 @@ Thread-safety: any thread; each op name may have one op in flight.
 """
 
 from runrun.common import collectives as _c
-from runrun.common.ops import Average
+from runrun.common.ops import Adasum, Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.jax import fusion
 from runrun.jax.tensor_bridge import ADAPTER as _J
@@ -27,7 +27,7 @@ def grouped_allreduce(tensors, op=Average, name=None, prescale_factor=1.0,
     tensors = [_J.check(t, "grouped_allreduce", name) for t in tensors]
     if not tensors:
         return []
-    groups, shapes = fusion.layout(tensors)
+    groups, shapes = fusion.layout(tensors, separate=resolve_op(op) == Adasum)
     flats = fusion.pack_jit(tensors, groups)
     # Host flats: numpy outputs (_H); CUDA flats: device outputs the runtime allocates (_J).
     adapter = _H if cuda_device(flats[0]) is None else _J

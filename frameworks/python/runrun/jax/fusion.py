@@ -6,7 +6,9 @@ Why: an allreduce is elementwise, so reducing the concatenation is reducing each
 costs is per array on the Python side: each argument of an io_callback becomes a jax.Array and
 back (tens of microseconds each), and each eager output a jax.Array made from a numpy buffer.
 Packing and unpacking are jitted (one dispatch each for the whole list) or, inside jit, fused
-into the caller's program. Thread-safety: pure functions; the jit caches are jax's.
+into the caller's program. Adasum is not elementwise (each array has its own coefficients), so
+for it every array is a group of its own (`layout(..., separate=True)`).
+Thread-safety: pure functions; the jit caches are jax's.
 """
 
 import functools
@@ -15,12 +17,16 @@ import jax
 import jax.numpy as jnp
 
 
-def layout(xs):
-    """(groups, shapes): groups = ((dtype, (index, ...)), ...) in first-appearance order."""
+def layout(xs, separate=False):
+    """(groups, shapes): groups = ((dtype, (index, ...)), ...) in first-appearance order, or
+    with `separate` one group per array."""
+    shapes = tuple(tuple(x.shape) for x in xs)
+    if separate:
+        return tuple((jnp.dtype(x.dtype), (i,)) for i, x in enumerate(xs)), shapes
     groups = {}
     for i, x in enumerate(xs):
         groups.setdefault(jnp.dtype(x.dtype), []).append(i)
-    return tuple((d, tuple(idx)) for d, idx in groups.items()), tuple(tuple(x.shape) for x in xs)
+    return tuple((d, tuple(idx)) for d, idx in groups.items()), shapes
 
 
 def pack(xs, groups):

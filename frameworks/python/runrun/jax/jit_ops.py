@@ -31,7 +31,7 @@ from jax.experimental import io_callback
 from runrun.common import collectives as _c
 from runrun.common import names
 from runrun.common.exceptions import InvalidArgumentError
-from runrun.common.ops import Average, Sum, resolve_op
+from runrun.common.ops import Adasum, Average, Sum, resolve_op
 from runrun.common.process_sets import process_set_id
 from runrun.jax import ffi_ops, fusion, profile_marks
 from runrun.jax.tensor_bridge import HOST_ADAPTER as _H
@@ -77,12 +77,12 @@ def _allreduce_fwd(x, params):
 
 def _allreduce_bwd(params, _residual, cotangent):
     """Horovod's gradient of an allreduce: the allreduce of the cotangent with the same op and
-    scale factors (Average and Sum only)."""
+    scale factors (Average, Sum and Adasum only)."""
     op, name, prescale_factor, postscale_factor, process_set = params
-    if op not in (Average, Sum):
+    if op not in (Average, Sum, Adasum):
         raise InvalidArgumentError(
-            f"{op_label('allreduce', name)}: the gradient is defined for op=Average and op=Sum, "
-            f"not {op.name}")
+            f"{op_label('allreduce', name)}: the gradient is defined for op=Average, op=Sum and "
+            f"op=Adasum, not {op.name}")
     grad_name = None if name is None else f"{name}.grad"
     return (_allreduce(cotangent, op, grad_name, prescale_factor, postscale_factor,
                        process_set),)
@@ -105,7 +105,7 @@ def grouped_allreduce(xs, op, name, prescale_factor, postscale_factor, process_s
     op = resolve_op(op)
     for x in xs:
         check_dtype(x.dtype, "grouped_allreduce", name)
-    groups, shapes = fusion.layout(xs)
+    groups, shapes = fusion.layout(xs, separate=op == Adasum)
     flats = fusion.pack(xs, groups)
     # runrun --profile: the op itself marks the step's gradients ready/wait (profile_marks.py)
     hooks = profile_marks.claim()

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from runrun.common import basics
 from runrun.common import collectives as _c
-from runrun.common.ops import Average, Sum, resolve_op
+from runrun.common.ops import Adasum, Average, Sum, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.tensorflow import graph
 from runrun.tensorflow.compression import Compression
@@ -26,9 +26,12 @@ from runrun.tensorflow.tensor_bridge import adapter_for as _adapter_for
 
 
 def _require_differentiable(op, what):
-    if op not in (Average, Sum):
+    """Horovod's gradient of an allreduce is the same allreduce of the incoming gradients;
+    runrun defines it for Average, Sum and Adasum (Min, Max, Product have none)."""
+    if op not in (Average, Sum, Adasum):
         raise NotImplementedError(
-            f"{what}: no gradient for op={op.name}; only Average and Sum are differentiable")
+            f"{what}: no gradient for op={op.name}; only Average, Sum and Adasum are "
+            "differentiable")
 
 
 def _set_size(process_set):

@@ -23,10 +23,17 @@ from runrun.torch import collectives as c
 from runrun.torch.optimizer import _DistributedOptimizer
 
 
-def check_adasum_arguments(optimizer, gradient_predivide_factor, groups, double_buffering):
+def check_adasum_arguments(optimizer, gradient_predivide_factor, groups, double_buffering,
+                           process_set):
     """What DistributedOptimizer(op=Adasum) refuses before it changes anything: Horovod's
-    ValueError for a predivide factor, double buffering, and CUDA parameters (whose update would
-    be made before the allreduce refuses them); `groups` is ignored, as Horovod ignores it."""
+    ValueError for a predivide factor, double buffering, a set size that is not a power of two
+    and CUDA parameters (whose update would be made before the allreduce refuses them);
+    `groups` is ignored, as Horovod ignores it."""
+    size = process_set.size()
+    if size & (size - 1):
+        raise UnsupportedError(
+            f"DistributedOptimizer(op=Adasum) needs a power-of-two number of ranks (as "
+            f"Horovod's); the process set has {size}; run 2, 4, 8, ... ranks or use op=Average")
     if gradient_predivide_factor != 1.0:
         raise InvalidArgumentError(
             "gradient_predivide_factor != 1.0 is only meaningful with op=Average")

@@ -325,7 +325,8 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     if adasum:
         from runrun.torch.adasum_optimizer import adasum_optimizer_class, check_adasum_arguments
 
-        check_adasum_arguments(optimizer, gradient_predivide_factor, groups, double_buffering)
+        check_adasum_arguments(optimizer, gradient_predivide_factor, groups, double_buffering,
+                               process_set)
         cls = adasum_optimizer_class(base)
     else:
         cls = type(base.__name__, (_DistributedOptimizer, base), {})
