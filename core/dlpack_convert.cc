@@ -1,5 +1,7 @@
 #include "core/dlpack_convert.h"
 
+#include <algorithm>
+
 #include "common/errors.h"
 #include "core/message.h"
 
@@ -65,7 +67,8 @@ void view_from_dlpack(const DLTensor* tensor, const std::string& what, TensorVie
   RUNRUN_ENFORCE(tensor->ndim == 0 || tensor->shape != nullptr, InvalidArgumentError,
                  what + ": ndim is " + std::to_string(tensor->ndim) + " but shape is null");
   view.shape.assign(tensor->shape, tensor->shape + tensor->ndim);
-  if (tensor->strides) {
+  const bool empty = std::find(view.shape.begin(), view.shape.end(), 0) != view.shape.end();
+  if (tensor->strides && !empty) {  // no element, no layout (torch gives [3, 0] strides [1, 1])
     int64_t expected = 1;
     for (int d = tensor->ndim - 1; d >= 0; --d) {
       bool trivial = tensor->shape[d] == 1 || tensor->strides[d] == expected;
