@@ -46,13 +46,10 @@ void store(DataType type, void* base, size_t index, int64_t value) {
     case DataType::kInt32: static_cast<int32_t*>(base)[index] = static_cast<int32_t>(value); return;
     case DataType::kInt64: static_cast<int64_t*>(base)[index] = value; return;
     case DataType::kFloat16:
-      static_cast<uint16_t*>(base)[index] = cpu::float_to_half(static_cast<float>(value));
-      return;
     case DataType::kBFloat16:
-      static_cast<uint16_t*>(base)[index] = cpu::float_to_bfloat16(static_cast<float>(value));
-      return;
-    case DataType::kFloat32: static_cast<float*>(base)[index] = static_cast<float>(value); return;
-    case DataType::kFloat64: static_cast<double*>(base)[index] = static_cast<double>(value); return;
+    case DataType::kFloat32:
+    case DataType::kFloat64:  // small integers: exact in every floating type
+      return store_double(type, base, index, static_cast<double>(value));
     case DataType::kBool: static_cast<uint8_t*>(base)[index] = value != 0 ? 1 : 0; return;
   }
 }
