@@ -224,12 +224,13 @@ void OpExecutor::run_allreduce_bucket(const ResponseList& responses,
   spans.begin("MEMCPY_IN_FUSION_BUFFER");
   std::byte* buffer = fusion_buffer_.get(bucket.bytes);
   size_t offset = 0;
-  std::vector<size_t> tensor_counts;
-  tensor_counts.reserve(bucket.members.size());
+  bucket_tensor_counts_.clear();  // Adasum's per-tensor coefficients need the tensors' lengths
   for (size_t member : bucket.members) {
     const TensorEntry* entry = entries[member].get();
     size_t bytes = response_bytes(responses[member]);
-    tensor_counts.push_back(num_elements(responses[member].shape));
+    if (first.reduce_op == ReduceOp::kAdasum) {
+      bucket_tensor_counts_.push_back(num_elements(responses[member].shape));
+    }
     if (entry) {
       ops.copy(buffer + offset, entry->input.data, bytes);
     } else {
@@ -241,7 +242,7 @@ void OpExecutor::run_allreduce_bucket(const ResponseList& responses,
   spans.end("MEMCPY_IN_FUSION_BUFFER");
   if (first.prescale != 1.0) ops.scale(buffer, count, first.dtype, first.prescale);
   const DeviceBuffer fused{buffer, first.device};
-  reduce(fused, fused, count, first, tensor_counts);
+  reduce(fused, fused, count, first, bucket_tensor_counts_);
   finish_reduction(first, first.device, buffer, count);
   spans.begin("MEMCPY_OUT_FUSION_BUFFER");
   offset = 0;

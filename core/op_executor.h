@@ -82,6 +82,7 @@ class OpExecutor {
   Timeline* timeline_;
   FusionBuffer fusion_buffer_;
   AdasumScratch adasum_scratch_;  // reused by every Adasum bucket (ops/adasum_allreduce.h)
+  std::vector<size_t> bucket_tensor_counts_;  // an Adasum bucket's tensor lengths, reused
   DeviceCollectives device_;  // CUDA tensors over NCCL; the rest is staged
   std::atomic<size_t> fused_collectives_{0};
   std::vector<Handle*> completed_;  // complete_members' scratch, reused (worker thread)

@@ -87,9 +87,6 @@ class _DistributedAdasumOptimizer(_DistributedOptimizer):
                                     process_set=self.process_set)
         return handle, ctx
 
-    def _start_group(self, group):  # pragma: no cover - groups are refused with Adasum
-        raise InvalidArgumentError("groups are not supported with op=Adasum")
-
     def synchronize(self):
         """Does nothing, as Horovod's Adasum optimizer: step() applies the reduced deltas."""
 
