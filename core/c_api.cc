@@ -18,6 +18,7 @@
 #include "core/runtime.h"
 #include "ops/backend_catalog.h"
 #include "ops/backend_factory.h"
+#include "rendezvous/launch_environment.h"
 #include "runrun/build_config.h"
 
 struct runrun_runtime {
@@ -229,7 +230,11 @@ runrun_status runrun_init(const char* backend, runrun_runtime** out) {
     options.collective_timeout = config.collective_timeout;
     options.hierarchical_allreduce = config.hierarchical_allreduce;
     options.hierarchical_tunable = config.autotune.enabled;
+    // Read before the backend is made: making it removes the rendezvous secret from the
+    // environment, which the description mentions.
+    const auto launch = runrun::rendezvous::detect_launch_of_this_process();
     auto runtime = std::make_unique<runrun::Runtime>(runrun::make_backend(options), config);
+    if (runtime->logger()) runtime->logger()->info("started by {}", launch.description);
     *out = new runrun_runtime{std::move(runtime), runrun::fork_stamp()};
   });
 }

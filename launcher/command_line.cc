@@ -352,6 +352,9 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   }
   LaunchOptions options;
   options.num_proc = raw.num_proc;
+  const bool elastic = !raw.discovery_script.empty() || raw.min_np != 0 || raw.max_np != 0;
+  // Elastic jobs take their hosts from the discovery script or -H, over ssh, as before.
+  if (!elastic) options.slurm = slurm_allocation(env);
   options.controller = raw.gloo ? Controller::kGloo : Controller::kMpi;
   options.controller_given = raw.gloo || raw.mpi;
   if (!raw.hosts.empty()) {
@@ -360,6 +363,14 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   } else if (!raw.hostfile.empty()) {
     options.hosts = read_hostfile(raw.hostfile);
     options.hosts_source = "--hostfile " + raw.hostfile;
+  } else if (auto cluster = options.slurm ? options.slurm : mpi_operator_hosts(env)) {
+    options.hosts = cluster->hosts;
+    options.hosts_source = cluster->source;
+    if (options.num_proc == 0) options.num_proc = total_slots(options.hosts);
+    const int used = std::clamp(options.num_proc, 0, total_slots(options.hosts));
+    notices.push_back(std::to_string(options.num_proc) + " processes on " +
+                      format_host_list(hosts_for_processes(options.hosts, used)) + ", from " +
+                      cluster->source + (cluster->slurm ? ", started through srun" : ""));
   } else {
     options.hosts = {{"localhost", raw.num_proc > 0 ? raw.num_proc : 1}};
     options.hosts_source = "the default localhost:" + std::to_string(raw.num_proc);

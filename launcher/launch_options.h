@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "launcher/cluster_hosts.h"
 #include "launcher/host_list.h"
 
 namespace runrun::launcher {
@@ -43,6 +44,9 @@ struct LaunchOptions {
   int num_proc = 0;                        // -np
   std::vector<HostSlots> hosts;            // -H or --hostfile; default localhost:<np>
   std::string hosts_source;                // "-H", "--hostfile PATH" or "default", for messages
+  // The Slurm allocation the launcher runs in (SLURM_JOB_ID): its nodes are the default hosts,
+  // -H must stay inside it, and the ranks start through srun, never ssh.
+  std::optional<ClusterHosts> slurm;
   std::optional<int> ssh_port;             // -p
   std::string ssh_identity_file;           // -i
   std::string rsh_agent;                   // --rsh-agent or RUNRUN_RSH_AGENT; "" means ssh

@@ -26,6 +26,7 @@
 #include "launcher/preflight.h"
 #include "launcher/rank_shim.h"
 #include "launcher/shell_words.h"
+#include "launcher/srun_command.h"
 #include "launcher/supervisor.h"
 #include "rendezvous/client_environment.h"
 #include "rendezvous/local_address.h"
@@ -74,10 +75,16 @@ JobPlan plan_job(const LaunchOptions& options, const Environment& env,
   check_command(options);
   check_duplicate_hosts(options.hosts, local);
   check_network_interfaces(options.network_interface, local_interface_names());
+  if (options.slurm && options.hosts_source != options.slurm->source) {
+    const std::string here = local.names().empty() ? "localhost" : local.names().front();
+    check_hosts_in_allocation(options.hosts, options.hosts_source, *options.slurm, here);
+  }
   JobPlan plan;
   for (const auto& host : hosts_for_processes(options.hosts, options.num_proc)) {
     plan.host_labels.push_back(host.name);
-    plan.hosts.push_back({local.is_local(host.name) ? "localhost" : host.name, host.slots});
+    // In an allocation Slurm places every rank, by the names it gave the nodes.
+    const bool local_name = local.is_local(host.name) && !options.slurm;
+    plan.hosts.push_back({local_name ? "localhost" : host.name, host.slots});
   }
   plan.env = plan_forwarded_env(env, options.knob_values, options.extra_env);
   const bool local_ranks =
@@ -181,10 +188,76 @@ Logger rendezvous_logger() {
   return logger;
 }
 
-// runrun --gloo: the launcher runs the job's rendezvous server and starts every rank itself.
+// A file that is removed when this goes out of scope (srun's SLURM_HOSTFILE).
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const std::string& content) {
+    char name[] = "/tmp/runrun-srun-hosts-XXXXXX";
+    const int fd = mkstemp(name);
+    if (fd < 0) {
+      throw InvalidArgumentError(RUNRUN_WHERE, std::string("cannot create srun's host file in "
+                                                           "/tmp: ") + std::strerror(errno));
+    }
+    path_ = name;
+    const bool written = write(fd, content.data(), content.size()) ==
+                         static_cast<ssize_t>(content.size());
+    close(fd);
+    if (!written) {
+      unlink(path_.c_str());
+      throw InvalidArgumentError(RUNRUN_WHERE, "cannot write srun's host file " + path_);
+    }
+  }
+  ~TemporaryFile() { unlink(path_.c_str()); }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A Gloo job in a Slurm allocation: one srun starts every rank (srun_command.h); the launcher
+// serves the rendezvous and supervises srun as it does mpirun.
+int run_srun_job(const LaunchOptions& options, const Environment& env, const JobPlan& plan,
+                 const std::vector<std::pair<std::string, std::string>>& job_entries) {
+  const auto argv = build_srun_command(options, plan, find_srun(env));
+  if (options.dry_run) {
+    std::cout << "SLURM_HOSTFILE=<" << srun_hostfile(plan).size() << " bytes: one host per rank> "
+              << shell_join(argv) << std::endl;
+    std::cerr << "runrun: srun copies its environment to every task: the forwarded variables "
+                 "and the job's rendezvous server (its secret is never shown)\n";
+    return 0;
+  }
+  if (!options.output_dir.empty()) make_output_dir(options.output_dir);
+  const TemporaryFile hostfile(srun_hostfile(plan));
+  SupervisorSettings settings = supervisor_settings(options, plan);
+  settings.children.push_back({argv, -1, ""});
+  settings.srun_labels = true;
+  settings.extra_env.push_back("SLURM_HOSTFILE=" + hostfile.path());
+  for (const auto& [name, value] : gloo_rank_environment(plan, env, job_entries)) {
+    settings.extra_env.push_back(name + "=" + value);
+  }
+  if (options.verbose) std::cerr << "runrun: running " << shell_join(argv) << std::endl;
+  return supervise(settings);
+}
+
+// runrun --gloo: the launcher runs the job's rendezvous server and starts every rank itself
+// (through srun in a Slurm allocation).
 int run_gloo_job(const LaunchOptions& options, const Environment& env) {
   const LocalHostNames local = LocalHostNames::detect();
   const JobPlan plan = plan_job(options, env, local);
+  if (options.slurm) {
+    rendezvous::ServerOptions server_options;
+    server_options.bind_address = options.dry_run ? "127.0.0.1" : rendezvous_address(options, plan);
+    server_options.logger = rendezvous_logger();
+    const auto secret = rendezvous::JobSecret::generate();
+    rendezvous::RendezvousServer server(secret, server_options);
+    auto job_entries = rendezvous::rank_environment(server.address(), server.port(), secret);
+    if (!options.network_interface.empty()) {
+      job_entries.emplace_back(env::kNetworkInterface, options.network_interface);
+    }
+    return run_srun_job(options, env, plan, job_entries);
+  }
   const std::string cwd = current_directory();
   std::vector<std::vector<std::string>> commands;
   for (int rank = 0; rank < options.num_proc; ++rank) {
@@ -265,7 +338,8 @@ int run_mpi_job(const LaunchOptions& options, const Environment& env) {
   }
   if (!options.output_dir.empty()) make_output_dir(options.output_dir);
   const auto remote = remote_hosts(plan);
-  check_remote_hosts(remote, options, kSshConnectTimeoutS);
+  // In a Slurm allocation mpirun starts its daemons through Slurm, not ssh.
+  if (!options.slurm) check_remote_hosts(remote, options, kSshConnectTimeoutS);
   if (options.verbose) {
     print_plan(options, plan, remote.size());
     std::cerr << "runrun: running " << shell_join(argv) << std::endl;

@@ -44,6 +44,21 @@ TagMatch match_tag(std::string_view text, int* rank, bool* is_stderr, std::size_
   return TagMatch::kNo;
 }
 
+// Matches srun --label's "R: " (R right-aligned with spaces) at the start of a line.
+TagMatch match_srun_label(std::string_view text, int* rank, std::size_t* length) {
+  std::size_t i = 0;
+  while (i < text.size() && text[i] == ' ') ++i;
+  const std::size_t first = i;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+  if (i == text.size()) return i - first < 10 ? TagMatch::kIncomplete : TagMatch::kNo;
+  if (i == first || text[i] != ':') return TagMatch::kNo;
+  if (i + 1 == text.size()) return TagMatch::kIncomplete;
+  if (text[i + 1] != ' ') return TagMatch::kNo;
+  std::from_chars(text.data() + first, text.data() + i, *rank);
+  *length = i + 2;
+  return TagMatch::kYes;
+}
+
 // mpirun frames its multi-line reports with lines of dashes.
 bool is_box_rule(const std::string& line) {
   return line.size() >= 20 && line.find_first_not_of('-') == std::string::npos;
@@ -74,14 +89,15 @@ std::string local_time_now() {
 }  // namespace
 
 OutputRouter::OutputRouter(std::FILE* out, std::FILE* err, std::string output_dir, int num_proc,
-                           bool show_job_end_boxes, bool timestamp_lines)
+                           bool show_job_end_boxes, bool timestamp_lines, bool srun_labels)
     : out_(out),
       err_(err),
       output_dir_(std::move(output_dir)),
       num_proc_(num_proc),
       rank_digits_(1),
       show_job_end_boxes_(show_job_end_boxes),
-      timestamp_lines_(timestamp_lines) {
+      timestamp_lines_(timestamp_lines),
+      srun_labels_(srun_labels) {
   for (int n = num_proc - 1; n >= 10; n /= 10) ++rank_digits_;
 }
 
@@ -113,8 +129,15 @@ void OutputRouter::process(int pipe) {
   while (pos < data.size()) {
     Owner tagged;
     std::size_t length = 0;
-    const auto match = match_tag(std::string_view(data).substr(pos), &tagged.rank,
-                                 &tagged.is_stderr, &length);
+    const bool line_start = pos == 0 ? at_line_start_[pipe] : data[pos - 1] == '\n';
+    TagMatch match = TagMatch::kNo;
+    if (!srun_labels_) {
+      match = match_tag(std::string_view(data).substr(pos), &tagged.rank, &tagged.is_stderr,
+                        &length);
+    } else if (line_start) {
+      match = match_srun_label(std::string_view(data).substr(pos), &tagged.rank, &length);
+      tagged.is_stderr = pipe == 1;
+    }
     if (match == TagMatch::kIncomplete && data.size() - pos < kMaxTagLength) break;
     if (match == TagMatch::kYes) {
       owner_[pipe] = tagged;
@@ -134,6 +157,7 @@ void OutputRouter::process(int pipe) {
       pos = next;
     }
   }
+  if (pos > 0) at_line_start_[pipe] = data[pos - 1] == '\n';
   data.erase(0, pos);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Why: mpirun tags every piece of output a rank writes ("[1,3]<stderr>:text"; a line written
-// in several writes arrives as several tagged pieces, possibly between other ranks' pieces);
+// in several writes arrives as several tagged pieces, possibly between other ranks' pieces;
+// srun --label writes whole lines as "3: text", on the stream the rank wrote to);
 // the launcher joins each rank's pieces into lines, rewrites the tag to "[3]<stderr>:", copies each rank's lines into DIR/rank.N/{stdout,stderr} when
 // --output-filename is given, and takes out the rank shim's marker lines (start/exit events)
 // so the supervisor sees them and the user does not. mpirun's own boxed reports of how the job
@@ -27,9 +28,11 @@ class OutputRouter {
   // `show_job_end_boxes`: print mpirun's job-end boxes as they come instead of holding them.
   // `timestamp_lines` (--prefix-output-with-timestamp): every rank line, on the terminal and in
   // the files, begins with the local time it arrived, as horovodrun writes it ("Tue Mar  3
-  // 14:05:09 2026[1]<stdout>:text").
+  // 14:05:09 2026[1]<stdout>:text"). `srun_labels`: the tagged output is srun's (--label), not
+  // mpirun's.
   OutputRouter(std::FILE* out, std::FILE* err, std::string output_dir, int num_proc,
-               bool show_job_end_boxes = false, bool timestamp_lines = false);
+               bool show_job_end_boxes = false, bool timestamp_lines = false,
+               bool srun_labels = false);
   ~OutputRouter();
   OutputRouter(const OutputRouter&) = delete;
   OutputRouter& operator=(const OutputRouter&) = delete;
@@ -71,6 +74,8 @@ class OutputRouter {
   std::vector<RankEvent> events_;
   bool show_job_end_boxes_;
   bool timestamp_lines_;
+  bool srun_labels_;
+  bool at_line_start_[2] = {true, true};  // per pipe: the next byte begins a line (srun labels)
   std::vector<std::string> box_[2];  // lines of an unfinished box of mpirun's, per pipe
   std::vector<std::pair<int, std::string>> held_;  // (pipe, line) of job-end boxes held back
   std::map<std::pair<int, bool>, std::FILE*> files_;

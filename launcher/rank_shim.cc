@@ -24,6 +24,7 @@
 #include "launcher/rank_environment_block.h"
 #include "launcher/rank_report.h"
 #include "launcher/rank_topology.h"
+#include "launcher/srun_command.h"
 
 namespace runrun::launcher {
 namespace {
@@ -138,6 +139,33 @@ int export_topology(const std::vector<int>& layout) {
   return rank;
 }
 
+// Sets the RUNRUN_* topology of a task srun started for the launcher (a Gloo job in a Slurm
+// allocation); returns its world rank. Slurm's own placement (SLURM_LOCALID, SLURM_NODEID)
+// wins over the layout where they differ, as Open MPI's does above.
+int export_srun_topology(const std::vector<int>& layout) {
+  const int rank = env_int("SLURM_PROCID", -1);
+  int size = 0;
+  for (int slots : layout) size += slots;
+  if (rank < 0 || rank >= size) {
+    throw InvalidArgumentError(RUNRUN_WHERE, "runrun --rank-shim --srun-task runs in a task that "
+                                             "srun started for the launcher (SLURM_PROCID is " +
+                                             std::string(rank < 0 ? "not set" : "outside the "
+                                                                    "layout") + ")");
+  }
+  RankTopology topology = topology_of_rank(rank, layout);
+  const int local_rank = env_int("SLURM_LOCALID", topology.local_rank);
+  const int node = env_int("SLURM_NODEID", topology.host_index);
+  if (local_rank != topology.local_rank || node != topology.host_index) {
+    write_stderr("runrun: rank " + std::to_string(rank) +
+                 ": srun placed this rank differently from the launcher's plan; RUNRUN_LOCAL_RANK "
+                 "follows Slurm, RUNRUN_CROSS_* may be wrong\n");
+    topology.local_rank = local_rank;
+    topology.host_index = node;
+  }
+  export_variables(topology, size, "gloo");
+  return rank;
+}
+
 // Makes the command's PATH the one the launcher planned (see kRankPathEnv in environment.h).
 void restore_rank_path() {
   const char* planned = std::getenv(kRankPathEnv);
@@ -222,12 +250,13 @@ int wait_for_command(pid_t child, pid_t parent, int lifeline_fd) {
 }  // namespace
 
 int run_rank_shim(int argc, char** argv) {
-  // runrun --rank-shim LAYOUT [--gloo-rank R] -- COMMAND...
+  // runrun --rank-shim LAYOUT [--gloo-rank R | --srun-task] -- COMMAND...
   const bool launcher_mode = argc >= 5 && std::string(argv[3]) == kGlooRankFlag;
-  const int separator = launcher_mode ? 5 : 3;
+  const bool srun_mode = argc >= 4 && std::string(argv[3]) == kSrunTaskFlag;
+  const int separator = launcher_mode ? 5 : srun_mode ? 4 : 3;
   if (argc < separator + 2 || std::string(argv[separator]) != "--") {
-    write_stderr("runrun: usage: runrun --rank-shim LAYOUT [--gloo-rank RANK] -- COMMAND... "
-                 "(started by runrun)\n");
+    write_stderr("runrun: usage: runrun --rank-shim LAYOUT [--gloo-rank RANK | --srun-task] -- "
+                 "COMMAND... (started by runrun)\n");
     return 2;
   }
   int rank = 0;
@@ -243,6 +272,8 @@ int run_rank_shim(int argc, char** argv) {
       } else {
         export_launcher_topology(rank, layout);
       }
+    } else if (srun_mode) {
+      rank = export_srun_topology(layout);
     } else {
       rank = export_topology(layout);
     }

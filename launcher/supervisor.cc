@@ -62,7 +62,7 @@ struct Job {
   explicit Job(const SupervisorSettings& s)
       : settings(s),
         router(s.rank_stdout != nullptr ? s.rank_stdout : stdout, stderr, s.output_dir, s.num_proc,
-               s.verbose, s.timestamp_lines),
+               s.verbose, s.timestamp_lines, s.srun_labels),
         direct(!s.children.empty() && s.children.front().rank >= 0),
         started(s.num_proc),
         ended(s.num_proc),

@@ -20,7 +20,7 @@ namespace runrun::launcher {
 // One process the supervisor starts.
 struct ChildCommand {
   std::vector<std::string> argv;
-  int rank = -1;            // the world rank it runs; -1 for mpirun (whose output is tagged)
+  int rank = -1;            // the world rank it runs; -1 for mpirun or srun (output tagged)
   std::string stdin_block;  // written to its stdin, which then stays open; "": /dev/null
 };
 
@@ -40,6 +40,7 @@ struct SupervisorSettings {
   bool verbose = false;                 // also show mpirun's own job-end boxes
   std::FILE* rank_stdout = nullptr;     // where the ranks' stdout lines go (nullptr: stdout)
   bool timestamp_lines = false;         // --prefix-output-with-timestamp
+  bool srun_labels = false;             // the one child is srun --label, not mpirun
 };
 
 // Exit statuses besides a rank's own code.

@@ -7,6 +7,7 @@
 #include "common/env_names.h"
 #include "common/errors.h"
 #include "ops/hierarchical/hierarchical_backend.h"
+#include "rendezvous/launch_environment.h"
 
 namespace runrun {
 namespace {
@@ -31,12 +32,20 @@ std::string built_list() {
   return text;
 }
 
-// auto: the backend of the launcher mode that started this process (RUNRUN_CONTROLLER: gloo
-// for `runrun --gloo`), else mpi.
+// auto: the backend of what started this process (rendezvous/launch_environment.h): gloo for
+// `runrun --gloo`, a Slurm step without an MPI plugin and torchrun; else mpi. A direct launch
+// of several ranks runs over gloo only: any other backend would make each rank a job of one.
 std::string resolved_name(const std::string& name) {
-  if (name != "auto") return name;
-  const char* controller = std::getenv(env::kController);
-  return controller != nullptr && std::string(controller) == "gloo" ? "gloo" : "mpi";
+  const rendezvous::LaunchPlan plan = rendezvous::detect_launch_of_this_process();
+  if (name == "auto") return plan.backend;
+  RUNRUN_ENFORCE(!rendezvous::is_direct(plan.kind) || name == "gloo", InvalidArgumentError,
+                 "RUNRUN_BACKEND=" + name + " cannot form this job: it was started by " +
+                     plan.description + ", which only the gloo backend joins (" + name +
+                     " would run every rank as a job of one); use RUNRUN_BACKEND=auto or gloo" +
+                     (plan.kind == rendezvous::LaunchKind::kSlurmStep
+                          ? ", or srun --mpi=pmix for MPI"
+                          : ", or start the job with mpirun or runrun for MPI"));
+  return name;
 }
 
 }  // namespace

@@ -43,8 +43,8 @@ std::chrono::milliseconds timeout_knob() {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-// The secret, read from the environment the first time and removed from it; kept in memory for
-// later calls (a script may shut runrun down and initialize it again).
+}  // namespace
+
 JobSecret job_secret_of_this_process() {
   static std::mutex mutex;
   static JobSecret secret;
@@ -62,8 +62,6 @@ JobSecret job_secret_of_this_process() {
   return secret;
 }
 
-}  // namespace
-
 std::vector<std::pair<std::string, std::string>> rank_environment(const std::string& address,
                                                                   uint16_t port,
                                                                   const JobSecret& secret) {
@@ -80,6 +78,17 @@ ClientOptions client_options_from_environment() {
   options.request_timeout = options.connect_timeout;
   if (const char* rank = std::getenv(env::kRank)) options.who = std::string("rank ") + rank;
   options.secret = job_secret_of_this_process();
+  return options;
+}
+
+ClientOptions client_options_for_direct_launch(const LaunchPlan& plan) {
+  ClientOptions options;
+  options.host = plan.rendezvous_host;
+  options.port = plan.rendezvous_port;
+  options.connect_timeout = timeout_knob();
+  options.request_timeout = options.connect_timeout;
+  options.who = "rank " + std::to_string(plan.rank);
+  options.secret = direct_launch_secret(plan, job_secret_of_this_process());
   return options;
 }
 

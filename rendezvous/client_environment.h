@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rendezvous/client.h"
+#include "rendezvous/launch_environment.h"
 
 namespace runrun::rendezvous {
 
@@ -28,5 +29,15 @@ std::vector<std::pair<std::string, std::string>> rank_environment(const std::str
 // messages. Throws InvalidArgumentError naming the variable when one is missing or malformed;
 // a missing secret is not an error here (the server refuses the client with a clear message).
 ClientOptions client_options_from_environment();
+
+// Client options of a rank of a direct launch (a Slurm step, torchrun: launch_environment.h):
+// rank 0's rendezvous from the plan, the secret derived from the job's identity and
+// RUNRUN_RENDEZVOUS_SECRET when set, RUNRUN_RENDEZVOUS_TIMEOUT as above.
+ClientOptions client_options_for_direct_launch(const LaunchPlan& plan);
+
+// RUNRUN_RENDEZVOUS_SECRET, read from the environment the first time and removed from it; kept
+// in memory for later calls (a script may shut runrun down and initialize it again). Empty when
+// it was never set.
+JobSecret job_secret_of_this_process();
 
 }  // namespace runrun::rendezvous

@@ -51,7 +51,8 @@ JobSecret JobSecret::from_hex(std::string_view hex, std::string_view origin) {
   RUNRUN_ENFORCE(hex.size() == 2 * kBytes, InvalidArgumentError,
                  std::string(origin) + " is malformed: expected " + std::to_string(2 * kBytes) +
                      " hex digits, got " + std::to_string(hex.size()) +
-                     " characters; it is set by the runrun launcher, do not set it by hand");
+                     " characters (the runrun launcher sets it; for a job started by srun or "
+                     "torchrun, set it to the output of `openssl rand -hex 32`)");
   JobSecret secret;
   secret.bytes_.resize(kBytes);
   for (size_t i = 0; i < kBytes; ++i) {
@@ -59,8 +60,9 @@ JobSecret JobSecret::from_hex(std::string_view hex, std::string_view origin) {
     const int low = hex_value(hex[2 * i + 1]);
     RUNRUN_ENFORCE(high >= 0 && low >= 0, InvalidArgumentError,
                    std::string(origin) + " is malformed: it holds a character that is not a hex "
-                                         "digit; it is set by the runrun launcher, do not set it "
-                                         "by hand");
+                                         "digit (the runrun launcher sets it; for a job started "
+                                         "by srun or torchrun, set it to the output of "
+                                         "`openssl rand -hex 32`)");
     secret.bytes_[i] = static_cast<char>(high * 16 + low);
   }
   return secret;
@@ -80,6 +82,25 @@ std::string JobSecret::hex() const {
     out.push_back(kDigits[value & 0xf]);
   }
   return out;
+}
+
+JobSecret JobSecret::derived(std::string_view material) const {
+  static constexpr std::string_view kFixedKey = "runrun direct launch, no user secret";
+  const std::string_view key = bytes_.empty() ? kFixedKey : std::string_view(bytes_);
+  std::string message("runrun-derived|");
+  message.append(material);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_size = 0;
+  const unsigned char* ok =
+      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest,
+           &digest_size);
+  RUNRUN_ENFORCE(ok != nullptr && digest_size == kBytes, InternalError,
+                 "HMAC-SHA256 failed in libcrypto");
+  JobSecret secret;
+  secret.bytes_.assign(reinterpret_cast<const char*>(digest), digest_size);
+  OPENSSL_cleanse(digest, sizeof(digest));
+  return secret;
 }
 
 std::string JobSecret::proof(std::string_view role, std::string_view server_nonce,

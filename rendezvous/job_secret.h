@@ -30,6 +30,10 @@ class JobSecret {
   bool empty() const { return bytes_.empty(); }
   // The form handed to ranks (RUNRUN_RENDEZVOUS_SECRET). Never log it.
   std::string hex() const;
+  // A secret that every process holding this one computes alike from `material`:
+  // HMAC-SHA256(this secret, or a fixed key when empty, "runrun-derived" | material). Direct
+  // launches (launch_environment.h) derive theirs from the job's identity.
+  JobSecret derived(std::string_view material) const;
   // HMAC-SHA256(secret, role | server_nonce | client_nonce); empty when there is no secret.
   std::string proof(std::string_view role, std::string_view server_nonce,
                     std::string_view client_nonce) const;

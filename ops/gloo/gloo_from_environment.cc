@@ -11,7 +11,9 @@
 #include "ops/gloo/rendezvous_store.h"
 #include "rendezvous/client_environment.h"
 #include "rendezvous/elastic_worker.h"
+#include "rendezvous/launch_environment.h"
 #include "rendezvous/local_address.h"
+#include "rendezvous/server.h"
 
 namespace runrun::gloo_backend {
 namespace {
@@ -42,8 +44,68 @@ std::string listen_address(const std::string& spec, const std::string& server) {
                                                "host has, or a CIDR block its address is in");
 }
 
+namespace {
+
+// Where rank 0 of a direct launch listens: loopback when the others look for it there (one
+// host), else every address of its host (MASTER_ADDR may name a Kubernetes service or a host
+// name whose address is not one runrun could pick).
+std::string serving_address(const std::string& rendezvous_host) {
+  try {
+    if (rendezvous::address_towards(rendezvous_host).rfind("127.", 0) == 0) return "127.0.0.1";
+  } catch (const InvalidArgumentError&) {
+    // Unresolvable here: the clients fail with their own message naming the host.
+  }
+  return "0.0.0.0";
+}
+
+// A rank of a job that srun or torchrun started (launch_environment.h): rank 0 serves the
+// job's rendezvous on the port every rank derives, and every rank connects to it.
+std::unique_ptr<Backend> make_direct_gloo_backend(const rendezvous::LaunchPlan& plan,
+                                                  const GlooEnvironmentOptions& options) {
+  auto client_options = rendezvous::client_options_for_direct_launch(plan);
+  std::shared_ptr<rendezvous::RendezvousServer> server;
+  if (plan.rank == 0) {
+    rendezvous::ServerOptions server_options;
+    server_options.bind_address = serving_address(plan.rendezvous_host);
+    server_options.port = plan.rendezvous_port;
+    server_options.logger = options.logger;
+    try {
+      server = std::make_shared<rendezvous::RendezvousServer>(client_options.secret,
+                                                              server_options);
+    } catch (const InvalidArgumentError& error) {
+      throw InvalidArgumentError(
+          RUNRUN_WHERE, std::string("rank 0 cannot serve the job's rendezvous: ") + error.what() +
+                            " (the port is derived from the job's identity; another process "
+                            "holds it: set " + env::kRendezvousPort + " to a free port for "
+                            "every rank of the job)");
+    }
+  }
+  const char* spec = std::getenv(env::kNetworkInterface);
+  GlooBackendOptions gloo_options;
+  gloo_options.logger = options.logger;
+  gloo_options.collective_timeout = options.collective_timeout;
+  gloo_options.shared_memory = shared_memory_from_environment();
+  gloo_options.shared_memory_single_copy = single_copy_from_environment();
+  gloo_options.connect_timeout = client_options.connect_timeout;
+  gloo_options.hostname = listen_address(spec ? spec : "", client_options.host);
+  gloo_options.host_id = plan.host_id;
+  static std::atomic<int> initializations{0};
+  gloo_options.prefix = "runrun/gloo/direct" + std::to_string(initializations++);
+  const auto get_timeout = client_options.connect_timeout;
+  auto client = std::make_shared<rendezvous::RendezvousClient>(std::move(client_options));
+  auto store = std::make_shared<ops::RendezvousStore>(std::move(client), 0, get_timeout,
+                                                      std::move(server));
+  return make_gloo_backend(std::move(store), plan.rank, plan.size, std::move(gloo_options));
+}
+
+}  // namespace
+
 std::unique_ptr<Backend> make_gloo_backend_from_environment(
     const GlooEnvironmentOptions& options) {
+  if (std::getenv(env::kController) == nullptr) {
+    const auto plan = rendezvous::detect_launch_of_this_process();
+    if (rendezvous::is_direct(plan.kind)) return make_direct_gloo_backend(plan, options);
+  }
   // An elastic worker learns its rank and size of this generation from the launcher's driver.
   auto* elastic = rendezvous::ElasticWorker::of_this_process();
   const uint64_t generation = elastic != nullptr ? elastic->join().generation : 0;

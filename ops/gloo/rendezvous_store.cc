@@ -8,6 +8,14 @@ RendezvousStore::RendezvousStore(std::shared_ptr<rendezvous::RendezvousClient> c
                                  uint64_t generation, std::chrono::milliseconds get_timeout)
     : client_(std::move(client)), generation_(generation), get_timeout_(get_timeout) {}
 
+RendezvousStore::RendezvousStore(std::shared_ptr<rendezvous::RendezvousClient> client,
+                                 uint64_t generation, std::chrono::milliseconds get_timeout,
+                                 std::shared_ptr<void> server)
+    : server_(std::move(server)),
+      client_(std::move(client)),
+      generation_(generation),
+      get_timeout_(get_timeout) {}
+
 void RendezvousStore::set(const std::string& key, const std::vector<char>& data) {
   client_->set(generation_, key, std::string(data.begin(), data.end()));
 }

@@ -21,6 +21,10 @@ class RendezvousStore : public gloo::rendezvous::Store {
   // `get_timeout` bounds get()'s wait for a key and the timeout-less wait().
   RendezvousStore(std::shared_ptr<rendezvous::RendezvousClient> client, uint64_t generation,
                   std::chrono::milliseconds get_timeout = Store::kDefaultTimeout);
+  // `server` is kept alive as long as this store: rank 0 of a direct launch (srun, torchrun)
+  // serves the job's rendezvous itself, for as long as its backend may ask the store.
+  RendezvousStore(std::shared_ptr<rendezvous::RendezvousClient> client, uint64_t generation,
+                  std::chrono::milliseconds get_timeout, std::shared_ptr<void> server);
 
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
@@ -29,6 +33,7 @@ class RendezvousStore : public gloo::rendezvous::Store {
             const std::chrono::milliseconds& timeout) override;
 
  private:
+  std::shared_ptr<void> server_;  // declared first: destroyed after the client
   std::shared_ptr<rendezvous::RendezvousClient> client_;
   uint64_t generation_;
   std::chrono::milliseconds get_timeout_;

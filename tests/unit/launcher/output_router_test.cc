@@ -158,3 +158,22 @@ TEST_CASE("option --prefix-output-with-timestamp: rank lines begin with the time
   std::fclose(err);
   REQUIRE(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
 }
+
+TEST_CASE("srun --label output (a Gloo job in a Slurm allocation): labels become tags, lines "
+          "split across reads stay whole, srun's own lines stay untagged") {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  OutputRouter router(out, err, "", 12, false, false, /*srun_labels=*/true);
+  router.feed(false, " 0: hel");
+  router.feed(false, "lo [1,1]<stdout>:x\n11: eleven\n 3");
+  router.feed(false, ": three\n");
+  router.feed(true, "srun: error: task 3 exited\n 3: " +
+                        format_rank_event({RankEvent::Kind::kExited, 3, 1}));
+  CHECK(router.take_events() == std::vector<RankEvent>{{RankEvent::Kind::kExited, 3, 1}});
+  router.finish();
+  CHECK(read_stream(out) ==
+        "[0]<stdout>:hello [1,1]<stdout>:x\n[11]<stdout>:eleven\n[3]<stdout>:three\n");
+  CHECK(read_stream(err) == "srun: error: task 3 exited\n");
+  std::fclose(out);
+  std::fclose(err);
+}
