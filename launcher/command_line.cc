@@ -367,10 +367,12 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
     options.hosts = cluster->hosts;
     options.hosts_source = cluster->source;
     if (options.num_proc == 0) options.num_proc = total_slots(options.hosts);
-    const int used = std::clamp(options.num_proc, 0, total_slots(options.hosts));
-    notices.push_back(std::to_string(options.num_proc) + " processes on " +
-                      format_host_list(hosts_for_processes(options.hosts, used)) + ", from " +
-                      cluster->source + (cluster->slurm ? ", started through srun" : ""));
+    if (options.num_proc >= 1 && options.num_proc <= total_slots(options.hosts)) {
+      notices.push_back(std::to_string(options.num_proc) + " processes on " +
+                        format_host_list(hosts_for_processes(options.hosts, options.num_proc)) +
+                        ", from " + cluster->source +
+                        (cluster->slurm ? ", started through srun" : ""));
+    }  // else the preflight says what is wrong, naming both
   } else {
     options.hosts = {{"localhost", raw.num_proc > 0 ? raw.num_proc : 1}};
     options.hosts_source = "the default localhost:" + std::to_string(raw.num_proc);

@@ -6,7 +6,7 @@ set -euo pipefail
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
   libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
-  openssh-client procps libssl-dev ccache)
+  openssh-client procps libssl-dev ccache slurm-wlm munge)
 PIP_PACKAGES=("torch==2.13.0" "tensorflow-cpu==2.21.0" "keras==3.15.1" "jax==0.10.2" "jaxlib==0.10.2"
   "optax==0.2.8" "matplotlib==3.11.2" "numpy" "pytest" "cloudpickle==3.1.3"
   "pybind11" "scikit-build-core")
@@ -19,8 +19,27 @@ if ((${#missing[@]})); then
   echo "install_deps: apt-get install ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  # slurm-wlm and munge ship services (munge, slurmctld, slurmd) that Debian starts on install:
+  # the tests start their own (tests/integration/slurm/slurm_cluster.sh), so a policy-rc.d that
+  # denies every start is in place during the install, unless the machine already has one.
+  POLICY=/usr/sbin/policy-rc.d
+  if [ ! -e "$POLICY" ]; then
+    printf '#!/bin/sh\n# install_deps.sh: no service starts during its apt-get install\nexit 101\n' |
+      $SUDO tee "$POLICY" >/dev/null
+    $SUDO chmod 755 "$POLICY"
+    trap '$SUDO rm -f "$POLICY"' EXIT
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # Nor at the next boot: slurmctld and slurmd installed here are left disabled (a system munged
+  # may run: the test clusters use their own, on their own socket).
+  if [[ " ${missing[*]} " == *" slurm-wlm "* ]]; then
+    if command -v systemctl >/dev/null; then
+      $SUDO systemctl disable --quiet slurmctld.service slurmd.service >/dev/null 2>&1 || true
+    elif command -v update-rc.d >/dev/null; then
+      for svc in slurmctld slurmd; do $SUDO update-rc.d "$svc" disable >/dev/null 2>&1 || true; done
+    fi
+  fi
 fi
 
 PYTHON="${PYTHON:-python3}"
@@ -35,6 +54,7 @@ need_pip=()
 "$PYTHON" -c "import numpy" 2>/dev/null || need_pip+=(numpy)
 "$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 "$PYTHON" -c "import cloudpickle" 2>/dev/null || need_pip+=("cloudpickle==3.1.3")
+"$PYTHON" -c "import yaml" 2>/dev/null || need_pip+=("pyyaml==6.0.3")
 "$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)
 "$PYTHON" -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-core)
 if ((${#need_pip[@]})); then

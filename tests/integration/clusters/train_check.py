@@ -2,7 +2,8 @@
 srun, torchrun), checks its size, trains a small model a few steps with DistributedOptimizer on
 its slice of a global batch, and checks that (a) every rank ends with the same parameters and
 (b) they equal one process trained on the whole global batch. Prints one line
-'TRAIN_CHECK OK rank R of N ...' on success; any mismatch raises (the process exits non-zero).
+'TRAIN_CHECK STARTED rank R of N pid P' after init() and 'TRAIN_CHECK OK rank R of N ...' on
+success; any mismatch raises (the process exits non-zero).
 
 Usage: python train_check.py EXPECTED_SIZE [--steps N] [--sleep S] [--tag TOKEN]
 --sleep makes each step slow (for tests that cancel or kill the job mid-run).
@@ -53,6 +54,7 @@ def main():
 
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
+    print(f"TRAIN_CHECK STARTED rank {rank} of {size} pid {os.getpid()}", flush=True)
     if size != args.expected_size:
         raise SystemExit(f"TRAIN_CHECK FAIL rank {rank}: size {size}, expected {args.expected_size}")
     if GLOBAL_BATCH % size:

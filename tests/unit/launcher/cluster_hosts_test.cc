@@ -110,7 +110,7 @@ TEST_CASE("runrun in an allocation: no -np takes every task, a smaller -np is al
   CHECK_FALSE(parsed.options.slurm.has_value());
 }
 
-TEST_CASE("-H outside the allocation is refused naming both") {
+TEST_CASE("hosts of -H outside the allocation are refused naming both") {
   const auto allocation = *slurm_allocation(kAllocation);
   check_hosts_in_allocation({{"gpu01", 2}, {"cpu3.cluster.org", 1}}, "-H x", allocation, "n");
   check_hosts_in_allocation({{"localhost", 1}}, "-H localhost", allocation, "gpu02");
