@@ -5,7 +5,8 @@
 # after each case no rank of this test is left. One node (4 CPUs):
 #   salloc -n 2 runrun (Gloo through srun; MPI through mpirun and Slurm), no -np, one line saying
 #   what was taken from Slurm; -np above the allocation and -H outside it refused naming both;
-#   sbatch --wait of a script that runs runrun; srun -n 4 direct (no launcher, no --mpi); two
+#   sbatch --wait of a script that runs runrun; srun -n 4 direct (no launcher, no --mpi); srun
+#   --mpi=pmix (MPI, as before); two
 #   direct steps at once (separate rendezvous); scancel mid-run; a task killed mid-run (direct
 #   and under the launcher).
 # Two nodes (slurmd in two network-namespace hosts): srun -N 2 -n 4 direct; salloc -N 2 runrun
@@ -91,6 +92,15 @@ expect_rc $? 0 "the first of two concurrent steps"
 trained "$WORK/twin1.out" 2
 trained "$WORK/twin2.out" 2
 ranks_left "srun direct"
+
+echo "-- srun --mpi=pmix direct: MPI forms the job, as before"
+RUNRUN_LOG_LEVEL=info srun --mpi=pmix -n 2 "${train[@]}" 2 --tag "$TOKEN" \
+  >"$WORK/pmix.out" 2>"$WORK/pmix.err"
+expect_rc $? 0 "srun --mpi=pmix -n 2"
+trained "$WORK/pmix.out" 2
+expect_line "$WORK/pmix.err" "runrun started: backend mpi, rank 1/2"
+expect_line "$WORK/pmix.err" "started by a Slurm step with an MPI plugin \(SLURM_MPI_TYPE=pmix"
+ranks_left "srun --mpi=pmix"
 
 echo "-- scancel mid-run (runrun in a batch job)"
 printf '#!/bin/bash\nexec %q --gloo %q %q 2 --steps 100000 --sleep 0.05 --tag %q\n' \
