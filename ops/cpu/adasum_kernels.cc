@@ -1,6 +1,8 @@
 #include "ops/cpu/adasum_kernels.h"
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "common/errors.h"
@@ -95,10 +97,12 @@ DotAndNorms dot_and_norms(const void* a, const void* b, size_t count, DataType t
 }
 
 AdasumCoefficients adasum_coefficients(const DotAndNorms& whole) {
-  constexpr double kTiny = 1e-8;  // Horovod's: below it a norm counts as zero
+  // Horovod's threshold (its adasum.h): a squared norm below sqrt(DBL_MIN) counts as zero, so
+  // tiny but representable gradients are still averaged where parallel, not summed.
+  const double tiny = std::sqrt(std::numeric_limits<double>::min());
   AdasumCoefficients c;
-  if (whole.a_norm_sq >= kTiny) c.a = 1.0 - whole.dot / whole.a_norm_sq * 0.5;
-  if (whole.b_norm_sq >= kTiny) c.b = 1.0 - whole.dot / whole.b_norm_sq * 0.5;
+  if (whole.a_norm_sq >= tiny) c.a = 1.0 - whole.dot / whole.a_norm_sq * 0.5;
+  if (whole.b_norm_sq >= tiny) c.b = 1.0 - whole.dot / whole.b_norm_sq * 0.5;
   return c;
 }
 

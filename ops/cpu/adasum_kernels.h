@@ -3,7 +3,8 @@
 // communication (ops/adasum_allreduce.h) so each dtype's arithmetic has one definition and can
 // be tested alone. Adasum combines two gradients a and b of one tensor as
 //   (1 - a.b / (2 |a|^2)) a + (1 - a.b / (2 |b|^2)) b
-// (a coefficient is 1 where its squared norm is below 1e-8, as Horovod's), with a.b, |a|^2 and
+// (a coefficient is 1 where its squared norm is below sqrt(DBL_MIN), about 1.5e-154, as in
+// Horovod's adasum.h), with a.b, |a|^2 and
 // |b|^2 taken over the whole tensor: callers sum the partial products of their pieces first.
 // Floating-point types only (float16, bfloat16, float32, float64); products and sums are
 // computed in double, float16/bfloat16 results rounded back per element.

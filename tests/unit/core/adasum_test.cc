@@ -101,3 +101,21 @@ TEST_CASE("adasum: what it cannot combine is refused at enqueue, naming the tens
     }
   });
 }
+
+TEST_CASE("adasum: tiny parallel gradients are averaged, as Horovod's (a squared norm counts as "
+          "zero only below sqrt(DBL_MIN))",
+          "[core][adasum]") {
+  // Two equal vectors v: coefficients 1 - |v|^2 / (2 |v|^2) = 1/2 each, so the result is v.
+  // Squared norms of about 1e-11, 1e-16 and 1e-73 (float64); a threshold of 1e-8 summed them.
+  for (const double scale : {1e-6, 1e-8, 1e-37}) {
+    run_ranks(2, [scale](int, Runtime& rt) {
+      std::vector<double> v(7), out(7);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = scale * static_cast<double>(i % 3 + 1);
+      const auto view = [](std::vector<double>& x) {
+        return TensorView{x.data(), DataType::kFloat64, {static_cast<int64_t>(x.size())}};
+      };
+      require_ok(*rt.allreduce("tiny", view(v), view(out), adasum()));
+      for (size_t i = 0; i < v.size(); ++i) RANK_CHECK(out[i] == v[i]);
+    });
+  }
+}
