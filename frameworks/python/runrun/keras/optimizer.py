@@ -15,6 +15,8 @@ average_aggregated_gradients=True the reduction is scaled back to Horovod's sum 
 register_local_var / PartialDistributedOptimizer(local_layers=...): the gradients of local
 variables are not reduced (each rank applies its own, divided by the set's size unless
 scale_local_gradients=False), as Horovod's model-parallel layers.
+process_set: the gradients are reduced over its ranks; a rank outside it applies its own
+gradients unreduced, as Horovod's.
 The class is a subclass of the wrapped optimizer's class made at wrap time (as Horovod does),
 so isinstance checks, get_config and saving keep working.
 Under runrun --profile each update step is profiled with no script change: the allreduce
@@ -78,6 +80,14 @@ class _DistributedMixin:
                 if grads[i] is not None:
                     out[i] = grads[i] * factor
         if not positions:
+            return out
+        process_set = options["process_set"]
+        if process_set is not global_process_set and not process_set.included():
+            # Horovod's: a rank outside the set applies its own gradients, unreduced (summed
+            # over backward_passes_per_step as a reduction would have been: local_factor).
+            if options["local_factor"] != 1.0:
+                for i in positions:
+                    out[i] = grads[i] * options["local_factor"]
             return out
         compression = options["compression"]
         groups = self._group_positions(positions, options["groups"])

@@ -46,9 +46,15 @@ def _allreduce_sum(tensor, name, process_set):
 class SyncBatchNormalization(keras.layers.BatchNormalization):
     """keras.layers.BatchNormalization with batch statistics synchronized over `process_set`
     in training (every argument of BatchNormalization; `synchronized` is tf.distribute's and
-    must stay False)."""
+    must stay False). `fused`: Horovod's argument (Keras 2's), accepted as Horovod does: False
+    is what the layer does anyway (Keras 3 has no fused kernel to choose); True and None
+    (Keras 2's "fused when possible") raise ValueError."""
 
-    def __init__(self, *args, process_set=global_process_set, **kwargs):
+    def __init__(self, *args, fused=False, process_set=global_process_set, **kwargs):
+        if fused in (True, None):
+            raise ValueError("SyncBatchNormalization does not support fused=True (nor "
+                             "fused=None): its statistics are synchronized outside the fused "
+                             "kernel; pass fused=False or leave it out")
         super().__init__(*args, **kwargs)
         if self.synchronized:
             raise ValueError(

@@ -20,6 +20,7 @@ from runrun.tensorflow.errors import (
 from runrun.tensorflow.functions import (
     allgather_object,
     broadcast_,
+    broadcast_global_variables,
     broadcast_object,
     broadcast_object_fn,
     broadcast_variables,

@@ -7,6 +7,7 @@ carries runrun's message (rank, op, tensor, what to do) unchanged.
 Inside tf.function the ops run in tf.py_function, which turns a Python exception into
 tf.errors.InvalidArgumentError (ValueError, TypeError), UnimplementedError
 (NotImplementedError) or UnknownError (anything else), keeping the message: docs/tensorflow.md.
+One raised while a tf.function is traced keeps its class (autograph rebuilds it).
 Thread-safety: stateless.
 """
 
@@ -19,8 +20,13 @@ from runrun.common import exceptions as rx
 
 def _combined(tf_class, runrun_class):
     class Combined(tf_class, runrun_class):
-        def __init__(self, message):
-            tf_class.__init__(self, None, None, message)
+        # runrun raises Combined(message); autograph re-raises an OpError raised while a
+        # tf.function is traced as type(e)(node_def, op, message, payloads) when __init__ takes
+        # exactly those arguments (else it becomes a StagingError, no longer caught as this).
+        def __init__(self, node_def, op=None, message=None, *args):
+            if op is None and message is None:
+                node_def, message = None, node_def
+            tf_class.__init__(self, node_def, op, message, *args)
 
         def __str__(self):
             return self.message

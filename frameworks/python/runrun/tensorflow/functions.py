@@ -1,6 +1,7 @@
-"""horovod.tensorflow's helpers beyond single ops: broadcast_variables, broadcast_ and the
-object collectives (Python objects pickled by runrun.common.object_codec: cloudpickle when
-installed, as Horovod).
+"""horovod.tensorflow's helpers beyond single ops: broadcast_variables, broadcast_,
+broadcast_global_variables (refused, as Horovod's in eager mode) and the object collectives
+(Python objects pickled by runrun.common.object_codec: cloudpickle when installed, as
+Horovod).
 
 Why: a job starts from rank 0's weights (broadcast_variables after building the model, or in
 the first step of a tf.function) and shares small Python state (epochs, configs).
@@ -20,9 +21,10 @@ from runrun.common.names import op_name
 from runrun.common.numpy_tensors import ADAPTER as _NP
 from runrun.common.process_sets import global_process_set
 from runrun.tensorflow import graph
-from runrun.tensorflow.errors import tf_errors
+from runrun.tensorflow.errors import UnsupportedError, tf_errors
 from runrun.tensorflow.ops import broadcast
 from runrun.tensorflow.tensor_bridge import ADAPTER as _T
+from runrun.tensorflow.tensor_bridge import carried, uncarried
 
 
 def _value_of(variable):
@@ -33,11 +35,11 @@ def _value_of(variable):
 
 @tf_errors
 def _broadcast_eagerly(variables, root_rank, process_set, name=None):
-    handles = [_c.broadcast(_T, _value_of(v), root_rank,
+    handles = [_c.broadcast(_T, carried(_value_of(v)), root_rank,
                             None if name is None else f"{name}.{i}", process_set)
                for i, v in enumerate(variables)]
     for variable, handle in zip(variables, handles):
-        variable.assign(handle.wait())
+        variable.assign(uncarried(handle.wait(), variable.dtype))
 
 
 def broadcast_variables(variables, root_rank, process_set=global_process_set, inplace=False):
@@ -50,8 +52,23 @@ def broadcast_variables(variables, root_rank, process_set=global_process_set, in
     if graph.eager():
         _broadcast_eagerly(variables, root_rank, process_set)
         return None
+    graph.require_tf2_mode("broadcast_variables")
     return tf.group(*[v.assign(broadcast(_value_of(v), root_rank, process_set=process_set))
                       for v in variables])
+
+
+def broadcast_global_variables(root_rank):
+    """Horovod's TF1 helper (tf.compat.v1.global_variables()): raises, as Horovod's does in
+    eager mode, a RuntimeError (UnsupportedError is one) naming broadcast_variables. TF2 code
+    keeps no global variable collection (inside a tf.function Horovod's would broadcast an
+    empty list), and runrun has no TF1 graph mode."""
+    if not graph.eager():
+        graph.require_tf2_mode("broadcast_global_variables")
+    raise UnsupportedError(
+        "broadcast_global_variables() does not support TensorFlow 2 (eager or tf.function: no "
+        "global variable collection); use hvd.broadcast_variables(model.variables, "
+        f"root_rank={root_rank}) and hvd.broadcast_variables(optimizer.variables, "
+        f"root_rank={root_rank}) instead")
 
 
 def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
@@ -62,6 +79,7 @@ def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
     if graph.eager():
         _broadcast_eagerly(variables, root_rank, process_set, name)
         return [_value_of(v) for v in variables]
+    graph.require_tf2_mode("broadcast_")
     assigns = [v.assign(broadcast(_value_of(v), root_rank,
                                   None if name is None else f"{name}.{i}",
                                   process_set=process_set))

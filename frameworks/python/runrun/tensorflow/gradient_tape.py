@@ -7,7 +7,10 @@ them into several), compressed on the wire by `compression`; tf.IndexedSlices ar
 (or densified first with sparse_as_dense). gradient_predivide_factor splits the averaging
 into a prescale 1/f and a postscale f (op=Average only), as Horovod does. Sources registered
 with register_local_source (PartialDistributedGradientTape: the variables of local_layers) keep
-their own gradient, divided by the set's size unless scale_local_gradients=False.
+their own gradient, divided by the set's size unless scale_local_gradients=False;
+get_local_and_global_gradients returns the two kinds apart. On a rank outside `process_set`
+nothing is reduced: gradient() returns this rank's own gradients (local sources still scaled), as
+Horovod's.
 Thread-safety: as tf.GradientTape (one thread).
 """
 
@@ -40,6 +43,9 @@ def allreduce_gradients(grads, op=Average, compression=Compression.none,
     op = resolve_op(op)
     prescale, postscale = _scale_factors(op, gradient_predivide_factor)
     grads = list(grads)
+    if not _member(process_set):  # Horovod's: this rank's own gradients, unreduced
+        return [tf.convert_to_tensor(g) if sparse_as_dense and isinstance(g, tf.IndexedSlices)
+                else g for g in grads]
     out = list(grads)
     dense = []
     for i, g in enumerate(grads):
@@ -64,6 +70,11 @@ def allreduce_gradients(grads, op=Average, compression=Compression.none,
         for i, r in zip(group, reduced):
             out[i] = r
     return out
+
+
+def _member(process_set):
+    """Whether this rank belongs to `process_set` (the global set: always)."""
+    return process_set is global_process_set or process_set.included()
 
 
 def _scaled_down(grad, size):
@@ -101,6 +112,19 @@ class _DistributedGradientTape(tf.GradientTape):
                 if id(s) in local and out[i] is not None:
                     out[i] = _scaled_down(out[i], size)
         return tf.nest.pack_sequence_as(grads, out)
+
+    def get_local_and_global_gradients(self, target, sources, output_gradients=None,
+                                       use_generic_names=False):
+        """gradient(), split as Horovod's: (local, global), each a list of (source, gradient)
+        pairs in the order of `sources`; local: the sources registered with
+        register_local_source (PartialDistributedGradientTape's local layers), global: the
+        others, reduced over the process set. For what must be computed on each part apart
+        (a gradient norm: the global part is the same on every rank, the local one not)."""
+        grads = self.gradient(target, sources, output_gradients, use_generic_names)
+        local, shared = [], []
+        for source, grad in zip(tf.nest.flatten(sources), tf.nest.flatten(grads)):
+            (local if id(source) in self._runrun_local else shared).append((source, grad))
+        return local, shared
 
 
 def DistributedGradientTape(gradtape, device_dense="", device_sparse="",

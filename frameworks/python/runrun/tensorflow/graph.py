@@ -7,6 +7,8 @@ nodes (py_function is one) in program order, so collectives of one function reac
 in the same order on every rank, and names decided at trace time are the same on every rank.
 Cost: one py_function round trip per node (docs/tensorflow.md, docs/benchmarks.md); the
 Keras optimizer and DistributedGradientTape fuse all gradients into one node.
+TF1 graph mode (a plain tf.Graph made default, or eager execution disabled: ops build nodes for
+a tf.compat.v1.Session) is refused with UnsupportedError naming the op (require_tf2_mode).
 Thread-safety: the eager function runs on TF's executor thread; runrun ops may run anywhere.
 """
 
@@ -15,7 +17,12 @@ import re
 import tensorflow as tf
 
 from runrun.common.process_sets import process_set_id
-from runrun.tensorflow.errors import tf_errors
+from runrun.tensorflow.errors import UnsupportedError, tf_errors
+
+try:  # the class of tf.function's graphs (and of their tf.cond / while_loop / gradient graphs)
+    from tensorflow.python.framework.func_graph import FuncGraph
+except ImportError:  # pragma: no cover - then any graph but TF1's has outer_graph
+    FuncGraph = None
 
 try:  # the graphs of tf.cond branches and while_loop bodies (TF's own module, stable since 2.0)
     from tensorflow.python.ops.control_flow_v2_func_graphs import ControlFlowFuncGraph
@@ -39,6 +46,26 @@ def eager():
     return tf.executing_eagerly()
 
 
+def _in_function_graph(graph):
+    if FuncGraph is not None:
+        return isinstance(graph, FuncGraph)
+    return hasattr(graph, "outer_graph")
+
+
+def require_tf2_mode(op):
+    """Raises UnsupportedError when `op` is being built into a TF1 graph: neither eager nor
+    inside a tf.function (whose graphs are FuncGraphs). runrun's ops run as Python when the
+    graph executes (tf.py_function), and their names are decided per tf.function trace; a TF1
+    graph run by a tf.compat.v1.Session has neither."""
+    if tf.executing_eagerly() or _in_function_graph(tf.compat.v1.get_default_graph()):
+        return
+    raise UnsupportedError(
+        f"{op}: TF1 graph mode (ops built into a tf.Graph made default with as_default(), or "
+        "with eager execution disabled, to be run by a tf.compat.v1.Session) is not supported "
+        "by runrun.tensorflow; call the op eagerly (TensorFlow 2's default) or inside a "
+        "@tf.function (docs/tensorflow.md)")
+
+
 def trace_name(kind, name, process_set):
     """The op's name: `name`; None in eager mode (named per call); in a graph, an unnamed op's
     name decided now, at trace time (every execution of the traced function uses it):
@@ -46,10 +73,11 @@ def trace_name(kind, name, process_set):
     this trace of the function (`<function>`: graph_label). A retrace (a new input shape, on
     some ranks only) names its ops as the first trace did, so ranks that retraced and ranks that
     did not still match."""
+    if eager():
+        return None if name is None else str(name)
+    require_tf2_mode(kind)
     if name is not None:
         return str(name)
-    if eager():
-        return None
     graph = tf.compat.v1.get_default_graph()
     set_id = process_set_id(process_set)
     n = _next_in_graph(graph, "_runrun_unnamed_ops", (kind, set_id))
@@ -113,12 +141,14 @@ def gradient_name(name):
     return None if name is None else f"{name}.grad"
 
 
-def run(function, inputs, out_dtypes, out_shapes):
+def run(function, inputs, out_dtypes, out_shapes, op="runrun.tensorflow op"):
     """function(*eager_inputs) -> list of eager tensors, called now in eager mode or as a
     py_function node of the graph being traced; returns the list of outputs with `out_shapes`
-    (TensorShapes, None dimensions for sizes known only when it runs)."""
+    (TensorShapes, None dimensions for sizes known only when it runs). `op` names the op in
+    the refusal of TF1 graph mode."""
     if eager():
         return list(_eager_call(function, inputs))
+    require_tf2_mode(op)
     outputs = tf.py_function(tf_errors(function), list(inputs), list(out_dtypes))
     for output, shape in zip(outputs, out_shapes):
         output.set_shape(shape)

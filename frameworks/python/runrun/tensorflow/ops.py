@@ -8,6 +8,8 @@ gradient; allgather's is this rank's slice of the averaged gradient; broadcast's
 averaged gradient on the root and zero elsewhere; alltoall's sends the gradient back along the
 received splits; reducescatter's is the gathered gradient (times the set size for Sum) times
 the scale factors. Min, Max and Product have no gradient (raises).
+dtypes: those of runrun.tensorflow.tensor_bridge.SUPPORTED_DTYPES; allgather, broadcast and
+alltoall, which only move bytes, also take uint16 as Horovod's TF ops do (carried as int16).
 Thread-safety: any thread may run an op; each op name may have one op in flight.
 """
 
@@ -23,6 +25,8 @@ from runrun.tensorflow.errors import UnsupportedError
 from runrun.tensorflow.tensor_bridge import ADAPTER as _T
 from runrun.tensorflow.tensor_bridge import HAS_GPU as _HAS_GPU
 from runrun.tensorflow.tensor_bridge import adapter_for as _adapter_for
+from runrun.tensorflow.tensor_bridge import carried as _carried
+from runrun.tensorflow.tensor_bridge import uncarried as _uncarried
 
 
 def _require_differentiable(op, what):
@@ -89,33 +93,39 @@ def _gathered_shape(tensor):
 
 def _allgather_raw(tensor, name, process_set):
     name = graph.trace_name("allgather", name, process_set)
+    carried = _carried(tensor)
 
     def run(x):
         return [_c.allgather(_T, x, name, process_set).wait()]
 
-    return graph.run(run, [tensor], [tensor.dtype], [_gathered_shape(tensor)])[0]
+    out = graph.run(run, [carried], [carried.dtype], [_gathered_shape(tensor)])[0]
+    return _uncarried(out, tensor.dtype)
 
 
 def _broadcast_raw(tensor, root_rank, name, process_set):
     name = graph.trace_name("broadcast", name, process_set)
+    carried = _carried(tensor)
 
     def run(x):
         adapter = _adapter_for((x,)) if _HAS_GPU else _T
         return [_c.broadcast(adapter, x, root_rank, name, process_set).wait()]
 
-    return graph.run(run, [tensor], [tensor.dtype], [tensor.shape])[0]
+    out = graph.run(run, [carried], [carried.dtype], [tensor.shape])[0]
+    return _uncarried(out, tensor.dtype)
 
 
 def _alltoall_raw(tensor, splits, name, process_set):
     name = graph.trace_name("alltoall", name, process_set)
-    inputs = [tensor] if splits is None else [tensor, splits]
+    carried = _carried(tensor)
+    inputs = [carried] if splits is None else [carried, splits]
 
     def run(x, s=None):
         output, received = _c.alltoall(_T, x, s, name, process_set).wait()
         return [output, received]
 
-    return graph.run(run, inputs, [tensor.dtype, tf.int32],
-                     [_gathered_shape(tensor), tf.TensorShape([None])])
+    output, received = graph.run(run, inputs, [carried.dtype, tf.int32],
+                                 [_gathered_shape(tensor), tf.TensorShape([None])])
+    return [_uncarried(output, tensor.dtype), received]
 
 
 def _reducescatter_raw(tensor, op, prescale, postscale, name, process_set):
@@ -143,6 +153,8 @@ def _allreduce_dense(tensor, op, prescale, postscale, name, process_set):
 
 def _allreduce_sparse(slices, op, prescale, postscale, name, process_set):
     """An IndexedSlices allreduce as Horovod does it: allgather of values and indices."""
+    if not graph.eager():
+        graph.require_tf2_mode("allreduce")
     if op not in (Average, Sum):
         raise UnsupportedError(
             f"allreduce of tf.IndexedSlices supports op=Average or Sum, got {op.name}; pass "
@@ -333,7 +345,7 @@ def join(process_set=global_process_set):
     Returns the last rank to join (an int32 scalar tensor)."""
     def run():
         return [tf.constant(_c.join(process_set), dtype=tf.int32)]
-    return graph.run(run, [], [tf.int32], [tf.TensorShape([])])[0]
+    return graph.run(run, [], [tf.int32], [tf.TensorShape([])], op="join")[0]
 
 
 def barrier(process_set=global_process_set):
@@ -341,4 +353,4 @@ def barrier(process_set=global_process_set):
     def run():
         _c.barrier(process_set)
         return [tf.constant(0, dtype=tf.int32)]
-    graph.run(run, [], [tf.int32], [tf.TensorShape([])])
+    graph.run(run, [], [tf.int32], [tf.TensorShape([])], op="barrier")

@@ -40,6 +40,23 @@ SUPPORTED_DTYPES = (
     tf.float64, tf.bool,
 )
 
+# dtypes the runtime has no type for that the ops which only move bytes (allgather, broadcast,
+# alltoall: Horovod's TF ops take uint16 there, not in its reductions) carry as another type of
+# the same width: tf.bitcast keeps shape and bytes, and the output is bitcast back.
+_CARRIERS = {tf.uint16: tf.int16}
+MOVED_DTYPES = SUPPORTED_DTYPES + tuple(_CARRIERS)
+
+
+def carried(tensor):
+    """`tensor`, or its bytes as its carrier dtype (a uint16 tensor as int16)."""
+    carrier = _CARRIERS.get(tensor.dtype)
+    return tensor if carrier is None else tf.bitcast(tensor, carrier)
+
+
+def uncarried(tensor, dtype):
+    """An op's output `tensor` (carried() of an input of `dtype`) as `dtype` again."""
+    return tensor if tensor.dtype == dtype else tf.bitcast(tensor, dtype)
+
 
 def check_tensor(tensor, op, name, hand_over=True):
     """`tensor` (a tf.Tensor, a tf.Variable or anything tf.convert_to_tensor takes, as Horovod's
@@ -56,9 +73,11 @@ def check_tensor(tensor, op, name, hand_over=True):
                 f"takes, got {type(tensor).__name__} ({e})") from None
     if tensor.dtype not in SUPPORTED_DTYPES:
         supported = ", ".join(d.name for d in SUPPORTED_DTYPES)
+        moved = " (allgather, broadcast and alltoall take it, as Horovod's)" \
+            if tensor.dtype in _CARRIERS else ""
         raise InvalidArgumentError(
-            f"{op} '{name}': dtype {tensor.dtype.name} is not supported; cast the tensor "
-            f"(tf.cast) to one of {supported}")
+            f"{op} '{name}': dtype {tensor.dtype.name} is not supported{moved}; cast the "
+            f"tensor (tf.cast) to one of {supported}")
     if hand_over and "GPU" in tensor.device.upper():
         hand_over_gpu_tensor()
     return tensor
