@@ -43,8 +43,9 @@ inline constexpr Knob kStallCheckTime{
     "RUNRUN_STALL_CHECK_TIME", "60",
     "seconds after which a tensor submitted by some ranks but not others is reported; 0: off"};
 inline constexpr Knob kStallShutdownTime{
-    "RUNRUN_STALL_SHUTDOWN_TIME", "0",
-    "seconds after which such a stall fails the op on every rank; 0: never"};
+    "RUNRUN_STALL_SHUTDOWN_TIME", "600",
+    "seconds after which such a stall fails the op on every rank (bounded by default, as torch's "
+    "process-group timeout; Horovod's default is never); 0: never"};
 inline constexpr Knob kShutdownTimeout{
     "RUNRUN_SHUTDOWN_TIMEOUT", "30",
     "seconds shutdown waits for the other ranks to agree before it gives up on them"};

@@ -339,7 +339,8 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
           " s ago; ranks [" + missing.str() +
           "] have not submitted it." + stall_hint(waiting, all_waiting) +
           " One rank may be waiting on a different tensor or stuck in its own code (see "
-          "docs/troubleshooting.md).";
+          "docs/troubleshooting.md). " + stall_deadline_text(config_.stall_shutdown_time,
+                                                              waiting.age);
       responses.push_back(std::move(notice));
     }
   }

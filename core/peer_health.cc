@@ -10,6 +10,7 @@
 #include "common/env_names.h"
 #include "common/rank_events.h"
 #include "core/message.h"
+#include "core/stall_hint.h"
 #include "core/wire.h"
 #include "ops/backend_factory.h"
 
@@ -143,7 +144,7 @@ void PeerHealth::watch_for_idle_stall() {
                                           " s passed: every op on this rank fails.");
   } else if (!idle_stall_warned_) {
     idle_stall_warned_ = true;
-    logger_->warn("{}", text);
+    logger_->warn("{}. {}", text, stall_deadline_text(config_.stall_shutdown_time, age));
   }
 }
 

@@ -78,4 +78,19 @@ std::string stall_hint(const MessageTable::Waiting& stalled,
   return hint;
 }
 
+std::string stall_deadline_text(std::chrono::seconds shutdown_time,
+                                std::chrono::steady_clock::duration age) {
+  const std::string name = "RUNRUN_STALL_SHUTDOWN_TIME";
+  if (shutdown_time.count() == 0) {
+    return name + "=0: the ranks wait for ever; set it to a number of seconds to end such a "
+                  "stall with an error on every rank.";
+  }
+  const auto left = std::max<int64_t>(
+      0, (shutdown_time - std::chrono::duration_cast<std::chrono::seconds>(age)).count());
+  return "The job ends in " + std::to_string(left) + " s unless the ranks catch up: these ops "
+         "then fail on every rank (" + name + "=" + std::to_string(shutdown_time.count()) +
+         " s; raise it where one rank legitimately works alone that long, e.g. evaluating or "
+         "checkpointing, or 0 to wait for ever).";
+}
+
 }  // namespace runrun

@@ -5,6 +5,7 @@
 // submitted instead. This pairs them so the stall warning and error can say so.
 // Thread-safety: pure functions over the caller's copy of the table's waiting rows.
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@ namespace runrun {
 // names differ only in their numbers, that a per-process counter is the likely cause.
 std::string stall_hint(const MessageTable::Waiting& stalled,
                        const std::vector<MessageTable::Waiting>& waiting);
+
+// The sentence that ends a stall warning: when the stalled ops will fail on every rank (the
+// stall shutdown time less `age`, the stall's age now) and how to change that, or that they
+// wait for ever when the shutdown time is 0.
+std::string stall_deadline_text(std::chrono::seconds shutdown_time,
+                                std::chrono::steady_clock::duration age);
 
 // True when `a` and `b` differ, but only in their numbers: runs of digits, each with the '_'
 // right before it ("dense/kernel", "dense_1/kernel" and "dense_12/kernel"; "noname.3" and

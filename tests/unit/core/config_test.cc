@@ -24,6 +24,15 @@ TEST_CASE("config reads defaults, then the environment, then overrides", "[confi
   CHECK(Config::load({{"RUNRUN_BURST_GAP_US", "0"}}).burst_gap.count() == 0);
 }
 
+TEST_CASE("config: a stall ends the job by default, in minutes (issue 36, point 1)", "[config]") {
+  unsetenv("RUNRUN_STALL_SHUTDOWN_TIME");
+  unsetenv("HOROVOD_STALL_SHUTDOWN_TIME_SECONDS");
+  const Config c = Config::load();
+  CHECK(c.stall_shutdown_time.count() == 600);
+  CHECK(c.stall_check_time < c.stall_shutdown_time);  // warned first, with the time left
+  CHECK(Config::load({{"RUNRUN_STALL_SHUTDOWN_TIME", "0"}}).stall_shutdown_time.count() == 0);
+}
+
 TEST_CASE("config rejects malformed values and unknown names", "[config]") {
   CHECK_THROWS_WITH(Config::load({{"RUNRUN_CACHE_CAPACITY", "lots"}}),
                     Catch::Contains("RUNRUN_CACHE_CAPACITY='lots' is not a number"));

@@ -351,5 +351,9 @@ TEST_CASE("the coordinator's stall warning is logged on every rank", "[core][err
     CHECK(contains(logs[rank].str(), "ranks [" + std::to_string(rank) + "] have not submitted"));
     CHECK(contains(logs[rank].str(), "Meanwhile ranks [" + std::to_string(rank) +
                                          "] submitted 'stall" + std::to_string(rank) + "'"));
+    // It says when the job ends and how to change that (issue 36, point 1).
+    CHECK(contains(logs[rank].str(), "The job ends in "));
+    CHECK(contains(logs[rank].str(), " s unless the ranks catch up: these ops then fail"));
+    CHECK(contains(logs[rank].str(), "RUNRUN_STALL_SHUTDOWN_TIME=3 s; raise it"));
   }
 }
