@@ -67,7 +67,9 @@ std::vector<std::string> range_values(std::string_view ranges, std::string_view 
     const unsigned long first = parse_number(low, origin, text);
     const unsigned long last = parse_number(high, origin, text);
     if (last < first) malformed(origin, text, "the range '" + std::string(part) + "' goes down");
-    if (last - first >= kMaxExpanded) malformed(origin, text, "the range '" + std::string(part) + "' is too long");
+    if (last - first >= kMaxExpanded - values.size()) {
+      malformed(origin, text, "the range '" + std::string(part) + "' is too long");
+    }
     for (unsigned long value = first; value <= last; ++value) values.push_back(padded(value, low.size()));
   }
   return values;

@@ -1,6 +1,7 @@
 #include "launcher/cluster_hosts.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "common/errors.h"
 #include "common/slurm_lists.h"
@@ -15,14 +16,17 @@ const std::string* find(const Environment& env, const char* name) {
 
 std::string short_name(const std::string& host) { return host.substr(0, host.find('.')); }
 
-}  // namespace
+bool parse_whole(const std::string& text, long& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
 
-std::optional<ClusterHosts> slurm_allocation(const Environment& env) {
+// The allocation's variables, read; see slurm_allocation.
+std::optional<ClusterHosts> read_allocation(const Environment& env) {
   const std::string* job = find(env, "SLURM_JOB_ID");
   if (job == nullptr) return std::nullopt;
-  const bool job_list = find(env, "SLURM_JOB_NODELIST") != nullptr;
-  const char* nodes_name = job_list || !find(env, "SLURM_NODELIST") ? "SLURM_JOB_NODELIST"
-                                                                      : "SLURM_NODELIST";
+  const bool step_list = find(env, "SLURM_NODELIST") != nullptr;
+  const char* nodes_name = step_list ? "SLURM_NODELIST" : "SLURM_JOB_NODELIST";
   const std::string* nodes = find(env, nodes_name);
   const std::string* tasks = find(env, "SLURM_TASKS_PER_NODE");
   if (nodes == nullptr || tasks == nullptr) {
@@ -46,7 +50,29 @@ std::optional<ClusterHosts> slurm_allocation(const Environment& env) {
   allocation.source = "the Slurm allocation of job " + *job + " (" + nodes_name + "=" + *nodes +
                       ", SLURM_TASKS_PER_NODE=" + *tasks + ")";
   allocation.slurm = true;
+  allocation.default_np = total_slots(allocation.hosts);
+  long ntasks = 0;
+  if (const std::string* text = find(env, "SLURM_NTASKS");
+      text != nullptr && parse_whole(*text, ntasks) && ntasks >= 1 &&
+      ntasks < allocation.default_np) {
+    allocation.default_np = static_cast<int>(ntasks);
+  }
+  long step = 0;
+  const std::string* step_text = find(env, "SLURM_STEP_ID");
+  allocation.inside_step = step_text != nullptr && parse_whole(*step_text, step) && step >= 0 &&
+                           step < 0xfffffff0L;
   return allocation;
+}
+
+}  // namespace
+
+std::optional<ClusterHosts> slurm_allocation(const Environment& env, bool hosts_given) {
+  try {
+    return read_allocation(env);
+  } catch (const InvalidArgumentError&) {
+    if (!hosts_given) throw;
+    return std::nullopt;
+  }
 }
 
 std::optional<ClusterHosts> mpi_operator_hosts(const Environment& env) {
@@ -67,20 +93,38 @@ std::optional<ClusterHosts> mpi_operator_hosts(const Environment& env) {
   return std::nullopt;
 }
 
-void check_hosts_in_allocation(const std::vector<HostSlots>& hosts, const std::string& given_by,
-                               const ClusterHosts& allocation, const std::string& local_name) {
+std::vector<HostSlots> hosts_in_allocation(const std::vector<HostSlots>& hosts,
+                                           const std::string& given_by,
+                                           const ClusterHosts& allocation,
+                                           const std::string& local_name) {
+  std::vector<HostSlots> named;
   for (const auto& host : hosts) {
     const std::string name = short_name(host.name == "localhost" ? local_name : host.name);
-    const bool allocated =
-        std::any_of(allocation.hosts.begin(), allocation.hosts.end(),
-                    [&](const HostSlots& node) { return short_name(node.name) == name; });
-    if (!allocated) {
+    const auto node =
+        std::find_if(allocation.hosts.begin(), allocation.hosts.end(),
+                     [&](const HostSlots& allocated) { return short_name(allocated.name) == name; });
+    if (node == allocation.hosts.end()) {
       throw InvalidArgumentError(RUNRUN_WHERE,
                                  "host '" + host.name + "' of " + given_by + " is outside " +
                                      allocation.source + ": name allocated nodes only, or leave "
                                      "out -H to use the whole allocation");
     }
+    if (host.slots > node->slots) {
+      throw InvalidArgumentError(RUNRUN_WHERE,
+                                 "host '" + host.name + "' of " + given_by + " has " +
+                                     std::to_string(host.slots) + " slots, more than the " +
+                                     std::to_string(node->slots) + " of node " + node->name +
+                                     " in " + allocation.source);
+    }
+    named.push_back({node->name, host.slots});
   }
+  return named;
+}
+
+std::string cluster_hosts_notice(const ClusterHosts& cluster, int num_proc) {
+  return std::to_string(num_proc) + " processes on " +
+         format_host_list(hosts_for_processes(cluster.hosts, num_proc)) + ", from " +
+         cluster.source + (cluster.slurm ? ", started through srun" : "");
 }
 
 }  // namespace runrun::launcher

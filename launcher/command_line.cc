@@ -354,7 +354,7 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   options.num_proc = raw.num_proc;
   const bool elastic = !raw.discovery_script.empty() || raw.min_np != 0 || raw.max_np != 0;
   // Elastic jobs take their hosts from the discovery script or -H, over ssh, as before.
-  if (!elastic) options.slurm = slurm_allocation(env);
+  if (!elastic) options.slurm = slurm_allocation(env, !raw.hosts.empty() || !raw.hostfile.empty());
   options.controller = raw.gloo ? Controller::kGloo : Controller::kMpi;
   options.controller_given = raw.gloo || raw.mpi;
   if (!raw.hosts.empty()) {
@@ -366,12 +366,10 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   } else if (auto cluster = options.slurm ? options.slurm : mpi_operator_hosts(env)) {
     options.hosts = cluster->hosts;
     options.hosts_source = cluster->source;
-    if (options.num_proc == 0) options.num_proc = total_slots(options.hosts);
+    if (options.num_proc == 0) options.num_proc = cluster->default_np > 0 ? cluster->default_np
+                                                  : total_slots(options.hosts);
     if (options.num_proc >= 1 && options.num_proc <= total_slots(options.hosts)) {
-      notices.push_back(std::to_string(options.num_proc) + " processes on " +
-                        format_host_list(hosts_for_processes(options.hosts, options.num_proc)) +
-                        ", from " + cluster->source +
-                        (cluster->slurm ? ", started through srun" : ""));
+      notices.push_back(cluster_hosts_notice(*cluster, options.num_proc));
     }  // else the preflight says what is wrong, naming both
   } else {
     options.hosts = {{"localhost", raw.num_proc > 0 ? raw.num_proc : 1}};

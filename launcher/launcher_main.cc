@@ -75,12 +75,13 @@ JobPlan plan_job(const LaunchOptions& options, const Environment& env,
   check_command(options);
   check_duplicate_hosts(options.hosts, local);
   check_network_interfaces(options.network_interface, local_interface_names());
+  std::vector<HostSlots> hosts = options.hosts;
   if (options.slurm && options.hosts_source != options.slurm->source) {
     const std::string here = local.names().empty() ? "localhost" : local.names().front();
-    check_hosts_in_allocation(options.hosts, options.hosts_source, *options.slurm, here);
+    hosts = hosts_in_allocation(hosts, options.hosts_source, *options.slurm, here);
   }
   JobPlan plan;
-  for (const auto& host : hosts_for_processes(options.hosts, options.num_proc)) {
+  for (const auto& host : hosts_for_processes(hosts, options.num_proc)) {
     plan.host_labels.push_back(host.name);
     // In an allocation Slurm places every rank, by the names it gave the nodes.
     const bool local_name = local.is_local(host.name) && !options.slurm;
@@ -220,7 +221,7 @@ class TemporaryFile {
 // serves the rendezvous and supervises srun as it does mpirun.
 int run_srun_job(const LaunchOptions& options, const Environment& env, const JobPlan& plan,
                  const std::vector<std::pair<std::string, std::string>>& job_entries) {
-  const auto argv = build_srun_command(options, plan, find_srun(env));
+  const auto argv = build_srun_command(options, plan, find_srun(env), options.slurm->inside_step);
   if (options.dry_run) {
     std::cout << "SLURM_HOSTFILE=<" << srun_hostfile(plan).size() << " bytes: one host per rank> "
               << shell_join(argv) << std::endl;

@@ -9,7 +9,7 @@
 namespace runrun::launcher {
 
 std::vector<std::string> build_srun_command(const LaunchOptions& options, const JobPlan& plan,
-                                            const std::string& srun_path) {
+                                            const std::string& srun_path, bool inside_step) {
   std::vector<int> layout;
   for (const auto& host : plan.hosts) layout.push_back(host.slots);
   // --label: "R: " before every line, which the output router turns into runrun's tags.
@@ -24,11 +24,12 @@ std::vector<std::string> build_srun_command(const LaunchOptions& options, const 
                                    "--distribution",
                                    "arbitrary",
                                    "--kill-on-bad-exit=1",
-                                   plan.launcher_path,
-                                   kRankShimFlag,
-                                   format_layout(layout),
-                                   kSrunTaskFlag,
-                                   "--"};
+                                   // The ranks' environment travels in srun's: whatever
+                                   // SLURM_EXPORT_ENV (sbatch --export=NONE) says.
+                                   "--export=ALL"};
+  if (inside_step) argv.emplace_back("--overlap");
+  argv.insert(argv.end(),
+              {plan.launcher_path, kRankShimFlag, format_layout(layout), kSrunTaskFlag, "--"});
   argv.insert(argv.end(), options.command.begin(), options.command.end());
   return argv;
 }

@@ -39,7 +39,8 @@ std::string resolved_name(const std::string& name) {
   const rendezvous::LaunchPlan plan = rendezvous::detect_launch_of_this_process();
   if (name == "auto") return plan.backend;
   RUNRUN_ENFORCE(!rendezvous::is_direct(plan.kind) || name == "gloo", InvalidArgumentError,
-                 "RUNRUN_BACKEND=" + name + " cannot form this job: it was started by " +
+                 "the " + name + " backend (RUNRUN_BACKEND or init(backend=...)) cannot form "
+                 "this job: it was started by " +
                      plan.description + ", which only the gloo backend joins (" + name +
                      " would run every rank as a job of one); use RUNRUN_BACKEND=auto or gloo" +
                      (plan.kind == rendezvous::LaunchKind::kSlurmStep

@@ -51,13 +51,12 @@ JobSecret job_secret_of_this_process() {
   static bool read = false;
   std::lock_guard<std::mutex> lock(mutex);
   if (!read) {
-    read = true;
     if (const char* text = std::getenv(env::kRendezvousSecret)) {
-      std::string hex(text);
+      // Malformed: an error now and at every later init(), never a silent "no secret".
+      secret = JobSecret::from_hex(text, env::kRendezvousSecret);
       ::unsetenv(env::kRendezvousSecret);
-      secret = JobSecret::from_hex(hex, env::kRendezvousSecret);
-      std::fill(hex.begin(), hex.end(), '\0');
     }
+    read = true;
   }
   return secret;
 }

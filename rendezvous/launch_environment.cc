@@ -24,10 +24,10 @@ constexpr const char* kSlurmVariables =
     "SLURM_JOB_ID, SLURM_STEP_ID, SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID, "
     "SLURM_NODEID, SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE";
 
-// Slurm's step id of a batch script and of an allocation's interactive step: not an srun step.
-constexpr std::string_view kBatchStep = "4294967294";
-constexpr std::string_view kExternStep = "4294967295";
-constexpr std::string_view kInteractiveStep = "4294967290";
+// Slurm's step ids from SLURM_MAX_NORMAL_STEP_ID (0xfffffff0) up name the batch script, the
+// extern and interactive steps and the like (their values changed between Slurm releases):
+// none is an srun step.
+constexpr unsigned long kMaxNormalStepId = 0xfffffff0UL;
 
 const std::string* find(const EnvironmentMap& env, const char* name) {
   const auto it = env.find(name);
@@ -77,9 +77,10 @@ uint16_t port_of(const EnvironmentMap& env, const char* name, const std::string&
 void apply_user_overrides(const EnvironmentMap& env, LaunchPlan& plan, uint16_t avoid_port,
                           const std::string& context) {
   if (const std::string* host = find(env, env::kRendezvousAddr)) plan.rendezvous_host = *host;
-  plan.rendezvous_port = find(env, env::kRendezvousPort)
-                             ? port_of(env, env::kRendezvousPort, context)
-                             : derived_port(plan.job_identity, avoid_port);
+  plan.port_from_user = find(env, env::kRendezvousPort) != nullptr;
+  plan.reserved_port = avoid_port;
+  plan.rendezvous_port = plan.port_from_user ? port_of(env, env::kRendezvousPort, context)
+                                             : derived_port(plan.job_identity, avoid_port);
   plan.user_secret = find(env, env::kRendezvousSecret) != nullptr;
   plan.backend = "gloo";
   plan.description += ", rank 0 serving the rendezvous at " + plan.rendezvous_host + ":" +
@@ -103,6 +104,16 @@ LaunchPlan torchrun_plan(const EnvironmentMap& env) {
   }
   plan.kind = LaunchKind::kTorchrun;
   plan.rank = int_of(env, "RANK", 0, plan.size - 1, context);
+  // PyTorchJob with nprocPerNode > 1 counts every process in WORLD_SIZE but starts one per pod
+  // (RANK is the pod's index) unless torchrun runs in it (and sets LOCAL_RANK).
+  long per_node = 0;
+  const std::string nproc = value_or(env, "PET_NPROC_PER_NODE", "1");
+  RUNRUN_ENFORCE(find(env, "LOCAL_RANK") || !parse_int(nproc, per_node) || per_node <= 1,
+                 InvalidArgumentError,
+                 "PET_NPROC_PER_NODE=" + nproc + " counts several processes per pod in "
+                 "WORLD_SIZE, but this one was not started by torchrun (LOCAL_RANK is not set) "
+                 "and nobody starts the others: run the script under torchrun, or set "
+                 "nprocPerNode to 1" + context);
   const std::string* master = find(env, "MASTER_ADDR");
   RUNRUN_ENFORCE(master != nullptr, InvalidArgumentError, "MASTER_ADDR is not set" + context);
   const uint16_t master_port = port_of(env, "MASTER_PORT", context);
@@ -110,10 +121,13 @@ LaunchPlan torchrun_plan(const EnvironmentMap& env) {
     plan.host_id = "node " + std::to_string(int_of(env, "GROUP_RANK", 0, 1 << 24, context));
   }
   plan.rendezvous_host = *master;
+  // Not TORCHELASTIC_RESTART_COUNT: after a membership change the agents' counts differ.
   plan.job_identity = "torchrun|" + *master + "|" + std::to_string(master_port) + "|" +
                       value_or(env, "TORCHELASTIC_RUN_ID", "") + "|" +
-                      value_or(env, "TORCHELASTIC_RESTART_COUNT", "0") + "|" +
                       std::to_string(plan.size);
+  if (find(env, "LOCAL_WORLD_SIZE")) {
+    plan.several_hosts = int_of(env, "LOCAL_WORLD_SIZE", 1, plan.size, context) != plan.size;
+  }
   plan.description = "the torchrun convention: WORLD_SIZE=" + std::to_string(plan.size) +
                      " RANK=" + std::to_string(plan.rank) + " LOCAL_RANK=" +
                      value_or(env, "LOCAL_RANK", "(unset)") + " MASTER_ADDR=" + *master +
@@ -156,28 +170,27 @@ LaunchPlan pet_plan(const EnvironmentMap& env) {
   return plan;
 }
 
+// A task srun started: srun alone sets the step's task count (a batch script and salloc's
+// command have the job's variables, and SLURM_PROCID in a batch script, but no step's).
 bool slurm_step(const EnvironmentMap& env) {
   const std::string* step = first_of(env, {"SLURM_STEP_ID", "SLURM_STEPID"});
-  return find(env, "SLURM_JOB_ID") && find(env, "SLURM_PROCID") && step != nullptr &&
-         *step != kBatchStep && *step != kExternStep && *step != kInteractiveStep;
+  long id = 0;
+  return find(env, "SLURM_JOB_ID") && find(env, "SLURM_PROCID") &&
+         find(env, "SLURM_STEP_NUM_TASKS") && step != nullptr && parse_int(*step, id) &&
+         id >= 0 && static_cast<unsigned long>(id) < kMaxNormalStepId;
 }
 
-// srun with an MPI plugin: Open MPI's MPI_Init forms the job through PMIx/PMI.
+// srun with an MPI plugin: Open MPI's MPI_Init forms the job through PMIx/PMI, whose servers
+// srun started only then (SLURM_MPI_TYPE alone is also an srun input and may be stale).
 bool slurm_mpi(const EnvironmentMap& env) {
-  if (find(env, "PMIX_RANK") || find(env, "PMI_RANK")) return true;
-  const std::string type = value_or(env, "SLURM_MPI_TYPE", "none");
-  return type != "none";
+  return find(env, "PMIX_RANK") != nullptr || find(env, "PMI_RANK") != nullptr;
 }
 
 LaunchPlan slurm_plan(const EnvironmentMap& env) {
   const std::string context = std::string(": this process was started by Slurm's srun, and "
                                           "runrun reads ") + kSlurmVariables +
                               " to form the step's job";
-  const char* size_name = nullptr;
-  const std::string* size_text =
-      first_of(env, {"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS"}, &size_name);
-  RUNRUN_ENFORCE(size_text != nullptr, InvalidArgumentError,
-                 "SLURM_STEP_NUM_TASKS is not set" + context);
+  const char* size_name = "SLURM_STEP_NUM_TASKS";
   LaunchPlan plan;
   plan.size = int_of(env, size_name, 1, 1 << 24, context);
   plan.rank = int_of(env, "SLURM_PROCID", 0, plan.size - 1, context);
@@ -186,7 +199,9 @@ LaunchPlan slurm_plan(const EnvironmentMap& env) {
   if (slurm_mpi(env)) {
     plan.kind = LaunchKind::kSlurmMpi;
     plan.description = "a Slurm step with an MPI plugin (SLURM_MPI_TYPE=" +
-                       value_or(env, "SLURM_MPI_TYPE", "?") + "): job " + job + "." + step +
+                       value_or(env, "SLURM_MPI_TYPE", "?") + ", " +
+                       (find(env, "PMIX_RANK") ? "PMIX_RANK" : "PMI_RANK") + "): job " + job +
+                       "." + step +
                        ", MPI forms the job of " + std::to_string(plan.size);
     return plan;
   }
@@ -197,13 +212,14 @@ LaunchPlan slurm_plan(const EnvironmentMap& env) {
   plan.kind = LaunchKind::kSlurmStep;
   const int node = int_of(env, "SLURM_NODEID", 0, 1 << 24, context);
   plan.host_id = "node " + std::to_string(node);
-  const char* nodes_name = nullptr;
-  const std::string* nodes =
-      first_of(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}, &nodes_name);
+  const char* nodes_name = "SLURM_STEP_NODELIST";
+  const std::string* nodes = find(env, nodes_name);
   RUNRUN_ENFORCE(nodes != nullptr, InvalidArgumentError,
                  "SLURM_STEP_NODELIST is not set" + context);
   const auto hosts = slurm::expand_host_list(*nodes, nodes_name);
-  RUNRUN_ENFORCE(plan.rank != 0 || node == 0, InvalidArgumentError,
+  plan.several_hosts = hosts.size() > 1;
+  const bool address_given = find(env, env::kRendezvousAddr) != nullptr;
+  RUNRUN_ENFORCE(plan.rank != 0 || node == 0 || address_given, InvalidArgumentError,
                  "rank 0 (SLURM_PROCID=0) runs on node " + std::to_string(node) + " of " +
                      *nodes + ", not on the step's first node where the others look for it: "
                      "use a block or cyclic distribution (srun's default), or set "
@@ -231,6 +247,15 @@ uint16_t derived_port(const std::string& job_identity, uint16_t avoid) {
   auto port = static_cast<uint16_t>(20000 + hash % 12000);
   if (port == avoid) port = static_cast<uint16_t>(port == 31999 ? 20000 : port + 1);
   return port;
+}
+
+LaunchPlan for_initialization(LaunchPlan plan, int initialization) {
+  if (initialization == 0 || !is_direct(plan.kind)) return plan;
+  plan.job_identity += "|init" + std::to_string(initialization);
+  if (!plan.port_from_user) {
+    plan.rendezvous_port = derived_port(plan.job_identity, plan.reserved_port);
+  }
+  return plan;
 }
 
 JobSecret direct_launch_secret(const LaunchPlan& plan, const JobSecret& user_secret) {

@@ -44,6 +44,11 @@ struct LaunchPlan {
   // address, port and run id): ranks of another job are refused by the rendezvous.
   std::string job_identity;
   bool user_secret = false;  // RUNRUN_RENDEZVOUS_SECRET was set: the rendezvous authenticates
+  bool port_from_user = false;  // RUNRUN_RENDEZVOUS_PORT: the same port for every init()
+  uint16_t reserved_port = 0;   // never derived: torch's store (MASTER_PORT)
+  // Whether the ranks may span hosts (a Slurm step over several nodes; torchrun unless
+  // LOCAL_WORLD_SIZE equals WORLD_SIZE): rank 0 then never serves on loopback alone.
+  bool several_hosts = true;
 };
 
 // A launch that runrun forms itself over Gloo, rank 0 serving the rendezvous.
@@ -59,6 +64,12 @@ LaunchPlan detect_launch(const EnvironmentMap& env);
 
 // detect_launch of this process's environment.
 LaunchPlan detect_launch_of_this_process();
+
+// The plan of a process's `initialization`-th init() (0, 1, ...: a script may shut runrun down
+// and initialize it again, on every rank alike): each one is a job of its own, with its own
+// identity, secret and (unless RUNRUN_RENDEZVOUS_PORT is set) port, so a rank that re-inits
+// early never talks to rank 0's previous rendezvous.
+LaunchPlan for_initialization(LaunchPlan plan, int initialization);
 
 // The rendezvous port of a direct launch when RUNRUN_RENDEZVOUS_PORT is not set: a hash of the
 // job's identity into 20000-31999 (below Linux's ephemeral ports), never `avoid` (torch's store).

@@ -46,27 +46,58 @@ std::string listen_address(const std::string& spec, const std::string& server) {
 
 namespace {
 
-// Where rank 0 of a direct launch listens: loopback when the others look for it there (one
-// host), else every address of its host (MASTER_ADDR may name a Kubernetes service or a host
-// name whose address is not one runrun could pick).
-std::string serving_address(const std::string& rendezvous_host) {
+bool loopback(const std::string& address) { return address.rfind("127.", 0) == 0; }
+
+// An address no packet is sent to: the kernel's route towards it is the default route, whose
+// source address is the one other hosts most likely reach this host at.
+constexpr const char* kDefaultRouteProbe = "192.0.2.1";  // TEST-NET-1 (RFC 5737)
+
+// Where rank 0 of a direct launch listens: loopback for a job on one host that looks for it
+// there, else every address of its host (MASTER_ADDR may name a Kubernetes service, or rank 0's
+// own name, which Debian maps to 127.0.1.1).
+std::string serving_address(const rendezvous::LaunchPlan& plan) {
+  if (plan.several_hosts) return "0.0.0.0";
   try {
-    if (rendezvous::address_towards(rendezvous_host).rfind("127.", 0) == 0) return "127.0.0.1";
+    if (loopback(rendezvous::address_towards(plan.rendezvous_host))) return "127.0.0.1";
   } catch (const InvalidArgumentError&) {
     // Unresolvable here: the clients fail with their own message naming the host.
   }
   return "0.0.0.0";
 }
 
+// The address this rank's Gloo pairs listen on: RUNRUN_NETWORK_INTERFACE's, else the one towards
+// rank 0's rendezvous; when that is loopback (rank 0 itself) but the job spans hosts, the
+// default route's, or an error saying to name the network.
+std::string direct_listen_address(const rendezvous::LaunchPlan& plan, const char* spec) {
+  const std::string address = listen_address(spec ? spec : "", plan.rendezvous_host);
+  if (spec != nullptr || !plan.several_hosts || !loopback(address)) return address;
+  std::string routed;
+  try {
+    routed = rendezvous::address_towards(kDefaultRouteProbe);
+  } catch (const InvalidArgumentError&) {
+  }
+  RUNRUN_ENFORCE(!routed.empty() && !loopback(routed), InvalidArgumentError,
+                 "rank " + std::to_string(plan.rank) + " reaches the rendezvous host '" +
+                     plan.rendezvous_host + "' over loopback and this host has no default "
+                     "route, so the job's other hosts could not reach it: name the network with " +
+                     env::kNetworkInterface + " (an interface or a CIDR block)");
+  return routed;
+}
+
 // A rank of a job that srun or torchrun started (launch_environment.h): rank 0 serves the
 // job's rendezvous on the port every rank derives, and every rank connects to it.
-std::unique_ptr<Backend> make_direct_gloo_backend(const rendezvous::LaunchPlan& plan,
+std::unique_ptr<Backend> make_direct_gloo_backend(const rendezvous::LaunchPlan& first_plan,
                                                   const GlooEnvironmentOptions& options) {
+  // Every rank initializes runrun the same number of times (a script may shut down and init
+  // again): each initialization is a job of its own (launch_environment.h).
+  static std::atomic<int> initializations{0};
+  const int initialization = initializations++;
+  const auto plan = rendezvous::for_initialization(first_plan, initialization);
   auto client_options = rendezvous::client_options_for_direct_launch(plan);
   std::shared_ptr<rendezvous::RendezvousServer> server;
   if (plan.rank == 0) {
     rendezvous::ServerOptions server_options;
-    server_options.bind_address = serving_address(plan.rendezvous_host);
+    server_options.bind_address = serving_address(plan);
     server_options.port = plan.rendezvous_port;
     server_options.logger = options.logger;
     try {
@@ -87,10 +118,9 @@ std::unique_ptr<Backend> make_direct_gloo_backend(const rendezvous::LaunchPlan& 
   gloo_options.shared_memory = shared_memory_from_environment();
   gloo_options.shared_memory_single_copy = single_copy_from_environment();
   gloo_options.connect_timeout = client_options.connect_timeout;
-  gloo_options.hostname = listen_address(spec ? spec : "", client_options.host);
+  gloo_options.hostname = direct_listen_address(plan, spec);
   gloo_options.host_id = plan.host_id;
-  static std::atomic<int> initializations{0};
-  gloo_options.prefix = "runrun/gloo/direct" + std::to_string(initializations++);
+  gloo_options.prefix = "runrun/gloo/direct" + std::to_string(initialization);
   const auto get_timeout = client_options.connect_timeout;
   auto client = std::make_shared<rendezvous::RendezvousClient>(std::move(client_options));
   auto store = std::make_shared<ops::RendezvousStore>(std::move(client), 0, get_timeout,

@@ -59,7 +59,7 @@ for mode in gloo mpi; do
   expect_rc $? 0 "salloc -n 2 runrun --$mode"
   trained "$WORK/salloc_$mode.out" 2
   expect_line "$WORK/salloc_$mode.err" \
-    "^runrun: 2 processes on rrnode1:2, from the Slurm allocation of job [0-9]+ \(SLURM_JOB_NODELIST=rrnode1, SLURM_TASKS_PER_NODE=2\)"
+    "^runrun: 2 processes on rrnode1:2, from the Slurm allocation of job [0-9]+ \(SLURM_NODELIST=rrnode1, SLURM_TASKS_PER_NODE=2\)"
   expect_line "$WORK/salloc_$mode.out" "^\[1\]<stdout>:TRAIN_CHECK OK rank 1 of 2"
   ranks_left "salloc runrun --$mode"
 done

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -90,6 +92,24 @@ TEST_CASE("a Slurm allocation's hosts and slots, or nothing outside one") {
              Catch::Contains("lists 3 nodes") && Catch::Contains("counts for 2"));
   CHECK_THAT(error_of([] { slurm_allocation({{"SLURM_JOB_ID", "5"}}); }),
              Catch::Contains("SLURM_JOB_NODELIST is not set"));
+  // -H given: unreadable allocation variables do not stop the job.
+  CHECK_FALSE(slurm_allocation({{"SLURM_JOB_ID", "5"}}, true).has_value());
+  CHECK(allocation->default_np == 5);
+  CHECK_FALSE(allocation->inside_step);
+  // salloc -N 2 without -n: a slot per CPU, but SLURM_NTASKS caps the default -np.
+  Environment fewer = kAllocation;
+  fewer["SLURM_NTASKS"] = "2";
+  CHECK(slurm_allocation(fewer)->default_np == 2);
+  // Inside an srun step SLURM_NODELIST and SLURM_TASKS_PER_NODE are the step's: paired.
+  Environment step = kAllocation;
+  step["SLURM_NODELIST"] = "gpu02";
+  step["SLURM_TASKS_PER_NODE"] = "1";
+  step["SLURM_STEP_ID"] = "0";
+  const auto in_step = slurm_allocation(step);
+  CHECK(in_step->hosts == std::vector<HostSlots>{{"gpu02", 1}});
+  CHECK(in_step->inside_step);
+  step["SLURM_STEP_ID"] = "4294967291";  // the batch step
+  CHECK_FALSE(slurm_allocation(step)->inside_step);
 }
 
 TEST_CASE("runrun in an allocation: no -np takes every task, a smaller -np is allowed, one line "
@@ -110,16 +130,24 @@ TEST_CASE("runrun in an allocation: no -np takes every task, a smaller -np is al
   CHECK_FALSE(parsed.options.slurm.has_value());
 }
 
-TEST_CASE("hosts of -H outside the allocation are refused naming both") {
+TEST_CASE("hosts of -H outside the allocation, or with more slots, are refused naming both; "
+          "the others take the allocation's names") {
   const auto allocation = *slurm_allocation(kAllocation);
-  check_hosts_in_allocation({{"gpu01", 2}, {"cpu3.cluster.org", 1}}, "-H x", allocation, "n");
-  check_hosts_in_allocation({{"localhost", 1}}, "-H localhost", allocation, "gpu02");
+  CHECK(hosts_in_allocation({{"gpu01", 2}, {"cpu3.cluster.org", 1}}, "-H x", allocation, "n") ==
+        std::vector<HostSlots>{{"gpu01", 2}, {"cpu3", 1}});
+  CHECK(hosts_in_allocation({{"localhost", 1}}, "-H localhost", allocation, "gpu02.c.org") ==
+        std::vector<HostSlots>{{"gpu02", 1}});
   CHECK_THAT(error_of([&] {
-               check_hosts_in_allocation({{"gpu01", 1}, {"gpu09", 1}}, "-H gpu01,gpu09",
-                                         allocation, "n");
+               hosts_in_allocation({{"gpu01", 1}, {"gpu09", 1}}, "-H gpu01,gpu09", allocation,
+                                   "n");
              }),
              Catch::Contains("host 'gpu09' of -H gpu01,gpu09 is outside the Slurm allocation of "
                              "job 77 (SLURM_JOB_NODELIST=gpu[01-02],cpu3"));
+  CHECK_THAT(error_of([&] {
+               hosts_in_allocation({{"gpu01", 8}}, "-H gpu01:8", allocation, "n");
+             }),
+             Catch::Contains("host 'gpu01' of -H gpu01:8 has 8 slots, more than the 2 of node "
+                             "gpu01 in the Slurm allocation of job 77"));
 }
 
 TEST_CASE("the MPI Operator's hostfile gives the hosts when -H and --hostfile are absent") {
@@ -157,8 +185,10 @@ TEST_CASE("the srun command of a Gloo job in an allocation, and its host file") 
   CHECK(build_srun_command(options, plan, "/usr/bin/srun") ==
         std::vector<std::string>{"/usr/bin/srun", "--label", "--ntasks", "3", "--nodes", "2",
                                  "--distribution", "arbitrary", "--kill-on-bad-exit=1",
-                                 "/usr/local/bin/runrun", "--rank-shim", "2,1", "--srun-task",
-                                 "--", "python3", "train.py", "--lr", "0.1"});
+                                 "--export=ALL", "/usr/local/bin/runrun", "--rank-shim", "2,1",
+                                 "--srun-task", "--", "python3", "train.py", "--lr", "0.1"});
+  const auto in_step = build_srun_command(options, plan, "/usr/bin/srun", true);
+  CHECK(std::find(in_step.begin(), in_step.end(), "--overlap") != in_step.end());
   CHECK(srun_hostfile(plan) == "gpu01\ngpu01\ncpu3\n");
   CHECK_THAT(error_of([] { find_srun({{"PATH", "/nonexistent"}}); }),
              Catch::Contains("srun, which is not on PATH (/nonexistent)"));

@@ -78,10 +78,25 @@ TEST_CASE("torchrun's variables form a Gloo job with rank 0 serving at MASTER_AD
     CHECK(detect_launch(torchrun(rank)).rendezvous_port == plan.rendezvous_port);
     CHECK(detect_launch(torchrun(rank)).job_identity == plan.job_identity);
   }
-  // Another run (or a restart) is another job.
+  // Another run is another job; a restart count is not part of it (after a membership change
+  // torchrun's agents count differently).
+  auto other_run = torchrun(3);
+  other_run["TORCHELASTIC_RUN_ID"] = "def";
+  CHECK(detect_launch(other_run).job_identity != plan.job_identity);
   auto restarted = torchrun(3);
   restarted["TORCHELASTIC_RESTART_COUNT"] = "1";
-  CHECK(detect_launch(restarted).job_identity != plan.job_identity);
+  CHECK(detect_launch(restarted).job_identity == plan.job_identity);
+  CHECK(plan.several_hosts);  // LOCAL_WORLD_SIZE 2 of 4
+  auto one_host = torchrun(1);
+  one_host["LOCAL_WORLD_SIZE"] = "4";
+  CHECK_FALSE(detect_launch(one_host).several_hosts);
+  // Each init() of a process is a job of its own: another identity and port, the same on
+  // every rank.
+  const auto second = for_initialization(plan, 1);
+  CHECK(second.job_identity != plan.job_identity);
+  CHECK(second.rendezvous_port != plan.rendezvous_port);
+  CHECK(for_initialization(detect_launch(torchrun(0)), 1).rendezvous_port == second.rendezvous_port);
+  CHECK(for_initialization(plan, 0).job_identity == plan.job_identity);
   // The user's port, address and secret win.
   auto chosen = torchrun(0);
   chosen["RUNRUN_RENDEZVOUS_PORT"] = "31000";
@@ -89,6 +104,7 @@ TEST_CASE("torchrun's variables form a Gloo job with rank 0 serving at MASTER_AD
   chosen["RUNRUN_RENDEZVOUS_SECRET"] = std::string(64, 'a');
   const auto chosen_plan = detect_launch(chosen);
   CHECK(chosen_plan.rendezvous_port == 31000);
+  CHECK(for_initialization(chosen_plan, 2).rendezvous_port == 31000);
   CHECK(chosen_plan.rendezvous_host == "master.svc");
   CHECK(chosen_plan.user_secret);
   CHECK_THAT(chosen_plan.description, Catch::Contains("authenticated by RUNRUN_RENDEZVOUS_SECRET"));
@@ -114,6 +130,14 @@ TEST_CASE("torchrun's variables that say 'several ranks' but cannot form a job a
   env["WORLD_SIZE"] = "four";
   CHECK_THAT(error_of(env), Catch::Contains("WORLD_SIZE='four'"));
   CHECK(detect_launch({{"WORLD_SIZE", "1"}}).kind == LaunchKind::kSingle);
+  // PyTorchJob with nprocPerNode 4 and no torchrun: WORLD_SIZE counts processes nobody starts.
+  env = torchrun(1);
+  env.erase("LOCAL_RANK");
+  env["PET_NPROC_PER_NODE"] = "4";
+  CHECK_THAT(error_of(env), Catch::Contains("PET_NPROC_PER_NODE=4") &&
+                                Catch::Contains("run the script under torchrun"));
+  env["PET_NPROC_PER_NODE"] = "auto";  // the operator's default: one process per pod
+  CHECK(detect_launch(env).kind == LaunchKind::kTorchrun);
 }
 
 TEST_CASE("Kubeflow Trainer's PET_* variables without torchrun: one process per node") {
@@ -151,23 +175,38 @@ TEST_CASE("an srun task without an MPI plugin forms the step's job, rank 0 servi
   const auto user = JobSecret::from_hex(std::string(64, 'b'), "test");
   CHECK(direct_launch_secret(plan, user).hex() != direct_launch_secret(plan, {}).hex());
 
+  CHECK(plan.several_hosts);
   auto pmix = srun_task(1);
   pmix["PMIX_RANK"] = "1";
   pmix["SLURM_MPI_TYPE"] = "pmix";
   CHECK(detect_launch(pmix).kind == LaunchKind::kSlurmMpi);
   CHECK(detect_launch(pmix).backend == "mpi");
-  auto none = srun_task(1);
-  none["SLURM_MPI_TYPE"] = "none";
-  CHECK(detect_launch(none).kind == LaunchKind::kSlurmStep);
+  auto pmi2 = srun_task(1);
+  pmi2["PMI_RANK"] = "1";
+  CHECK(detect_launch(pmi2).kind == LaunchKind::kSlurmMpi);
+  // SLURM_MPI_TYPE alone is srun's input, maybe stale: no PMI server means no MPI job.
+  auto stale = srun_task(1);
+  stale["SLURM_MPI_TYPE"] = "pmix";
+  CHECK(detect_launch(stale).kind == LaunchKind::kSlurmStep);
+  auto one_node = srun_task(1);
+  one_node["SLURM_STEP_NODELIST"] = "node07";
+  CHECK_FALSE(detect_launch(one_node).several_hosts);
 }
 
 TEST_CASE("a batch script or salloc's shell is not an srun task") {
-  for (const char* step : {"4294967294", "4294967290", "4294967295"}) {
+  // Slurm's special step ids (batch, extern, interactive...: from 0xfffffff0 up, in any release).
+  for (const char* step : {"4294967291", "4294967292", "4294967290", "4294967294", "4294967295",
+                           "4294967280", "batch", "-1"}) {
     CHECK(detect_launch(srun_task(0, step)).kind == LaunchKind::kSingle);
   }
+  CHECK(detect_launch(srun_task(0, "4294967279")).kind == LaunchKind::kSlurmStep);
   auto batch = srun_task(0);
   batch.erase("SLURM_STEP_ID");
   CHECK(detect_launch(batch).kind == LaunchKind::kSingle);
+  // What a batch script has: SLURM_PROCID and the job's task count, but no step's.
+  auto script = srun_task(0);
+  script.erase("SLURM_STEP_NUM_TASKS");
+  CHECK(detect_launch(script).kind == LaunchKind::kSingle);
   auto one = srun_task(0);
   one["SLURM_STEP_NUM_TASKS"] = "1";
   CHECK(detect_launch(one).kind == LaunchKind::kSingle);
@@ -181,6 +220,8 @@ TEST_CASE("torchrun started by srun is torchrun's job; rank 0 off the first node
   auto misplaced = srun_task(0);
   misplaced["SLURM_NODEID"] = "1";
   CHECK_THAT(error_of(misplaced), Catch::Contains("not on the step's first node"));
+  misplaced["RUNRUN_RENDEZVOUS_ADDR"] = "node08";  // what the message says to do
+  CHECK(detect_launch(misplaced).rendezvous_host == "node08");
   auto bad_list = srun_task(1);
   bad_list["SLURM_STEP_NODELIST"] = "node[07-08";
   CHECK_THAT(error_of(bad_list), Catch::Contains("SLURM_STEP_NODELIST='node[07-08'"));
