@@ -1,6 +1,8 @@
 #include "core/enqueue_checks.h"
 
 #include <charconv>
+#include <cmath>
+#include <utility>
 
 #include "core/device_staging.h"
 #include "ops/adasum_allreduce.h"
@@ -79,6 +81,13 @@ void check_same_layout(OpType op, const std::string& name, int rank, const Tenso
 
 void check_reduction(OpType op, const std::string& name, int rank, DataType dtype,
                      const AllreduceOptions& o) {
+  // A NaN or infinite factor makes every element NaN or infinite on every rank.
+  for (const auto& [label, factor] : {std::pair{"prescale_factor", o.prescale},
+                                      std::pair{"postscale_factor", o.postscale}}) {
+    RUNRUN_ENFORCE(std::isfinite(factor), InvalidArgumentError,
+                   where(op, name, rank) + ": " + label + "=" + std::to_string(factor) +
+                       " is not a finite number; pass a finite scale factor (1.0: none)");
+  }
   if (dtype != DataType::kBool) return;
   RUNRUN_ENFORCE(o.op != ReduceOp::kAverage, InvalidArgumentError,
                  where(op, name, rank) + ": average is not defined for bool tensors; use sum "

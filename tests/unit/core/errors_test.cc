@@ -1,6 +1,8 @@
 // Error cases: immediate errors (nothing enqueued) and mismatches that fail an op on every
 // rank with a message naming the tensor, the op and each rank's value; shutdown.
 #include <catch2/catch.hpp>
+
+#include <limits>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -108,6 +110,18 @@ TEST_CASE("invalid arguments fail at once and enqueue nothing", "[core][errors]"
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
                                [&] { rt.allreduce("p", view_of(f), view_of(f), AllreduceOptions{ReduceOp::kSum, 1, 1, 5}); }),
                         "process set 5 does not exist"));
+    // Scale factors that would make every element NaN or infinite (issue 36, point 8).
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.allreduce("nan", view_of(f), view_of(f), AllreduceOptions{ReduceOp::kSum, nan, 1, 0}); }),
+                        "prescale_factor=nan is not a finite number"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.allreduce("inf", view_of(f), view_of(f), AllreduceOptions{ReduceOp::kSum, 1, -inf, 0}); }),
+                        "postscale_factor=-inf is not a finite number"));
+    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
+                               [&] { rt.reducescatter({"rs"}, {view_of(f)}, AllreduceOptions{ReduceOp::kSum, inf, 1, 0}); }),
+                        "prescale_factor=inf is not a finite number"));
 
     // Duplicate name while the first op is in flight: only rank 0 enqueues twice; rank 1 joins
     // the first op after rank 0 saw the error, so the first op is certainly still pending.
