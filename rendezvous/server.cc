@@ -90,7 +90,10 @@ class RendezvousServer::Loop {
         owners.push_back(connection.get());
       }
       if (::poll(fds.data(), fds.size(), poll_timeout_ms()) < 0 && errno != EINTR) return;
-      if (fds[0].revents != 0) return;  // stop()
+      if (fds[0].revents != 0) {  // stop()
+        summarize_refusals(Clock::now());
+        return;
+      }
       const auto now = Clock::now();
       bool store_changed = false;
       for (size_t i = 2; i < fds.size(); ++i) {
@@ -142,10 +145,7 @@ class RendezvousServer::Loop {
       if (!connection.refusal().empty() && !reported_.count(&connection)) {
         reported_.insert(&connection);
         server_.refused_.fetch_add(1);
-        if (server_.options_.logger) {
-          server_.options_.logger->warn("rendezvous: refused the connection from {}: {}",
-                                        connection.peer(), connection.refusal());
-        }
+        report_refusal(connection.peer(), connection.refusal(), Clock::now());
       }
       if (connection.finished()) {
         reported_.erase(&connection);
@@ -155,6 +155,43 @@ class RendezvousServer::Loop {
       }
     }
   }
+
+  // The first kRefusalsShown refusals get a line each; later ones are counted and summed up in
+  // one line at most every kRefusalSummaryPeriod (and when the server stops), so a flood of
+  // connections (a port scan, a misconfigured job) cannot flood the launcher's output.
+  static constexpr size_t kRefusalsShown = 10;
+  static constexpr auto kRefusalSummaryPeriod = std::chrono::seconds(10);
+
+  void report_refusal(const std::string& peer, const std::string& why, Clock::time_point now) {
+    const Logger& logger = server_.options_.logger;
+    if (!logger) return;
+    ++refusals_;
+    if (refusals_ <= kRefusalsShown) {
+      logger->warn("rendezvous: refused the connection from {}: {}{}", peer, why,
+                   refusals_ == kRefusalsShown
+                       ? " (further refusals are counted, one line every 10 s)"
+                       : "");
+      last_summary_ = now;
+      return;
+    }
+    ++unreported_;
+    last_refused_ = peer + ": " + why;
+    if (now - last_summary_ >= kRefusalSummaryPeriod) summarize_refusals(now);
+  }
+
+  void summarize_refusals(Clock::time_point now) {
+    if (unreported_ == 0 || !server_.options_.logger) return;
+    server_.options_.logger->warn("rendezvous: refused {} more connection(s) ({} in all; the "
+                                  "last from {})",
+                                  unreported_, refusals_, last_refused_);
+    unreported_ = 0;
+    last_summary_ = now;
+  }
+
+  size_t refusals_ = 0;
+  size_t unreported_ = 0;
+  std::string last_refused_;
+  Clock::time_point last_summary_{};
 
   RendezvousServer& server_;
   KeyValueStore store_;

@@ -3,7 +3,11 @@
 // untouched, and the server goes on serving.
 #include <catch2/catch.hpp>
 
+#include <spdlog/sinks/ostream_sink.h>
+
 #include <cstdlib>
+#include <sstream>
+#include <thread>
 
 #include "common/env_names.h"
 #include "common/errors.h"
@@ -183,4 +187,38 @@ TEST_CASE("a rank reads the secret from its environment once, removes it and kee
   ::unsetenv(runrun::env::kRendezvousAddr);
   ::unsetenv(runrun::env::kRendezvousPort);
   ::unsetenv(runrun::env::kRendezvousSecret);
+}
+
+TEST_CASE("a flood of refused connections is reported in a bounded number of lines",
+          "[rendezvous]") {
+  // 14,503 lines under a flood before (issue 36, point 8): now ten, then counted.
+  std::ostringstream log;
+  ServerOptions options;
+  options.logger = std::make_shared<spdlog::logger>(
+      "refusals", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  const JobSecret secret = JobSecret::generate();
+  auto server = std::make_unique<RendezvousServer>(secret, options);
+  ClientOptions client;
+  client.host = "127.0.0.1";
+  client.port = server->port();
+  client.secret = JobSecret::generate();  // another job's
+  client.connect_timeout = std::chrono::seconds(5);
+  client.request_timeout = std::chrono::seconds(5);
+  constexpr int kAttempts = 40;
+  for (int i = 0; i < kAttempts; ++i) {
+    CHECK_THROWS(RendezvousClient(client).set(0, "k", "v"));
+  }
+  for (int i = 0; i < 100 && server->refused_connections() < kAttempts; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(server->refused_connections() == kAttempts);
+  server->stop();
+  const std::string text = log.str();
+  size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  INFO(text);
+  CHECK(lines == 11);  // ten refusals, then one line for the other 30
+  CHECK_THAT(text, Catch::Contains("further refusals are counted, one line every 10 s"));
+  CHECK_THAT(text, Catch::Contains("refused 30 more connection(s) (40 in all; the last from "
+                                   "127.0.0.1:"));
 }
