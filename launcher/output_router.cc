@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <ctime>
 
 namespace runrun::launcher {
@@ -102,8 +104,8 @@ OutputRouter::OutputRouter(std::FILE* out, std::FILE* err, std::string output_di
 }
 
 OutputRouter::~OutputRouter() {
-  for (auto& [key, file] : files_) {
-    if (file != nullptr) std::fclose(file);
+  for (auto& [key, entry] : files_) {
+    if (entry.file != nullptr) std::fclose(entry.file);
   }
 }
 
@@ -188,8 +190,8 @@ void OutputRouter::finish() {
   partial_.clear();
   if (!output_dir_.empty()) {  // every rank gets both files, even when it wrote nothing
     for (int rank = 0; rank < num_proc_; ++rank) {
-      rank_file(rank, false);
-      rank_file(rank, true);
+      rank_file_entry(rank, false);
+      rank_file_entry(rank, true);
     }
   }
   std::fflush(out_);
@@ -218,10 +220,42 @@ void OutputRouter::emit_line(const Owner& owner, int pipe, std::string line) {
   std::fprintf(terminal, "%s[%d]<%s>:%s\n", time.c_str(), owner.rank,
                owner.is_stderr ? "stderr" : "stdout", line.c_str());
   std::fflush(terminal);
-  if (std::FILE* file = rank_file(owner.rank, owner.is_stderr)) {
-    std::fprintf(file, "%s%s\n", time.c_str(), line.c_str());
-    std::fflush(file);
+  if (!output_dir_.empty()) write_rank_file(owner.rank, owner.is_stderr, time + line + "\n");
+}
+
+void OutputRouter::write_rank_file(int rank, bool is_stderr, const std::string& text) {
+  RankFile& entry = rank_file_entry(rank, is_stderr);
+  if (entry.file == nullptr) {
+    entry.lost_bytes += text.size();
+    return;
   }
+  errno = 0;
+  const bool written = std::fwrite(text.data(), 1, text.size(), entry.file) == text.size() &&
+                       std::fflush(entry.file) == 0;
+  if (written) {
+    entry.kept_bytes += text.size();
+    return;
+  }
+  // What stdio buffered but could not write is lost too; the file keeps what reached it.
+  entry.failure = std::string("writing failed after ") + std::to_string(entry.kept_bytes) +
+                  " bytes: " + (errno != 0 ? std::strerror(errno) : "an I/O error");
+  std::fclose(entry.file);
+  entry.file = nullptr;
+  entry.lost_bytes += text.size();
+  std::fprintf(err_, "runrun: %s: %s; rank %d's %s from here on goes to the terminal only\n",
+               entry.path.c_str(), entry.failure.c_str(), rank, is_stderr ? "stderr" : "stdout");
+  std::fflush(err_);
+}
+
+std::vector<std::string> OutputRouter::lost_output() const {
+  std::vector<std::string> lost;
+  for (const auto& [key, entry] : files_) {
+    if (entry.failure.empty()) continue;
+    lost.push_back(entry.path + ": " + std::to_string(entry.lost_bytes) + " bytes of rank " +
+                   std::to_string(key.first) + "'s " + (key.second ? "stderr" : "stdout") +
+                   " not kept (" + entry.failure + ")");
+  }
+  return lost;
 }
 
 void OutputRouter::emit_mpirun_line(int pipe, const std::string& line) {
@@ -254,8 +288,7 @@ void OutputRouter::release_held_boxes() {
   held_.clear();
 }
 
-std::FILE* OutputRouter::rank_file(int rank, bool is_stderr) {
-  if (output_dir_.empty()) return nullptr;
+OutputRouter::RankFile& OutputRouter::rank_file_entry(int rank, bool is_stderr) {
   const auto key = std::make_pair(rank, is_stderr);
   if (const auto it = files_.find(key); it != files_.end()) return it->second;
   std::string number = std::to_string(rank);
@@ -263,14 +296,30 @@ std::FILE* OutputRouter::rank_file(int rank, bool is_stderr) {
     number.insert(0, static_cast<std::size_t>(rank_digits_) - number.size(), '0');
   }
   const std::string dir = output_dir_ + "/rank." + number;
-  mkdir(dir.c_str(), 0755);
-  std::FILE* file = std::fopen((dir + (is_stderr ? "/stderr" : "/stdout")).c_str(), "w");
-  if (file == nullptr) {
-    std::fprintf(err_, "runrun: cannot write %s/%s; rank %d's output goes to the terminal only\n",
-                 dir.c_str(), is_stderr ? "stderr" : "stdout", rank);
+  RankFile& entry = files_[key];
+  entry.path = dir + (is_stderr ? "/stderr" : "/stdout");
+  errno = 0;
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    entry.failure = std::string("cannot create ") + dir + ": " + std::strerror(errno);
+  } else if ((entry.file = std::fopen(entry.path.c_str(), "w")) == nullptr) {
+    entry.failure = std::string("cannot create it: ") + std::strerror(errno);
   }
-  files_[key] = file;
-  return file;
+  if (entry.file == nullptr) {
+    std::fprintf(err_, "runrun: %s: %s; rank %d's %s goes to the terminal only\n",
+                 entry.path.c_str(), entry.failure.c_str(), rank,
+                 is_stderr ? "stderr" : "stdout");
+  }
+  return entry;
+}
+
+int report_lost_output(const OutputRouter& router, const std::string& output_dir, int exit_code) {
+  const std::vector<std::string> lost = router.lost_output();
+  for (const std::string& line : lost) std::fprintf(stderr, "runrun: output lost: %s\n", line.c_str());
+  if (lost.empty() || exit_code != 0) return exit_code;
+  std::fprintf(stderr, "runrun: every rank succeeded, but %zu output file(s) under %s are "
+                       "incomplete: exiting 1\n",
+               lost.size(), output_dir.c_str());
+  return 1;
 }
 
 }  // namespace runrun::launcher

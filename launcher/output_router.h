@@ -48,6 +48,10 @@ class OutputRouter {
   std::vector<RankEvent> take_events();
   // Prints the job-end boxes held back so far (to the stream mpirun wrote them to).
   void release_held_boxes();
+  // With --output-filename: what could not be kept in the rank files (a file that could not be
+  // created, a write that failed: a full disk, a read-only folder), one line each with the file,
+  // the bytes lost and the OS's reason; empty when every line was kept. Call after finish().
+  std::vector<std::string> lost_output() const;
 
  private:
   // Where the text being read on a pipe belongs: a rank's stream, or mpirun itself (rank -1).
@@ -58,7 +62,6 @@ class OutputRouter {
   void process(int pipe);
   void append(const Owner& owner, int pipe, std::string_view text);
   void emit_line(const Owner& owner, int pipe, std::string line);
-  std::FILE* rank_file(int rank, bool is_stderr);
   void emit_mpirun_line(int pipe, const std::string& line);
   void print_mpirun_line(int pipe, const std::string& line);
 
@@ -78,7 +81,23 @@ class OutputRouter {
   bool at_line_start_[2] = {true, true};  // per pipe: the next byte begins a line (srun labels)
   std::vector<std::string> box_[2];  // lines of an unfinished box of mpirun's, per pipe
   std::vector<std::pair<int, std::string>> held_;  // (pipe, line) of job-end boxes held back
-  std::map<std::pair<int, bool>, std::FILE*> files_;
+  // A rank's file under output_dir_; `file` is null once it could not be opened or written,
+  // and what was meant for it from then on is counted in `lost_bytes`.
+  struct RankFile {
+    std::FILE* file = nullptr;
+    std::string path;
+    std::string failure;  // "" while it works; else what failed, with the OS's reason
+    size_t kept_bytes = 0;
+    size_t lost_bytes = 0;
+  };
+  RankFile& rank_file_entry(int rank, bool is_stderr);
+  void write_rank_file(int rank, bool is_stderr, const std::string& text);
+  std::map<std::pair<int, bool>, RankFile> files_;
 };
+
+// --output-filename: says last, on stderr, what `router`'s rank files under `output_dir` could
+// not keep, one line each; a job that otherwise succeeded (`exit_code` 0) then exits 1: its
+// output is incomplete. Returns the exit code.
+int report_lost_output(const OutputRouter& router, const std::string& output_dir, int exit_code);
 
 }  // namespace runrun::launcher

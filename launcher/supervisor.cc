@@ -513,6 +513,7 @@ int supervise(const SupervisorSettings& settings) {
     job.start_deadline = Clock::now() + Seconds(settings.start_timeout_s);
     run_loop(job, signal_fd);
     exit_code = report(job);
+    exit_code = report_lost_output(job.router, settings.output_dir, exit_code);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "runrun: %s\n", error.what());
     for (Child& child : job.children) {
