@@ -90,3 +90,24 @@ def test_shut_down_by_another_rank_is_a_runtime_failure(hvd):
         hvd.shutdown()
     hvd.init()
     assert hvd.allreduce(torch.ones(1), op=hvd.Sum, name="after_restart").item() == hvd.size()
+
+
+def test_names_with_nul_or_lone_surrogates_are_refused(hvd):
+    # Names are C strings in the runtime: 'c\0X' on one rank and 'c\0Y' on another were cut at
+    # the NUL and summed as one tensor (issue 36, point 6).
+    t = torch.ones(3)
+    name = f"c\0{'XY'[hvd.rank() % 2]}"
+    for call in (lambda: hvd.allreduce(t, name=name),
+                 lambda: hvd.allreduce_(torch.ones(3), name=name),
+                 lambda: hvd.broadcast(t, 0, name=name),
+                 lambda: hvd.allgather(t, name=name),
+                 lambda: hvd.grouped_allreduce([t, t], name=name),
+                 lambda: hvd.alltoall(t, name=name),
+                 lambda: hvd.reducescatter(torch.ones(hvd.size() * 2), name=name)):
+        with pytest.raises(hvd.InvalidArgumentError, match="contains a NUL character"):
+            call()
+    with pytest.raises(hvd.InvalidArgumentError, match="not valid Unicode text"):
+        hvd.allreduce(t, name="grad\udc80")
+    # Other non-ASCII names are fine, and the runtime keeps working.
+    assert torch.equal(hvd.allreduce(t, op=hvd.Sum, name="gradient.héllo.β"),
+                       torch.full((3,), float(hvd.size())))

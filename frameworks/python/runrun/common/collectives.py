@@ -62,7 +62,7 @@ def _allreduce(adapter, tensor, average, name, op, prescale_factor, postscale_fa
                process_set, in_place, fast):
     if average is not None or type(op) is not ReduceOp:
         op = resolve_op(op, average)  # (a ReduceOp as is: no call, once per tensor)
-    name = op_name("allreduce", name, process_set) if name is None else str(name)
+    name = op_name("allreduce", name, process_set)
     # The fast path, when it may run now; otherwise every check runs in its usual order below
     # (not initialized, an odd or unregistered process set, a tensor it does not take).
     runtime = basics._runtime
@@ -189,7 +189,7 @@ def broadcast(adapter, tensor, root_rank, name=None, process_set=global_process_
 
 
 def _broadcast(adapter, tensor, root_rank, name, process_set, in_place, fast):
-    name = op_name("broadcast", name, process_set) if name is None else str(name)
+    name = op_name("broadcast", name, process_set)
     runtime = basics._runtime
     if fast and runtime is not None and type(process_set) is ProcessSet and \
             process_set.process_set_id is not None:

@@ -13,15 +13,35 @@ Thread-safety: the counters are taken under a lock; any thread may name an op.""
 import itertools
 import threading
 
+from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.process_sets import process_set_id
 
 _lock = threading.Lock()
 _counters = {}
 
 
+def checked_name(op, name):
+    """`name` as the str every rank must agree on, or InvalidArgumentError: the runtime carries
+    names as C strings, so a NUL would cut them short ('c\\0X' and 'c\\0Y' would be one tensor)
+    and a lone surrogate has no UTF-8 form."""
+    text = str(name)
+    if "\0" in text:
+        raise InvalidArgumentError(
+            f"{op}: the name {text!r} contains a NUL character (at {text.index(chr(0))}); "
+            "tensor names are C strings: remove it")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InvalidArgumentError(
+                f"{op}: the name {text!r} is not valid Unicode text ({error.reason} at "
+                f"{error.start}); use a name that encodes as UTF-8") from None
+    return text
+
+
 def op_name(op, name, process_set=None):
     if name is not None:
-        return str(name)
+        return checked_name(op, name)
     set_id = process_set_id(process_set)
     prefix = op if set_id == 0 else f"{op}.set{set_id}"
     with _lock:

@@ -39,6 +39,7 @@ import jax
 import numpy as np
 
 from runrun.common import loader
+from runrun.common.names import checked_name
 
 TARGET = "runrun_collective"
 MARK_TARGET = "runrun_profile_mark"
@@ -175,7 +176,8 @@ def call(kind, results, args, name=None, op=0, prescale=1.0, postscale=1.0, proc
     handler records the op's start and end for it (runrun --profile, profile_marks.py)."""
     from jax._src import core as jcore
 
-    attrs = (("kind", np.int32(kind)), ("name", "" if name is None else str(name)),
+    name_text = "" if name is None else checked_name("jit", name)
+    attrs = (("kind", np.int32(kind)), ("name", name_text),
              ("op", np.int32(int(op))), ("prescale", np.float64(prescale)),
              ("postscale", np.float64(postscale)), ("process_set", np.int32(process_set)),
              ("root_rank", np.int32(root_rank)), ("profile", np.int32(profile)))

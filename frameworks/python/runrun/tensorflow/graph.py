@@ -16,6 +16,7 @@ import re
 
 import tensorflow as tf
 
+from runrun.common.names import checked_name
 from runrun.common.process_sets import process_set_id
 from runrun.tensorflow.errors import UnsupportedError, tf_errors
 
@@ -74,10 +75,10 @@ def trace_name(kind, name, process_set):
     some ranks only) names its ops as the first trace did, so ranks that retraced and ranks that
     did not still match."""
     if eager():
-        return None if name is None else str(name)
+        return None if name is None else checked_name(kind, name)
     require_tf2_mode(kind)
     if name is not None:
-        return str(name)
+        return checked_name(kind, name)
     graph = tf.compat.v1.get_default_graph()
     set_id = process_set_id(process_set)
     n = _next_in_graph(graph, "_runrun_unnamed_ops", (kind, set_id))
