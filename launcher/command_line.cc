@@ -35,6 +35,7 @@ Examples:
   runrun -np 8 --hostfile hosts.txt python train.py       (lines: 'server1 slots=4')
   runrun -np 2 -x NCCL_DEBUG=INFO --network-interface eth0 -H a:1,b:1 ./bench
   runrun --dry-run -np 4 -H a:2,b:2 python train.py      print the mpirun command only
+  runrun python train.py            in salloc/sbatch: every task of the Slurm allocation
   runrun --check-build
 
 Everything after the options (or after '--') is the command, passed on untouched.
@@ -44,15 +45,12 @@ otherwise the failed rank's exit code (128+N for signal N). See docs/launcher.md
 // Everything CLI11 fills before validation.
 struct RawOptions {
   int num_proc = 0;
-  std::string hosts;
-  std::string hostfile;
+  std::string hosts, hostfile;
   int ssh_port = 0;
-  std::string ssh_identity_file;
-  std::string rsh_agent;
-  bool mpi = false;
-  bool gloo = false;
+  std::string ssh_identity_file, rsh_agent;
+  bool mpi = false, gloo = false;
   std::vector<std::string> extra_env;
-  std::string output_dir;
+  std::string output_dir;  // --output-filename
   bool verbose = false;
   int start_timeout_s = 30;
   bool start_timeout_given = false, elastic_timeout_given = false;
@@ -63,6 +61,7 @@ struct RawOptions {
   bool no_stall_check = false, stall_check = false;
   int min_np = 0, max_np = 0, reset_limit = -1, elastic_timeout_s = 600, slots_per_host = 0;
   std::vector<int> cooldown_range;
+  bool keep_failed_hosts = false;
   std::string discovery_script;
   bool check_build = false;
   bool hierarchical_allreduce = false, no_hierarchical_allreduce = false;
@@ -165,6 +164,8 @@ void add_options(CLI::App& app, RawOptions& raw) {
                  "failure (default 10 600)")
       ->expected(2)
       ->allow_extra_args(false);
+  app.add_flag("--keep-failed-hosts", raw.keep_failed_hosts, "elastic: a failed worker's host "
+               "keeps its other workers (default: it leaves until its cooldown ends)");
   app.add_flag("--check-build", raw.check_build,
                "print what this build contains and exit (also -cb)");
   add_network_check_flags(app, raw.network_check);
@@ -334,6 +335,7 @@ void apply_elastic_flags(const RawOptions& raw, const Environment& env, LaunchOp
                                      : raw.max_np != 0 ? raw.max_np
                                                        : std::max(raw.num_proc, raw.min_np));
   apply_cooldown_range(raw.cooldown_range, options.elastic);
+  options.elastic.keep_failed_hosts = raw.keep_failed_hosts;
   if (raw.slots_per_host > 0) options.elastic.default_slots = raw.slots_per_host;
   options.num_proc = options.elastic.initial_np;
   if (!hosts_given && raw.discovery_script.empty()) {
@@ -419,10 +421,9 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
             "' (see runrun --help); a command that starts with '-' goes after '--'");
   }
   options.command = std::move(command);
-  if (!raw.cooldown_range.empty() && raw.discovery_script.empty() && raw.min_np == 0 &&
-      raw.max_np == 0) {
-    invalid("--blacklist-cooldown-range is for elastic jobs: give --min-np or "
-            "--host-discovery-script too");
+  if ((!raw.cooldown_range.empty() || raw.keep_failed_hosts) && !elastic) {
+    invalid(std::string(raw.keep_failed_hosts ? "--keep-failed-hosts" : "--blacklist-cooldown-"
+            "range") + " is for elastic jobs: give --min-np or --host-discovery-script too");
   }
   options.network_check = validate_network_check(raw.network_check);
   apply_elastic_flags(raw, env, options);

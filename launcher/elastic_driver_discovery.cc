@@ -32,7 +32,8 @@ void take_hosts(ElasticDriver& driver, const std::vector<HostSlots>& found, Cloc
   // A change of membership (a host gone or new, more or fewer slots, a cooldown that ended)
   // makes a new generation; a change that moves no worker does not.
   const auto plan =
-      plan_membership(driver.hosts, planned_running(driver), driver.elastic.max_np, true, now);
+      plan_membership(driver.hosts, planned_running(driver), driver.elastic.max_np, true, now,
+                      driver.elastic.keep_failed_hosts);
   if (!plan.stop.empty() || !plan.start_on.empty()) {
     if (driver.settings.options.verbose) {
       std::fprintf(stderr, "runrun: elastic: the hosts changed: %zu worker(s) to stop, %zu to "

@@ -41,7 +41,8 @@ void apply_change(ElasticDriver& driver, Clock::time_point now) {
   driver.change_pending = false;
   const bool allow_new = driver.has_discovery() || driver.generation == 0;
   const MembershipPlan plan = plan_membership(driver.hosts, planned_running(driver),
-                                              driver.elastic.max_np, allow_new, now);
+                                              driver.elastic.max_np, allow_new, now,
+                                              driver.elastic.keep_failed_hosts);
   for (int id : plan.stop) begin_stop(driver, *driver.workers.at(id));
   for (int host : plan.start_on) start_worker(driver, host);
   const auto members = driver.running();

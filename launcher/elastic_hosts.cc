@@ -59,7 +59,8 @@ ElasticClock::time_point ElasticHostTable::next_cooldown_end(ElasticClock::time_
 
 MembershipPlan plan_membership(const ElasticHostTable& table,
                                const std::vector<PlannedWorker>& running, int max_np,
-                               bool allow_new, ElasticClock::time_point now) {
+                               bool allow_new, ElasticClock::time_point now,
+                               bool keep_failed_hosts) {
   MembershipPlan plan;
   std::map<int, std::vector<int>> by_host;  // host -> ids, oldest first
   for (const auto& worker : running) by_host[worker.host].push_back(worker.id);
@@ -67,7 +68,8 @@ MembershipPlan plan_membership(const ElasticHostTable& table,
   for (auto& [host, ids] : by_host) {
     std::sort(ids.begin(), ids.end());
     const ElasticHost& known = table.at(host);
-    const int allowed = known.listed ? known.slots : 0;
+    const bool usable = keep_failed_hosts ? known.listed : table.accepts_new_workers(host, now);
+    const int allowed = usable ? known.slots : 0;
     for (std::size_t i = 0; i < ids.size(); ++i) {
       if (static_cast<int>(i) < allowed) {
         ++kept;

@@ -71,12 +71,15 @@ struct MembershipPlan {
 };
 
 // Who stops and who starts: workers on hosts no longer listed, or beyond their host's slots
-// (newest first), stop; free slots of listed hosts out of cooldown get new workers, in host
-// order, while the total stays within `max_np` (only when `allow_new`: with -H and no script,
-// the job goes on with its survivors).
+// (newest first), stop; so do the workers of a host in its cooldown after a failure, as
+// Horovod's blacklisted host leaves the job (unless `keep_failed_hosts`, --keep-failed-hosts);
+// free slots of listed hosts out of cooldown get new workers, in host order, while the total
+// stays within `max_np` (only when `allow_new`: with -H and no script, the job goes on with its
+// survivors).
 MembershipPlan plan_membership(const ElasticHostTable& table,
                                const std::vector<PlannedWorker>& running, int max_np,
-                               bool allow_new, ElasticClock::time_point now);
+                               bool allow_new, ElasticClock::time_point now,
+                               bool keep_failed_hosts = false);
 
 // The rank order of a generation: hosts ordered by their oldest worker, workers of a host
 // together by id. Rank 0 is thus the oldest worker, one that holds the committed state when

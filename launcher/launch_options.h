@@ -31,6 +31,9 @@ struct ElasticOptions {
   int cooldown_min_s = 10;       // --blacklist-cooldown-range MIN MAX: a failing host's first
   int cooldown_max_s = 600;      // cooldown, doubled per failure up to MAX
   int default_slots = 1;         // --slots-per-host: slots of a discovered host without ':N'
+  // --keep-failed-hosts: a failed worker's host keeps its other workers while it cools down
+  // (off, as Horovod: the whole host leaves the job until its cooldown ends).
+  bool keep_failed_hosts = false;
 };
 
 // `runrun --check-network` (launcher/network_check.h, docs/launcher.md).

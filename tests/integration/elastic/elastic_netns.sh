@@ -2,7 +2,9 @@
 # Elastic training across three network-namespace hosts (tests/integration/launcher/
 # netns_hosts.sh), one worker each: (1) -H ns1:1,ns2:1,ns3:1 --min-np 2, the ranks of ns3 are
 # killed in the middle of training: the job goes on on ns1 and ns2 and finishes with the oracle's
-# state; (2) the same with --min-np 3 (fewer than min-np survivors) and with --reset-limit 0: the
+# state; (1b) three hosts of two slots, one worker of ns3 killed: by default (Horovod's) the
+# whole host leaves the job (4 ranks), with --keep-failed-hosts its other worker stays (5);
+# (2) the same with --min-np 3 (fewer than min-np survivors) and with --reset-limit 0: the
 # job ends with status 1 and a clear error; (3) a discovery script that lists ns1 and ns2, then
 # ns3 too (rank 0 rewrites its file): the size grows to 3 at the next commit; (4) a discovery
 # script that lists only this host at first (one rank here), then ns1 too: the job listens on
@@ -28,8 +30,31 @@ oracle_check "$WORK/lose.out"
 hosts_empty
 no_orphans
 
+# (1b) Horovod's default: a failed worker's host leaves the job, its other workers with it. Three
+# hosts of two slots, worker 4 (on ns3) killed: the next generation has 4 ranks on ns1 and ns2;
+# with --keep-failed-hosts ns3's other worker stays (5 ranks).
+export ELASTIC_KILL_WORKER=4 ELASTIC_KILL_STEP=10
+run_default=(timeout -k 10 240 "$RUNRUN_DEFAULT" --rsh-agent "$AGENT" --network-interface "$SUBNET"
+             -x PYTHONPATH -x ELASTIC_STEP_SLEEP -x ELASTIC_KILL_WORKER -x ELASTIC_KILL_STEP)
+"${run_default[@]}" -np 6 --min-np 2 -H ns1:2,ns2:2,ns3:2 "$PYTHON_BIN" "$TRAIN" "$TOKEN" \
+  >"$WORK/host.out" 2>"$WORK/host.err"
+expect_rc $? 0 "an elastic job that lost a worker of host ns3"
+expect_line "$WORK/host.err" "^runrun: elastic: worker 4 \(rank 4 of generation 1\) on host ns3: signal 9"
+expect_line "$WORK/host.err" "^runrun: elastic: generation 2: 4 ranks on ns1:2,ns2:2$"
+expect_line "$WORK/host.out" "final total=[0-9]+ size=4 resets=\[4\]"
+oracle_check "$WORK/host.out"
+hosts_empty
+no_orphans
+"${run_default[@]}" --keep-failed-hosts -np 6 --min-np 2 -H ns1:2,ns2:2,ns3:2 "$PYTHON_BIN" \
+  "$TRAIN" "$TOKEN" >"$WORK/keep.out" 2>"$WORK/keep.err"
+expect_rc $? 0 "an elastic job that kept host ns3's other worker"
+expect_line "$WORK/keep.err" "^runrun: elastic: generation 2: 5 ranks on ns1:2,ns2:2,ns3:1$"
+expect_line "$WORK/keep.out" "final total=[0-9]+ size=5 resets=\[5\]"
+hosts_empty
+no_orphans
+
 # (2) ns3's rank lost with --min-np 3 ends the job; with --reset-limit 0 the first reset does.
-export ELASTIC_KILL_STEP=5
+export ELASTIC_KILL_WORKER=2 ELASTIC_KILL_STEP=5
 "${run[@]}" -np 3 --min-np 3 -H ns1:1,ns2:1,ns3:1 "$PYTHON_BIN" "$TRAIN" "$TOKEN" \
   >"$WORK/min.out" 2>"$WORK/min.err"
 expect_rc $? 1 "fewer than --min-np across the hosts"

@@ -78,19 +78,28 @@ TEST_CASE("membership plan: survivors stay, free slots fill up to max-np, gone h
   // Without a script the job goes on with its survivors.
   plan = plan_membership(table, {{0, 0}, {2, 1}, {3, 1}}, 8, false, now);
   CHECK(plan.start_on.empty());
-  // A host in cooldown gets no new worker.
+  // A host in cooldown after a failure leaves the job, as Horovod's blacklisted host: its
+  // surviving worker stops, and it gets no new worker (issue 39, point 14).
   table.record_failure(0, now);
   plan = plan_membership(table, {{0, 0}, {2, 1}, {3, 1}}, 8, true, now);
+  CHECK(plan.stop == std::vector<int>{0});
   CHECK(plan.start_on.empty());
+  // --keep-failed-hosts: the survivor stays, still no new worker there.
+  plan = plan_membership(table, {{0, 0}, {2, 1}, {3, 1}}, 8, true, now, true);
+  CHECK(plan.stop.empty());
+  CHECK(plan.start_on.empty());
+  // After the cooldown the host takes workers again.
+  plan = plan_membership(table, {{2, 1}, {3, 1}}, 8, true, now + std::chrono::seconds(11));
+  CHECK(plan.start_on == std::vector<int>{0, 0});
   // max-np bounds the new workers; the newest stop first when above it.
   table.update({{"a", 2}, {"b", 2}, {"c", 4}});
-  plan = plan_membership(table, {{0, 0}, {2, 1}, {3, 1}}, 5, true, now);
+  plan = plan_membership(table, {{0, 0}, {2, 1}, {3, 1}}, 5, true, now, true);
   CHECK(plan.start_on == std::vector<int>{2, 2});
-  plan = plan_membership(table, {{0, 0}, {2, 1}, {3, 1}}, 2, true, now);
+  plan = plan_membership(table, {{0, 0}, {2, 1}, {3, 1}}, 2, true, now, true);
   CHECK(plan.stop == std::vector<int>{3});
   // b leaves the discovery: its workers stop; fewer slots stop the newest of a host.
   table.update({{"a", 1}});
-  plan = plan_membership(table, {{0, 0}, {1, 0}, {2, 1}, {3, 1}}, 8, true, now);
+  plan = plan_membership(table, {{0, 0}, {1, 0}, {2, 1}, {3, 1}}, 8, true, now, true);
   std::sort(plan.stop.begin(), plan.stop.end());
   CHECK(plan.stop == std::vector<int>{1, 2, 3});
 }
@@ -162,4 +171,10 @@ TEST_CASE("elastic flags: the blacklist cooldown range takes MIN MAX, checked, d
   CHECK_THROWS_WITH(parse_command_line({"-np", "2", "--blacklist-cooldown-range", "1", "5",
                                         "python"}, {}, out),
                     Catch::Contains("is for elastic jobs"));
+  CHECK_FALSE(parse_command_line({"--min-np", "2", "python"}, {}, out)
+                  .options.elastic.keep_failed_hosts);
+  CHECK(parse_command_line({"--min-np", "2", "--keep-failed-hosts", "python"}, {}, out)
+            .options.elastic.keep_failed_hosts);
+  CHECK_THROWS_WITH(parse_command_line({"-np", "2", "--keep-failed-hosts", "python"}, {}, out),
+                    Catch::Contains("--keep-failed-hosts is for elastic jobs"));
 }
