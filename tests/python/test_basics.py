@@ -2,8 +2,13 @@
 
 import json
 import os
+import shutil
+import subprocess
 
+import pytest
 import torch
+
+from conftest import on_rank_0_only
 
 
 def test_topology(hvd):
@@ -22,9 +27,13 @@ def test_topology(hvd):
 
 
 def test_build_and_backend_queries(hvd):
-    for query in (hvd.mpi_built, hvd.gloo_built, hvd.nccl_built, hvd.cuda_built,
-                  hvd.mpi_threads_supported, hvd.mpi_enabled, hvd.gloo_enabled):
-        assert isinstance(query(), bool)
+    # Horovod's types: bool for every query but nccl_built(), an int (bool is an int
+    # subclass, hence `type(...) is`).
+    for query in (hvd.mpi_built, hvd.gloo_built, hvd.cuda_built, hvd.ddl_built, hvd.ccl_built,
+                  hvd.rocm_built, hvd.mpi_threads_supported, hvd.mpi_enabled,
+                  hvd.gloo_enabled):
+        assert type(query()) is bool, query.__name__
+    assert type(hvd.nccl_built()) is int
     assert hvd.mpi_enabled() != hvd.gloo_enabled() or not (hvd.mpi_enabled() or
                                                            hvd.gloo_enabled())
     if hvd.mpi_enabled():
@@ -39,12 +48,71 @@ def test_build_and_backend_queries(hvd):
 
 def test_built_queries_report_only_what_runs(hvd):
     # runrun implements MPI, Gloo (built from Debian's libgloo-dev, which `make test` installs)
-    # and in-process local ranks; NCCL and CUDA tensors are always built, their libraries loaded
-    # at run time (docs/gpu.md), so they are True even on this machine without a GPU.
+    # and in-process local ranks; CUDA tensors are always built, their libraries loaded at run
+    # time (docs/gpu.md), so cuda_built() is True even on this machine without a GPU.
     assert hvd.gloo_built() is True
-    assert hvd.nccl_built() is True
     assert hvd.cuda_built() is True
     assert hvd.ddl_built() is False and hvd.ccl_built() is False and hvd.rocm_built() is False
+    # nccl_built() is the version of the NCCL the runtime's search finds, 0 where none is
+    # (as on a machine without one).
+    from runrun.common import nccl_probe
+
+    assert hvd.nccl_built() == nccl_probe.nccl_version()
+    if nccl_probe.find_library() is None:
+        assert hvd.nccl_built() == 0
+
+
+# A stand-in for libnccl: every entry point the runtime resolves, ncclGetVersion reporting
+# VERSION (or failing with RESULT); -DWITHOUT_PREMULSUM leaves one entry point out.
+FAKE_NCCL = r"""
+int ncclGetVersion(int* version) { *version = VERSION; return RESULT; }
+#define STUB(name) int name(void) { return 0; }
+STUB(ncclGetErrorString) STUB(ncclGetUniqueId) STUB(ncclCommInitRank) STUB(ncclCommDestroy)
+STUB(ncclCommAbort) STUB(ncclCommGetAsyncError) STUB(ncclAllReduce) STUB(ncclBroadcast)
+STUB(ncclAllGather) STUB(ncclReduce) STUB(ncclReduceScatter) STUB(ncclSend) STUB(ncclRecv)
+STUB(ncclGroupStart) STUB(ncclGroupEnd) STUB(ncclRedOpDestroy)
+#ifndef WITHOUT_PREMULSUM
+STUB(ncclRedOpCreatePreMulSum)
+#endif
+"""
+
+
+def build_fake_nccl(tmp_path, name, version, result=0, without_premulsum=False):
+    # Not named libnccl.so*: a loaded copy of that name would be found by later searches.
+    source = tmp_path / "fake_nccl.c"
+    source.write_text(FAKE_NCCL)
+    out = tmp_path / f"{name}.so"
+    command = [shutil.which("cc") or "cc", "-shared", "-fPIC", "-o", str(out), str(source),
+               f"-DVERSION={version}", f"-DRESULT={result}"]
+    if without_premulsum:
+        command.append("-DWITHOUT_PREMULSUM")
+    subprocess.run(command, check=True, capture_output=True)
+    return str(out)
+
+
+@on_rank_0_only
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler for a fake libnccl")
+def test_nccl_built_is_the_version_of_the_nccl_the_runtime_would_open(tmp_path, monkeypatch):
+    # No `hvd` fixture: this runs on rank 0 only, so it must not init (a collective); the
+    # build queries, as Horovod's, need no init.
+    import runrun.torch as hvd
+
+    good = build_fake_nccl(tmp_path, "fake_nccl_22304", 22304)
+    monkeypatch.setenv("RUNRUN_NCCL_LIBRARY", good)
+    assert hvd.nccl_built() == 22304 and type(hvd.nccl_built()) is int
+    # Scripts written for Horovod compare it: a usable NCCL is never "too old" (< 2700).
+    assert not (hvd.nccl_built() and hvd.nccl_built() < 2700)
+    # What the runtime would refuse counts as none: too old, an entry point missing, a
+    # failing ncclGetVersion, a path that does not open (no fallback to another search).
+    old = build_fake_nccl(tmp_path, "fake_nccl_2708", 2708)
+    missing = build_fake_nccl(tmp_path, "fake_nccl_nopremul", 22304, without_premulsum=True)
+    failing = build_fake_nccl(tmp_path, "fake_nccl_failing", 22304, result=3)
+    for path in (old, missing, failing, str(tmp_path / "absent" / "libnccl.so.2")):
+        monkeypatch.setenv("RUNRUN_NCCL_LIBRARY", path)
+        assert hvd.nccl_built() == 0 and type(hvd.nccl_built()) is int, path
+    from runrun.common import nccl_probe
+
+    assert nccl_probe.nccl_version({"RUNRUN_NCCL_LIBRARY": good}) == 22304
 
 
 def test_timeline_is_valid_json(hvd, tmp_path):

@@ -249,8 +249,70 @@ def test_sparse_gradients(hvd, sparse_as_dense):
     model = train_embedding(hvd, [hvd.rank()], sparse_as_dense=sparse_as_dense)
     reference = train_embedding(None, list(range(hvd.size())))
     assert_same_params(model, reference, rtol=1e-5, atol=1e-6)
-    # Without sparse_as_dense the gradient stays sparse, as in Horovod.
-    assert model[0].weight.grad.is_sparse == (not sparse_as_dense)
+    # The optimizer gets a sparse gradient either way, as in Horovod (sparse_as_dense only
+    # changes how it travels).
+    assert model[0].weight.grad.is_sparse
+
+
+class TwoEmbeddings(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.words = torch.nn.Embedding(12, 3, sparse=True)
+        self.tags = torch.nn.Embedding(6, 2, sparse=True)
+
+    def loss(self, words, tags):
+        loss = (self.words(words) ** 2).sum()
+        return loss + (self.tags(tags) ** 2).sum() if tags is not None else loss
+
+
+def sparse_adam_batch(step, r):
+    """Rank r's token ids at `step`: overlapping across ranks, with repeats. `tags` is used by
+    every rank at step 0, by rank 0 alone at step 1, by nobody at step 2."""
+    words = torch.tensor([r, r + 1, 2 * r + step, 7, 7])
+    tags = None if step == 2 or (step == 1 and r != 0) else torch.tensor([r % 6, (step + 3) % 6])
+    return words, tags
+
+
+def train_sparse_adam(hvd, size, **kwargs):
+    """SparseAdam through a DistributedOptimizer on this rank's batches, or (hvd None) in one
+    process on the batches of all `size` ranks, the loss averaged over them."""
+    model = TwoEmbeddings()
+    opt = torch.optim.SparseAdam(model.parameters(), lr=0.05)
+    if hvd is not None:
+        opt = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters(), **kwargs)
+    for step in range(3):
+        opt.zero_grad()
+        ranks = [hvd.rank()] if hvd is not None else range(size)
+        losses = [model.loss(*sparse_adam_batch(step, r)) for r in ranks]
+        (sum(losses) / len(losses)).backward()
+        opt.step()
+        if hvd is not None:
+            # SparseAdam takes only sparse gradients; where no rank had one it gets none.
+            assert model.words.weight.grad.is_sparse
+            assert (model.tags.weight.grad is None) == (step == 2)
+    return model
+
+
+@pytest.mark.parametrize("sparse_as_dense", [False, True])
+def test_sparse_adam_trains_like_one_process(hvd, sparse_as_dense):
+    # nn.Embedding(sparse=True) + SparseAdam, each rank with other indices, a rank or all ranks
+    # without a gradient for one embedding in some steps: every rank ends with the weights of
+    # one process training on all ranks' batches.
+    model = train_sparse_adam(hvd, hvd.size(), sparse_as_dense=sparse_as_dense)
+    assert_same_params(model, train_sparse_adam(None, hvd.size()), rtol=1e-5, atol=1e-6)
+
+
+def test_broadcast_optimizer_state_of_a_new_sparse_adam(hvd):
+    # Horovod builds an empty state with zero gradients, sparse ones for SparseAdam.
+    model = TwoEmbeddings()
+    opt = hvd.DistributedOptimizer(torch.optim.SparseAdam(model.parameters(), lr=0.05),
+                                   named_parameters=model.named_parameters())
+    hvd.broadcast_optimizer_state(opt, root_rank=0)
+    assert sorted(opt.state_dict()["state"]) == [0, 1]
+    opt.zero_grad()
+    model.loss(*sparse_adam_batch(0, hvd.rank())).backward()
+    opt.step()
 
 
 def test_sparse_gradients_in_groups(hvd):

@@ -58,7 +58,13 @@ def test_broadcast_optimizer_state_before_first_step(hvd):
     lr = 0.1 if hvd.rank() == 0 else 0.7
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     hvd.broadcast_optimizer_state(opt, root_rank=0)
-    assert opt.param_groups[0]["lr"] == 0.1 and opt.state_dict()["state"] == {}
+    assert opt.param_groups[0]["lr"] == 0.1
+    # As Horovod's: the empty state was built by a step with zero gradients (zero momentum
+    # buffers; no weight decay here, so no parameter moved).
+    state = opt.state_dict()["state"]
+    assert sorted(state) == list(range(len(before)))
+    assert all(torch.equal(s["momentum_buffer"], torch.zeros_like(b))
+               for s, b in zip(state.values(), before))
     assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before))
     # It also works through a DistributedOptimizer.
     dist = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters())
@@ -118,6 +124,59 @@ def test_broadcast_optimizer_state_with_none_entries_and_unused_params(hvd):
     for pid, entries in root_state.items():
         assert got[pid]["unset"] is None
         assert torch.equal(got[pid]["momentum_buffer"], entries["momentum_buffer"])
+
+
+class FrozenIndexModel(torch.nn.Module):
+    """Horovod's no-gradient case: an integer parameter that cannot require a gradient, one
+    that does, and a layer the forward pass never uses."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(7)  # the same on every rank
+        self.index = torch.nn.Parameter(torch.tensor([1, 3]), requires_grad=False)
+        self.weight = torch.nn.Parameter(torch.rand(4))
+        self.unused = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return torch.index_select(self.weight, 0, self.index) * x
+
+
+def test_broadcast_optimizer_state_of_a_new_optimizer_with_frozen_and_unused_params(hvd):
+    model = FrozenIndexModel()
+    opt = torch.optim.SGD(model.parameters(), lr=0.001, weight_decay=1e-6, momentum=0.9,
+                          nesterov=True)
+    opt = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters())
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    hvd.broadcast_optimizer_state(opt, root_rank=0)
+    # Horovod built the state with zero gradients: every trainable parameter has a .grad
+    # (scripts broadcast or allreduce it) and a momentum buffer; the frozen one has neither.
+    params = opt.param_groups[0]["params"]
+    assert params[0].grad is None and 0 not in opt.state_dict()["state"]
+    grad = params[1].grad
+    assert torch.equal(hvd.broadcast(grad, root_rank=0), grad)
+    assert sorted(opt.state_dict()["state"]) == [1, 2, 3]
+    # Training goes on as usual, the unused layer included (it gets zero gradients).
+    opt.zero_grad()
+    model(torch.ones(2) * (hvd.rank() + 1)).sum().backward()
+    opt.step()
+    gathered = hvd.allgather(model.weight.detach().unsqueeze(0))
+    assert all(torch.equal(row, gathered[0]) for row in gathered)
+
+
+def test_building_an_empty_state_changes_no_parameter(hvd):
+    # Rank 0 resumed (it has a state); the others start with an empty one, which they build
+    # with a zero-gradient step before receiving rank 0's. AdamW's weight decay would shrink
+    # their weights in that step (Horovod's does): they must stay equal to rank 0's.
+    model = root_model()
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1, weight_decay=0.5)
+    if hvd.rank() == 0:
+        model(torch.ones(2, 4)).sum().backward()
+        opt.step()
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    before = [p.detach().clone() for p in model.parameters()]
+    hvd.broadcast_optimizer_state(opt, root_rank=0)
+    assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before))
+    assert sorted(opt.state_dict()["state"]) == list(range(len(before)))
 
 
 def test_state_broadcasts_in_a_process_set(hvd):

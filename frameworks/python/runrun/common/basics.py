@@ -19,8 +19,9 @@ _backend = None
 _atexit_registered = False
 
 
-class NotInitializedError(ValueError):
-    """Raised by queries before init(), as Horovod does (a ValueError)."""
+class NotInitializedError(ValueError, RuntimeError):
+    """Raised before init() by queries (rank(), size()...: a ValueError, as Horovod's) and by
+    collectives (a RuntimeError, as Horovod's HorovodInternalError then): both classes."""
 
 
 def init(comm=None, process_sets=None, backend=None):
@@ -162,7 +163,8 @@ def gloo_enabled():
 
 def _built(what):
     """Whether this build can run `what`: a backend that is implemented and compiled in (mpi,
-    gloo, nccl), or cuda = collectives on GPU tensors. Not whether CMake found a library."""
+    gloo, nccl), or cuda = collectives on GPU tensors. Not whether CMake found a library.
+    The types are Horovod's: bool for every query except nccl_built()."""
     return bool(loader.core().build_info()[what])
 
 
@@ -175,7 +177,16 @@ def gloo_built():
 
 
 def nccl_built():
-    return _built("nccl")
+    """The version code of the NCCL a CUDA tensor would use (an int, e.g. 22304 for 2.23.4, as
+    Horovod's NCCL_VERSION_CODE), 0 where none is found or the one found is unusable (older
+    than 2.11, an entry point missing). runrun links no NCCL: this asks the library the
+    runtime's search opens (RUNRUN_NCCL_LIBRARY, a copy already loaded, the dynamic linker;
+    runrun.common.nccl_probe), so it can change once torch has loaded its NCCL."""
+    if not _built("nccl"):
+        return 0
+    from runrun.common import nccl_probe
+
+    return nccl_probe.nccl_version()
 
 
 def cuda_built():

@@ -15,7 +15,7 @@ Thread-safety: any thread may enqueue; each op name may have one op in flight.
 """
 
 from runrun.common import basics, bound_calls, loader
-from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.exceptions import InvalidArgumentError, InvalidArgumentRuntimeError
 from runrun.common.handles import new_handle
 from runrun.common.names import group_names, op_name
 from runrun.common.ops import Adasum, Average, ReduceOp, Sum, resolve_op
@@ -156,8 +156,8 @@ def allgather(adapter, tensor, name=None, process_set=global_process_set):
     """Starts an allgather along the first dimension (sizes may differ per rank)."""
     name = op_name("allgather", name, process_set)
     tensor = adapter.check(tensor, "allgather", name)
-    if adapter.ndim(tensor) == 0:
-        raise InvalidArgumentError(
+    if adapter.ndim(tensor) == 0:  # Horovod's core refuses it: a RuntimeError there
+        raise InvalidArgumentRuntimeError(
             f"allgather '{name}': a 0-dimensional tensor has no first dimension to gather "
             "along; reshape it to [1]")
     handle = basics.runtime().allgather(name, adapter.to_dlpack(tensor),
@@ -242,8 +242,9 @@ def alltoall(adapter, tensor, splits=None, name=None, process_set=global_process
 
 def _reducescatter_op(op):
     op = resolve_op(op)
-    if op not in (Average, Sum):
-        raise InvalidArgumentError(f"reducescatter supports op=Average or op=Sum, got {op.name}")
+    if op not in (Average, Sum):  # Horovod's core refuses it: a RuntimeError there
+        raise InvalidArgumentRuntimeError(
+            f"reducescatter supports op=Average or op=Sum, got {op.name}")
     return op
 
 
@@ -254,8 +255,8 @@ def reducescatter(adapter, tensor, name=None, op=Average, process_set=global_pro
     op = _reducescatter_op(op)
     name = op_name("reducescatter", name, process_set)
     tensor = adapter.check(tensor, "reducescatter", name)
-    if adapter.ndim(tensor) == 0:
-        raise InvalidArgumentError(
+    if adapter.ndim(tensor) == 0:  # Horovod's core refuses it: a RuntimeError there
+        raise InvalidArgumentRuntimeError(
             f"reducescatter '{name}': a 0-dimensional tensor cannot be scattered; reshape it")
     handle = basics.runtime().reducescatter(
         name, adapter.to_dlpack(tensor), int(op), float(prescale_factor),

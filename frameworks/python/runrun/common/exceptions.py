@@ -3,8 +3,10 @@ catch the same things: a failure of a collective or of the runtime is a HorovodI
 (a RuntimeError; what elastic training recovers from), with subclasses saying which kind of
 failure it was; an argument rejected at call time (a dtype, a layout, an unknown process set, a
 name already in flight...) is an InvalidArgumentError, a ValueError as in Horovod and not a
-HorovodInternalError; an op or option this build lacks is an UnsupportedError, a
-NotImplementedError. The message is the core's, naming rank, op, tensor and what to do.
+HorovodInternalError, or an InvalidArgumentRuntimeError (also a RuntimeError) where Horovod
+raises a RuntimeError for it; an op or option this build lacks is an UnsupportedError, a
+NotImplementedError (itself a RuntimeError, as Horovod's). The message is the core's, naming
+rank, op, tensor and what to do.
 
 The extension (runrun._core) maps C API status codes to these classes through
 exception_for_status; the codes match runrun_status in core/include/runrun/c_api.h.
@@ -21,6 +23,16 @@ RunrunError = HorovodInternalError
 class InvalidArgumentError(ValueError):
     """An argument was rejected (dtype, device, layout, shape, unknown set, a name already in
     flight...): a bug in the calling code, so not a HorovodInternalError."""
+
+
+class InvalidArgumentRuntimeError(InvalidArgumentError, RuntimeError):
+    """An argument refused at call time that Horovod refuses with a RuntimeError (its core
+    refuses it once enqueued, a HorovodInternalError in horovod.torch): reducescatter with an
+    op other than Average or Sum, an allgather or reducescatter of a 0-d tensor, a sparse
+    allreduce of a dense tensor. Both classes, as numpy's AxisError is both a ValueError and an
+    IndexError: a script written for Horovod catches RuntimeError, one written for runrun
+    ValueError / InvalidArgumentError. Not a HorovodInternalError: elastic training does not
+    retry a call that can only fail again."""
 
 
 class MismatchError(HorovodInternalError):

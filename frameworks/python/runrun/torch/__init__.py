@@ -8,6 +8,7 @@ from runrun.common.exceptions import (
     CollectiveTimeoutError,
     HorovodInternalError,
     InvalidArgumentError,
+    InvalidArgumentRuntimeError,
     MismatchError,
     PeerFailureError,
     ShutDownError,

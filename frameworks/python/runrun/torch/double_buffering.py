@@ -24,7 +24,8 @@ class DoubleBuffer:
 
     def __init__(self, optimizer):
         self._opt = optimizer
-        self._pending = []  # (parameter, handle, compression context), started by step()
+        # (parameter, handle, compression context, sparse_dim or None), started by step()
+        self._pending = []
         self._passes = {}
 
     @property
@@ -45,9 +46,11 @@ class DoubleBuffer:
     def _collect(self):
         """Waits for the pending allreduces: [(parameter, averaged gradient)]."""
         averaged = []
-        for p, handle, ctx in self._pending:
-            output = handle.wait()
-            averaged.append((p, self._opt._compression.decompress(output, ctx).to(p.dtype)))
+        for p, handle, ctx, sparse_dim in self._pending:
+            grad = self._opt._compression.decompress(handle.wait(), ctx).to(p.dtype)
+            if sparse_dim is not None:  # reduced dense, handed back sparse (SparseAdam)
+                grad = grad.to_sparse(sparse_dim)
+            averaged.append((p, grad))
         self._pending = []
         return averaged
 
@@ -59,7 +62,9 @@ class DoubleBuffer:
             if grad is None:  # not computed on this rank: the others may have it
                 grad = torch.zeros_like(p, memory_format=torch.contiguous_format)
             grad = grad.detach()
+            sparse_dim = None
             if grad.is_sparse:
+                sparse_dim = opt._sparse_params[p] = grad.sparse_dim()
                 grad = grad.to_dense()
             compressed, ctx = opt._compression.compress(grad.contiguous())
             if opt._profiler is not None:
@@ -67,7 +72,7 @@ class DoubleBuffer:
             handle = c.allreduce_async_(compressed, name=opt._parameter_names[p], op=opt.op,
                                         prescale_factor=pre, postscale_factor=post,
                                         process_set=opt.process_set)
-            self._pending.append((p, handle, ctx))
+            self._pending.append((p, handle, ctx, sparse_dim))
 
     def step(self, apply):
         """Applies step t-1's averaged gradients with apply() (the wrapped optimizer's step)

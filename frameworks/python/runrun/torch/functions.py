@@ -11,6 +11,7 @@ from runrun.common import basics, object_codec
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
+from runrun.torch.optimizer import _DistributedOptimizer
 
 
 def broadcast_parameters(params, root_rank=0, process_set=global_process_set):
@@ -47,13 +48,43 @@ def _describe_state(state_dict):
     return {"param_groups": state_dict["param_groups"], "state": described}
 
 
+def _initialize_state(optimizer):
+    """Horovod's initialization of a state that is still empty (a new optimizer): every
+    parameter that requires a gradient gets a zero .grad (sparse for SparseAdam, which refuses
+    dense ones) and the wrapped optimizer takes one step with them, without any allreduce (a
+    DistributedOptimizer's own step() would start them, and not every rank may be here). So
+    Adam's moments, SGD's momentum buffers... exist before the first real step, and parameters
+    without a gradient (frozen) keep .grad None. Unlike Horovod, the parameters are put back as
+    they were: that step moves them where there is weight decay, and only on ranks whose state
+    was empty (not on a root resumed from a checkpoint, not on the old workers of an elastic
+    job), which would leave the ranks with different weights."""
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    saved = [p.detach().clone() for p in params]
+    for p in params:
+        if p.requires_grad:
+            p.grad = torch.zeros_like(p, memory_format=torch.contiguous_format)
+            if isinstance(optimizer, torch.optim.SparseAdam):
+                p.grad = p.grad.to_sparse()
+    if isinstance(optimizer, _DistributedOptimizer):
+        super(_DistributedOptimizer, optimizer).step()  # the wrapped optimizer's step
+    else:
+        optimizer.step()
+    with torch.no_grad():
+        for p, value in zip(params, saved):
+            p.copy_(value)
+
+
 def broadcast_optimizer_state(optimizer, root_rank=0, process_set=global_process_set):
-    """Makes every rank's optimizer state and hyper-parameters equal to root_rank's. Works
-    before the first step (an empty state stays empty everywhere), without changing any
-    parameter; tensors (Adam's moments, SGD's momentum...) travel as tensor broadcasts."""
+    """Makes every rank's optimizer state and hyper-parameters equal to root_rank's, without
+    changing any parameter. A rank whose state is still empty first builds it as Horovod does
+    (_initialize_state: zero gradients, one step), so afterwards every parameter that requires
+    a gradient has a .grad and a state. Tensors (Adam's moments, SGD's momentum...) travel as
+    tensor broadcasts."""
     if isinstance(optimizer, torch.optim.LBFGS):
         raise InvalidArgumentError("broadcast_optimizer_state does not support LBFGS")
     is_root = basics.rank() == root_rank  # a global rank, as in every broadcast
+    if not optimizer.state_dict()["state"]:
+        _initialize_state(optimizer)
     state_dict = optimizer.state_dict()
     layout = broadcast_object(_describe_state(state_dict) if is_root else None, root_rank,
                               "broadcast_optimizer_state.layout", process_set)

@@ -7,7 +7,8 @@ step() waits for all of them, then applies the wrapped optimizer's update. Seman
 horovod.torch.DistributedOptimizer, including backward_passes_per_step (local accumulation of
 that many backward passes before one allreduce), synchronize()/skip_synchronize(), the
 zero_grad() guard, and sparse gradients (allgathered as sparse tensors by
-sparse_allreduce_async, or densified and allreduced with sparse_as_dense=True).
+sparse_allreduce_async, or densified and allreduced with sparse_as_dense=True; either way the
+optimizer gets a sparse gradient back, so SparseAdam works as in Horovod).
 double_buffering=True (ChainerMN's) applies each step's gradients one step late, overlapping
 their allreduce with the next step (see double_buffering.py).
 Thread-safety: as the wrapped optimizer (one training thread).
@@ -31,6 +32,16 @@ from runrun.torch.sparse import sparse_allreduce_async
 
 # The ctx of a sparse gradient's handle: its output replaces p.grad as is.
 _SPARSE = object()
+# ... of a parameter without a gradient on this rank whose gradients are sparse: the gathered
+# tensor replaces p.grad unless it is empty (no rank had one), when p.grad stays None.
+_SPARSE_MISSING = object()
+
+
+def _empty_sparse_like(p, sparse_dim):
+    """A sparse gradient of `p` with no element (this rank's share when it has none)."""
+    indices = torch.empty((sparse_dim, 0), dtype=torch.int64, device=p.device)
+    values = torch.empty((0, *p.shape[sparse_dim:]), dtype=p.dtype, device=p.device)
+    return torch.sparse_coo_tensor(indices, values, p.shape, check_invariants=True)
 
 
 class _DistributedOptimizer(torch.optim.Optimizer):
@@ -58,6 +69,11 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._parameter_names = self._name_parameters(named_parameters)
         self._groups = self._resolve_groups(groups)
         self._requires_update = set()
+        # Parameters whose gradients were sparse (their sparse_dim): a step in which this rank
+        # has none still joins the others' sparse allgather, and the optimizer gets a sparse
+        # gradient back with sparse_as_dense too (SparseAdam takes no dense one).
+        self._sparse_params = {}
+        self._densified = {}  # this step's sparse_as_dense gradients: (sparse_dim, missing)
         self._handles = {}
         self._allreduce_delay = {}
         self._group_pending = {}
@@ -165,25 +181,42 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         return 1.0, 1.0
 
     def _is_sparse(self, p):
-        """True when p's gradient travels as a sparse tensor (see _allreduce_grad_async)."""
-        return p.grad is not None and p.grad.is_sparse and not self.sparse_as_dense
+        """True when p's gradient travels as a sparse tensor (see _allreduce_grad_async): it
+        is sparse, or missing on this rank for a parameter whose gradients were sparse."""
+        if self.sparse_as_dense:
+            return False
+        if p.grad is None:
+            return p in self._sparse_params
+        return p.grad.is_sparse
 
     def _prepare_grad(self, p):
-        if p.grad is None:
+        missing = p.grad is None
+        if missing:
             # Not computed on this rank this step (e.g. an unused branch): another rank may
             # have it, so contribute zeros rather than leave the others waiting.
             p.grad = torch.zeros_like(p, memory_format=torch.contiguous_format)
-        if p.grad.is_sparse:
+        if p.grad.is_sparse:  # sparse_as_dense: reduced dense, handed back sparse (Horovod)
+            self._sparse_params[p] = p.grad.sparse_dim()
+            self._densified[p] = (p.grad.sparse_dim(), False)
             p.grad = p.grad.to_dense()
+        elif missing and p in self._sparse_params:
+            self._densified[p] = (self._sparse_params[p], True)
         return self._compression.compress(p.grad)
 
     def _allreduce_grad_async(self, p):
         if self._is_sparse(p):
             # As Horovod: every rank's indices and values are gathered, uncompressed. The
             # predivide factor is not applied: Average divides the gathered values once.
-            handle = sparse_allreduce_async(p.grad, name=self._parameter_names[p], op=self.op,
+            ctx = _SPARSE
+            grad = p.grad
+            if grad is None:
+                ctx = _SPARSE_MISSING
+                grad = _empty_sparse_like(p, self._sparse_params[p])
+            else:
+                self._sparse_params[p] = grad.sparse_dim()
+            handle = sparse_allreduce_async(grad, name=self._parameter_names[p], op=self.op,
                                             process_set=self.process_set)
-            return handle, _SPARSE
+            return handle, ctx
         compressed, ctx = self._prepare_grad(p)
         pre, post = self._scale_factors()
         handle = c.allreduce_async_(compressed, name=self._parameter_names[p], op=self.op,
@@ -236,13 +269,19 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 results[id(handle)] = handle.wait()
             output = results[id(handle)]
             self._allreduce_delay[p] = self.backward_passes_per_step
-            if ctx is _SPARSE:
-                p.grad = output
+            if ctx is _SPARSE or ctx is _SPARSE_MISSING:
+                # Left None where no rank had a gradient, as torch leaves it.
+                p.grad = None if ctx is _SPARSE_MISSING and output._nnz() == 0 else output
                 continue
             if isinstance(ctx, tuple):
                 output, ctx = output[ctx[0]], ctx[1]
             p.grad.set_(self._compression.decompress(output, ctx))
+            if p in self._densified:
+                sparse_dim, missing = self._densified.pop(p)
+                p.grad = (None if missing and not p.grad.any()
+                          else p.grad.to_sparse(sparse_dim))
         self._handles.clear()
+        self._densified.clear()
         self._synchronized = True
         if self._profiler is not None:
             self._profiler.wait_end()

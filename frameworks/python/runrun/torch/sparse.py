@@ -9,7 +9,7 @@ the average for op=Average (values divided by the set size). Thread-safety: as c
 
 import torch
 
-from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.exceptions import InvalidArgumentRuntimeError
 from runrun.common.ops import Average, Sum, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
@@ -22,13 +22,14 @@ def sparse_allreduce_async(tensor, name=None, op=Average, process_set=global_pro
     handle(), returns the reduced sparse tensor. Every rank's tensor has the same size."""
     op = resolve_op(op)
     name = op_name("sparse_allreduce", name, process_set)
+    # Both refusals are RuntimeErrors too, as Horovod's (torch's, on a dense tensor's indices).
     if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.sparse_coo:
-        raise InvalidArgumentError(
+        raise InvalidArgumentRuntimeError(
             f"sparse_allreduce '{name}': expected a sparse COO tensor, got "
             f"{getattr(tensor, 'layout', type(tensor).__name__)}; use allreduce for dense "
             "tensors")
     if op not in (Average, Sum):
-        raise InvalidArgumentError(
+        raise InvalidArgumentRuntimeError(
             f"sparse_allreduce '{name}': op must be Average or Sum, got {op.name}")
     # Gathered along the first dimension: one row of indices per non-zero, hence transposed.
     indices = c.allgather_async(tensor._indices().t().contiguous(), f"{name}.indices",

@@ -24,9 +24,10 @@ from runrun.torch.functions import (broadcast_object, broadcast_optimizer_state,
 def _forget_pending_allreduces(optimizer):
     """A DistributedOptimizer whose step failed still holds the handles of that step; the
     next generation starts without them."""
-    handles = getattr(optimizer, "_handles", None)
-    if isinstance(handles, dict):
-        handles.clear()
+    for pending in ("_handles", "_densified"):
+        entries = getattr(optimizer, pending, None)
+        if isinstance(entries, dict):
+            entries.clear()
     if hasattr(optimizer, "_synchronized"):
         optimizer._synchronized = False
     delay = getattr(optimizer, "_allreduce_delay", None)
