@@ -189,6 +189,28 @@ Logger rendezvous_logger() {
   return logger;
 }
 
+// The rendezvous server the launcher runs for a Gloo job (a fresh random secret), and what
+// every rank gets to reach it: address, port and secret, and the network to listen on.
+struct JobRendezvous {
+  rendezvous::JobSecret secret;
+  std::unique_ptr<rendezvous::RendezvousServer> server;
+  EnvEntries entries;
+};
+
+JobRendezvous start_job_rendezvous(const LaunchOptions& options, const std::string& address) {
+  rendezvous::ServerOptions server_options;
+  server_options.bind_address = address;
+  server_options.logger = rendezvous_logger();
+  JobRendezvous job{rendezvous::JobSecret::generate(), nullptr, {}};
+  job.server = std::make_unique<rendezvous::RendezvousServer>(job.secret, server_options);
+  job.entries = rendezvous::rank_environment(job.server->address(), job.server->port(),
+                                             job.secret);
+  if (!options.network_interface.empty()) {
+    job.entries.emplace_back(env::kNetworkInterface, options.network_interface);
+  }
+  return job;
+}
+
 // A file that is removed when this goes out of scope (srun's SLURM_HOSTFILE).
 class TemporaryFile {
  public:
@@ -220,7 +242,7 @@ class TemporaryFile {
 // A Gloo job in a Slurm allocation: one srun starts every rank (srun_command.h); the launcher
 // serves the rendezvous and supervises srun as it does mpirun.
 int run_srun_job(const LaunchOptions& options, const Environment& env, const JobPlan& plan,
-                 const std::vector<std::pair<std::string, std::string>>& job_entries) {
+                 const EnvEntries& job_entries) {
   const auto argv = build_srun_command(options, plan, find_srun(env), options.slurm->inside_step);
   if (options.dry_run) {
     std::cout << "SLURM_HOSTFILE=<" << srun_hostfile(plan).size() << " bytes: one host per rank> "
@@ -248,16 +270,9 @@ int run_gloo_job(const LaunchOptions& options, const Environment& env) {
   const LocalHostNames local = LocalHostNames::detect();
   const JobPlan plan = plan_job(options, env, local);
   if (options.slurm) {
-    rendezvous::ServerOptions server_options;
-    server_options.bind_address = options.dry_run ? "127.0.0.1" : rendezvous_address(options, plan);
-    server_options.logger = rendezvous_logger();
-    const auto secret = rendezvous::JobSecret::generate();
-    rendezvous::RendezvousServer server(secret, server_options);
-    auto job_entries = rendezvous::rank_environment(server.address(), server.port(), secret);
-    if (!options.network_interface.empty()) {
-      job_entries.emplace_back(env::kNetworkInterface, options.network_interface);
-    }
-    return run_srun_job(options, env, plan, job_entries);
+    const JobRendezvous job = start_job_rendezvous(
+        options, options.dry_run ? "127.0.0.1" : rendezvous_address(options, plan));
+    return run_srun_job(options, env, plan, job.entries);
   }
   const std::string cwd = current_directory();
   std::vector<std::vector<std::string>> commands;
@@ -275,22 +290,15 @@ int run_gloo_job(const LaunchOptions& options, const Environment& env) {
   const auto remote = remote_hosts(plan);
   check_remote_hosts(remote, options, kSshConnectTimeoutS);
   if (options.verbose) print_plan(options, plan, remote.size());
-  rendezvous::ServerOptions server_options;
-  server_options.bind_address = rendezvous_address(options, plan);
-  server_options.logger = rendezvous_logger();
-  const auto secret = rendezvous::JobSecret::generate();
-  rendezvous::RendezvousServer server(secret, server_options);
-  auto job_entries = rendezvous::rank_environment(server.address(), server.port(), secret);
-  if (!options.network_interface.empty()) {
-    job_entries.emplace_back(env::kNetworkInterface, options.network_interface);
-  }
+  const JobRendezvous job = start_job_rendezvous(options, rendezvous_address(options, plan));
+  const rendezvous::RendezvousServer& server = *job.server;
   const std::string block = encode_environment_block(gloo_rank_environment(plan, env,
-                                                                           job_entries));
+                                                                           job.entries));
   if (options.elastic.enabled) {
-    ElasticJobSettings elastic{options, plan, env, local, cwd, job_entries, {}, 10};
+    ElasticJobSettings elastic{options, plan, env, local, cwd, job.entries, {}, 10};
     elastic.store.host = server.address();
     elastic.store.port = server.port();
-    elastic.store.secret = secret;
+    elastic.store.secret = job.secret;
     elastic.store.who = "the launcher's elastic driver";
     elastic.loopback_only = server.address().rfind("127.", 0) == 0;
     return run_elastic_job(elastic);

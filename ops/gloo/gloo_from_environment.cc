@@ -46,6 +46,18 @@ std::string listen_address(const std::string& spec, const std::string& server) {
 
 namespace {
 
+// What every rank's backend takes from `options` and the environment, whoever started it.
+GlooBackendOptions gloo_options_for(const GlooEnvironmentOptions& options,
+                                    std::chrono::milliseconds connect_timeout) {
+  GlooBackendOptions gloo_options;
+  gloo_options.logger = options.logger;
+  gloo_options.collective_timeout = options.collective_timeout;
+  gloo_options.shared_memory = shared_memory_from_environment();
+  gloo_options.shared_memory_single_copy = single_copy_from_environment();
+  gloo_options.connect_timeout = connect_timeout;
+  return gloo_options;
+}
+
 bool loopback(const std::string& address) { return address.rfind("127.", 0) == 0; }
 
 // An address no packet is sent to: the kernel's route towards it is the default route, whose
@@ -112,12 +124,7 @@ std::unique_ptr<Backend> make_direct_gloo_backend(const rendezvous::LaunchPlan& 
     }
   }
   const char* spec = std::getenv(env::kNetworkInterface);
-  GlooBackendOptions gloo_options;
-  gloo_options.logger = options.logger;
-  gloo_options.collective_timeout = options.collective_timeout;
-  gloo_options.shared_memory = shared_memory_from_environment();
-  gloo_options.shared_memory_single_copy = single_copy_from_environment();
-  gloo_options.connect_timeout = client_options.connect_timeout;
+  GlooBackendOptions gloo_options = gloo_options_for(options, client_options.connect_timeout);
   gloo_options.hostname = direct_listen_address(plan, spec);
   gloo_options.host_id = plan.host_id;
   gloo_options.prefix = "runrun/gloo/direct" + std::to_string(initialization);
@@ -146,12 +153,7 @@ std::unique_ptr<Backend> make_gloo_backend_from_environment(
                      env::kSize + "=" + std::to_string(size) + kHowToStart);
   auto client_options = rendezvous::client_options_from_environment();
   const char* spec = std::getenv(env::kNetworkInterface);
-  GlooBackendOptions gloo_options;
-  gloo_options.logger = options.logger;
-  gloo_options.collective_timeout = options.collective_timeout;
-  gloo_options.shared_memory = shared_memory_from_environment();
-  gloo_options.shared_memory_single_copy = single_copy_from_environment();
-  gloo_options.connect_timeout = client_options.connect_timeout;
+  GlooBackendOptions gloo_options = gloo_options_for(options, client_options.connect_timeout);
   gloo_options.hostname = listen_address(spec ? spec : "", client_options.host);
   if (const char* host_index = std::getenv(env::kHostIndex)) {
     gloo_options.host_id = std::string("host ") + host_index;

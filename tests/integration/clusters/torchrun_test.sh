@@ -18,16 +18,6 @@ CHECK="$here/train_check.py"
 TORCHRUN=("$PYTHON" -m torch.distributed.run)
 
 
-# ranks_left: no python process started by this test is still running.
-ranks_left() {
-  local i
-  for i in $(seq 1 100); do
-    pgrep -f "train_check.py.*$TOKEN" >/dev/null || return 0
-    sleep 0.1
-  done
-  pgrep -af "train_check.py.*$TOKEN" >&2
-  fail "ranks of this test are still running"
-}
 
 echo "== torchrun --standalone --nproc_per_node 2 (one host)"
 "${TORCHRUN[@]}" --standalone --nproc_per_node 2 "$CHECK" 2 --tag "$TOKEN" \
@@ -35,7 +25,7 @@ echo "== torchrun --standalone --nproc_per_node 2 (one host)"
 expect_rc $? 0 "torchrun --standalone"
 [ "$(grep -c 'TRAIN_CHECK OK rank [01] of 2 local_rank [01] of 2' "$WORK/standalone.out")" = 2 ] ||
   fail "torchrun: expected 2 ranks of a job of 2 (standalone.out)"
-ranks_left
+no_orphans
 
 echo "== WORLD_SIZE=2 without MASTER_ADDR: init() raises naming the variables"
 WORLD_SIZE=2 RANK=0 LOCAL_RANK=0 "$PYTHON" "$CHECK" 2 --tag "$TOKEN" \
@@ -65,5 +55,5 @@ cat "$WORK/node0.out" "$WORK/node1.out"
 [ "$(cat "$WORK"/node*.out | grep -c 'TRAIN_CHECK OK rank [0-3] of 4 local_rank [01] of 2 cross_rank [01] of 2')" = 4 ] ||
   fail "torchrun --nnodes 2: expected 4 ranks, 2 per host"
 hosts_empty
-ranks_left
+no_orphans
 echo "PASS"

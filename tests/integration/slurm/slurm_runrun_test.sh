@@ -29,16 +29,6 @@ started() {
   [ "$1" = 77 ] && { echo "SKIP: the Slurm cluster cannot start here (see above)"; exit 77; }
   [ "$1" = 0 ] || fail "the Slurm cluster did not start"
 }
-# ranks_left: no process of this test's ranks is still running (bounded wait).
-ranks_left() {
-  local i
-  for i in $(seq 1 150); do
-    pgrep -f "train_check.py.*$TOKEN" >/dev/null || return 0
-    sleep 0.1
-  done
-  pgrep -af "train_check.py.*$TOKEN" >&2
-  fail "ranks of this test are still running after $1"
-}
 # trained FILE N: FILE has N 'TRAIN_CHECK OK rank R of N' lines for distinct ranks.
 trained() {
   local got
@@ -61,7 +51,7 @@ for mode in gloo mpi; do
   expect_line "$WORK/salloc_$mode.err" \
     "^runrun: 2 processes on rrnode1:2, from the Slurm allocation of job [0-9]+ \(SLURM_NODELIST=rrnode1, SLURM_TASKS_PER_NODE=2\)"
   expect_line "$WORK/salloc_$mode.out" "^\[1\]<stdout>:TRAIN_CHECK OK rank 1 of 2"
-  ranks_left "salloc runrun --$mode"
+  no_orphans
 done
 
 echo "-- refusals: -np above the allocation, -H outside it"
@@ -77,7 +67,7 @@ printf '#!/bin/bash\nexec %q --gloo %q %q 4 --tag %q\n' "$RUNRUN" "${train[@]}" 
 slurm_sbatch_wait -n 4 -o "$WORK/sbatch.out" -e "$WORK/sbatch.err" "$WORK/job.sh" >/dev/null
 expect_rc $? 0 "sbatch --wait"
 trained "$WORK/sbatch.out" 4
-ranks_left "sbatch"
+no_orphans
 
 echo "-- srun -n 4 direct, and two direct steps at once"
 srun -n 4 "${train[@]}" 4 --tag "$TOKEN" >"$WORK/direct.out" 2>"$WORK/direct.err"
@@ -91,7 +81,7 @@ wait $twin
 expect_rc $? 0 "the first of two concurrent steps"
 trained "$WORK/twin1.out" 2
 trained "$WORK/twin2.out" 2
-ranks_left "srun direct"
+no_orphans
 
 echo "-- srun --mpi=pmix direct: MPI forms the job, as before"
 RUNRUN_LOG_LEVEL=info srun --mpi=pmix -n 2 "${train[@]}" 2 --tag "$TOKEN" \
@@ -100,7 +90,7 @@ expect_rc $? 0 "srun --mpi=pmix -n 2"
 trained "$WORK/pmix.out" 2
 expect_line "$WORK/pmix.err" "runrun started: backend mpi, rank 1/2"
 expect_line "$WORK/pmix.err" "started by a Slurm step with an MPI plugin \(SLURM_MPI_TYPE=pmix"
-ranks_left "srun --mpi=pmix"
+no_orphans
 
 echo "-- scancel mid-run (runrun in a batch job)"
 printf '#!/bin/bash\nexec %q --gloo %q %q 2 --steps 100000 --sleep 0.05 --tag %q\n' \
@@ -115,7 +105,7 @@ for i in $(seq 1 300); do
   sleep 0.1
 done
 squeue -h -j "$job" 2>/dev/null | grep -q . && fail "job $job still listed 30 s after scancel"
-ranks_left "scancel"
+no_orphans
 
 echo "-- a killed task: srun direct, then under the launcher"
 srun -n 2 --kill-on-bad-exit=0 "${train[@]}" 2 --steps 100000 --sleep 0.05 --tag "$TOKEN" \
@@ -129,7 +119,7 @@ wait $step
 [ $? != 0 ] || fail "srun direct with a killed task exited 0"
 expect_line "$WORK/kill_direct.err" "rank 1"
 sed 's/^/    /' "$WORK/kill_direct.err"
-ranks_left "a killed task (direct)"
+no_orphans
 
 salloc -n 2 nsenter -t "${_SLURM_NODE_PIDS[0]}" -n -u -m -- "$RUNRUN" --gloo "${train[@]}" 2 \
   --steps 100000 --sleep 0.05 --tag "$TOKEN" >"$WORK/kill_launcher.out" 2>"$WORK/kill_launcher.err" &
@@ -141,7 +131,7 @@ wait $alloc
 [ $? != 0 ] || fail "runrun in an allocation with a killed task exited 0"
 expect_line "$WORK/kill_launcher.err" "rank 1 .*(killed|signal|SIGKILL)"
 sed 's/^/    /' "$WORK/kill_launcher.err"
-ranks_left "a killed task (launcher)"
+no_orphans
 slurm_cluster_stop || fail "the one-node cluster left something running"
 
 echo "== two nodes"
@@ -153,7 +143,7 @@ expect_rc $? 0 "srun -N 2 -n 4 direct"
 trained "$WORK/two_direct.out" 4
 [ "$(grep -c 'local_rank [01] of 2 cross_rank [01] of 2' "$WORK/two_direct.out")" = 4 ] ||
   fail "srun -N 2 -n 4: the ranks do not see 2 hosts of 2"
-ranks_left "srun -N 2 direct"
+no_orphans
 for mode in gloo mpi; do
   echo "-- salloc -N 2 -n 4 runrun --$mode"
   salloc -N 2 -n 4 nsenter -t "${_SLURM_NODE_PIDS[0]}" -n -u -m -- "$RUNRUN" "--$mode" \
@@ -164,7 +154,7 @@ for mode in gloo mpi; do
     "^runrun: 4 processes on rrnode1:2,rrnode2:2, from the Slurm allocation"
   [ "$(grep -c 'cross_rank [01] of 2' "$WORK/two_salloc_$mode.out")" = 4 ] ||
     fail "salloc -N 2 runrun --$mode: the ranks do not see 2 hosts"
-  ranks_left "salloc -N 2 runrun --$mode"
+  no_orphans
 done
 slurm_cluster_stop || fail "the two-node cluster left something running"
 echo "PASS"

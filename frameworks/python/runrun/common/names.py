@@ -41,7 +41,9 @@ def checked_name(op, name):
 
 def op_name(op, name, process_set=None):
     if name is not None:
-        return checked_name(op, name)
+        text = str(name)
+        # Checked inline for plain ASCII names: the per-gradient path counts its Python calls.
+        return text if text.isascii() and "\0" not in text else checked_name(op, text)
     set_id = process_set_id(process_set)
     prefix = op if set_id == 0 else f"{op}.set{set_id}"
     with _lock:
