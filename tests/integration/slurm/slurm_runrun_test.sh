@@ -6,8 +6,8 @@
 #   salloc -n 2 runrun (Gloo through srun; MPI through mpirun and Slurm), no -np, one line saying
 #   what was taken from Slurm; -np above the allocation and -H outside it refused naming both;
 #   sbatch --wait of a script that runs runrun; srun -n 4 direct (no launcher, no --mpi); srun
-#   --mpi=pmix (MPI, as before); two
-#   direct steps at once (separate rendezvous); scancel mid-run; a task killed mid-run (direct
+#   --mpi=pmix (MPI, as before); two steps of one allocation at once and two direct jobs at
+#   once (each its own rendezvous); scancel mid-run; a task killed mid-run (direct
 #   and under the launcher).
 # Two nodes (slurmd in two network-namespace hosts): srun -N 2 -n 4 direct; salloc -N 2 runrun
 # (Gloo through srun, MPI through mpirun and Slurm).
@@ -69,7 +69,7 @@ expect_rc $? 0 "sbatch --wait"
 trained "$WORK/sbatch.out" 4
 no_orphans
 
-echo "-- srun -n 4 direct, and two direct steps at once"
+echo "-- srun -n 4 direct, and two direct jobs at once"
 srun -n 4 "${train[@]}" 4 --tag "$TOKEN" >"$WORK/direct.out" 2>"$WORK/direct.err"
 expect_rc $? 0 "srun -n 4 direct"
 trained "$WORK/direct.out" 4
@@ -81,6 +81,19 @@ wait $twin
 expect_rc $? 0 "the first of two concurrent steps"
 trained "$WORK/twin1.out" 2
 trained "$WORK/twin2.out" 2
+no_orphans
+echo "-- two direct steps of one job at once"
+printf '#!/bin/bash\nsrun -n 2 %q %q 2 --tag %q >%q 2>&1 &\nsrun -n 2 %q %q 2 --tag %q >%q 2>&1\nfirst=$?\nwait $!\nsecond=$?\nexit $((first + second))\n' \
+  "${train[@]}" "$TOKEN" "$WORK/step1.out" "${train[@]}" "$TOKEN" "$WORK/step2.out" \
+  >"$WORK/two_steps.sh"
+RUNRUN_LOG_LEVEL=info salloc -n 4 bash "$WORK/two_steps.sh" >"$WORK/two_steps.out" 2>&1
+expect_rc $? 0 "two steps of one allocation at once"
+trained "$WORK/step1.out" 2
+trained "$WORK/step2.out" 2
+# The same job, two steps: each step's rendezvous is its own (job and step id in the identity).
+steps="$(grep -ho 'without an MPI plugin: job [0-9]*\.[0-9]*' "$WORK"/step[12].out | sort -u)"
+[ "$(echo "$steps" | wc -l)" = 2 ] && [ "$(echo "$steps" | sed 's/\..*//' | sort -u | wc -l)" = 1 ] ||
+  fail "expected two steps of one job, got: $steps"
 no_orphans
 
 echo "-- srun --mpi=pmix direct: MPI forms the job, as before"
