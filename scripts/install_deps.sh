@@ -6,10 +6,10 @@ set -euo pipefail
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
   libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
-  openssh-client procps libssl-dev ccache slurm-wlm munge)
+  openssh-client procps libssl-dev ccache slurm-wlm munge openjdk-17-jre-headless)
 PIP_PACKAGES=("torch==2.13.0" "tensorflow-cpu==2.21.0" "keras==3.15.1" "jax==0.10.2" "jaxlib==0.10.2"
   "optax==0.2.8" "matplotlib==3.11.2" "numpy" "pytest" "cloudpickle==3.1.3"
-  "pybind11" "scikit-build-core")
+  "pybind11" "scikit-build-core" "ray[train]==2.60.0" "pyspark==4.3.0")
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -55,6 +55,9 @@ need_pip=()
 "$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 "$PYTHON" -c "import cloudpickle" 2>/dev/null || need_pip+=("cloudpickle==3.1.3")
 "$PYTHON" -c "import yaml" 2>/dev/null || need_pip+=("pyyaml==6.0.3")
+# Ray Train's extras (pandas, pyarrow, ...): tests/python/ray/ and runrun.ray..
+"$PYTHON" -c "import ray, ray.train, pandas, pyarrow; assert ray.__version__ == '2.60.0'" 2>/dev/null || need_pip+=("ray[train]==2.60.0")
+"$PYTHON" -c "import pyspark; assert pyspark.__version__ == '4.3.0'" 2>/dev/null || need_pip+=("pyspark==4.3.0")
 "$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)
 "$PYTHON" -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-core)
 if ((${#need_pip[@]})); then
