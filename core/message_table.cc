@@ -257,11 +257,14 @@ Response MessageTable::respond(const std::string& name, Row& row) {
     if (response.op == OpType::kAllreduce) {
       response.joined_ranks = missing;
     } else {
-      response.error_code = ErrorCode::kInvalidArgument;
+      // A mismatch (a HorovodInternalError in Python), as Horovod's "... is not supported with
+      // Join": the joined ranks ran join while these ran another op.
+      response.error_code = ErrorCode::kMismatch;
       response.error = std::string(op_type_name(response.op)) + " of tensor '" + name +
                        "' while ranks " + shape_string(missing) +
-                       " have joined: only allreduce may run while ranks are joined (see "
-                       "docs/collectives.md); finish it before join() or after every rank joined";
+                       " have joined: only allreduce may run while ranks are joined, as in "
+                       "Horovod (see docs/collectives.md); finish it before join() or after "
+                       "every rank joined";
     }
   }
   return response;

@@ -203,6 +203,36 @@ def test_join(hvd):
     assert hvd.join() == hvd.size() - 1
 
 
+def test_join_refuses_other_ops_as_horovod(hvd):
+    # Horovod 0.28.1 refuses allgather, broadcast, alltoall and reducescatter while a rank has
+    # joined ("... is not supported with Join"), as a HorovodInternalError: its own
+    # test_horovod_join_allgather/broadcast catch RuntimeError. The job goes on afterwards.
+    if hvd.size() < 2:
+        pytest.skip("needs 2 ranks")
+    if hvd.rank() == 0:
+        assert hvd.join() == hvd.size() - 1
+        return
+    rows = torch.ones(hvd.size(), 2)
+    attempts = {
+        "allgather": lambda: hvd.allgather(rows, name="joined.gather"),
+        "broadcast": lambda: hvd.broadcast(rows, 1, name="joined.bcast"),
+        "alltoall": lambda: hvd.alltoall(rows, name="joined.a2a"),
+        "reducescatter": lambda: hvd.reducescatter(rows, name="joined.rs"),
+    }
+    for op, attempt in attempts.items():
+        with pytest.raises(RuntimeError, match="have joined") as refused:
+            attempt()
+        assert isinstance(refused.value, hvd.HorovodInternalError), op
+        assert f"{op} of tensor 'joined." in str(refused.value)
+    # Allreduce still runs, rank 0 contributing zeros.
+    out = hvd.allreduce(torch.ones(3), op=hvd.Sum, name="joined.after")
+    assert torch.equal(out, torch.full((3,), float(hvd.size() - 1)))
+    # Every non-zero rank joins; the last one to join is what join returns everywhere.
+    if hvd.rank() == hvd.size() - 1:
+        time.sleep(0.2)
+    assert hvd.join() == hvd.size() - 1
+
+
 def test_process_sets(hvd):
     if hvd.size() < 2:
         pytest.skip("needs 2 ranks")
