@@ -55,7 +55,7 @@ need_pip=()
 "$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 "$PYTHON" -c "import cloudpickle" 2>/dev/null || need_pip+=("cloudpickle==3.1.3")
 "$PYTHON" -c "import yaml" 2>/dev/null || need_pip+=("pyyaml==6.0.3")
-# Ray Train's extras (pandas, pyarrow, ...): tests/python/ray/ and runrun.ray..
+# Ray Train's extras (pandas, pyarrow, ...): tests/python/ray/ and runrun.ray.
 "$PYTHON" -c "import ray, ray.train, pandas, pyarrow; assert ray.__version__ == '2.60.0'" 2>/dev/null || need_pip+=("ray[train]==2.60.0")
 "$PYTHON" -c "import pyspark; assert pyspark.__version__ == '4.3.0'" 2>/dev/null || need_pip+=("pyspark==4.3.0")
 "$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)

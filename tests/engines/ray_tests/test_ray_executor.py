@@ -1,0 +1,145 @@
+"""runrun.ray.RayExecutor on a Ray cluster this module starts (ray.init(num_cpus=...)): the
+training of one process on the global batch, Horovod's API (both placement strategies, execute,
+execute_single, run_remote, an executable class), GPUs as Horovod hands them out, and failures:
+a rank that raises or whose process is killed makes run() raise naming the rank and its node,
+and no actor, process or placement group of the job is left."""
+
+import os
+import signal
+import time
+
+import pytest
+import ray
+
+import training
+from runrun.ray import RayExecutor, WorkerFailedError
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    # Fake GPUs: Ray hands them out as on a GPU node (CUDA_VISIBLE_DEVICES per actor).
+    ray.init(num_cpus=4, num_gpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def start(**kwargs):
+    executor = RayExecutor(RayExecutor.create_settings(timeout_s=60), **kwargs)
+    executor.start()
+    return executor
+
+
+def actor_ids(executor):
+    return [w._actor_id.hex() for w in executor.workers]
+
+
+def assert_nothing_left(pids, ids):
+    """Every worker process has ended, Ray counts its actor dead, no placement group holds
+    resources (polled: Ray reaps asynchronously)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        alive = [pid for pid in pids if _alive(pid)]
+        states = {a: ray._private.state.actors(a)["State"] for a in ids}
+        groups = [g for g in ray.util.placement_group_table().values()
+                  if g["state"] not in ("REMOVED",)]
+        if not alive and all(s == "DEAD" for s in states.values()) and not groups:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"left behind: processes {alive}, actors {states}, groups {groups}")
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split(")")[-1].split()[0] != "Z"
+
+
+def test_training_matches_one_process_on_the_global_batch():
+    executor = start(num_workers=2)
+    pids = [n["pid"] for n in executor.nodes]
+    ids = actor_ids(executor)
+    results = executor.run(training.train_rank)
+    reference = training.one_process_weights()
+    assert [r[:5] for r in results] == [(0, 2, 0, 2, 1), (1, 2, 1, 2, 1)]
+    for result in results:
+        training.assert_matches_one_process(result[5], reference)
+    # A second run on the same actors: the runtime of the first is still up.
+    assert executor.run(lambda: __import__("runrun.torch").torch.size()) == [2, 2]
+    executor.shutdown()
+    assert_nothing_left(pids, ids)
+
+
+def test_hosts_and_workers_per_host_execute_and_run_remote():
+    class Executable:
+        def __init__(self, base):
+            self.base = base
+
+    executor = RayExecutor(RayExecutor.create_settings(timeout_s=60), num_hosts=1,
+                           num_workers_per_host=2)
+    executor.start(executable_cls=Executable, executable_args=[10],
+                   extra_env_vars={"MY_SETTING": "on"})
+    try:
+        assert executor.execute(lambda e: e.base + int(os.environ["RANK"])) == [10, 11]
+        assert executor.execute_single(lambda e: (e.base, os.environ["MY_SETTING"])) == (10, "on")
+        refs = executor.run_remote(lambda a, b=0: a + b + int(os.environ["RANK"]), [1], {"b": 2})
+        assert ray.get(refs) == [3, 4]
+        assert len({n["node_id"] for n in executor.nodes}) == 1
+    finally:
+        executor.shutdown()
+
+
+def test_gpus_each_worker_sees_its_nodes_gpus():
+    executor = start(num_workers=2, use_gpu=True)
+    try:
+        seen = executor.run(lambda: (os.environ["CUDA_VISIBLE_DEVICES"],
+                                     int(os.environ["LOCAL_RANK"])))
+        assert seen == [("0,1", 0), ("0,1", 1)]
+    finally:
+        executor.shutdown()
+
+
+def raise_on_rank_1():
+    import runrun.torch as hvd
+
+    hvd.init()
+    if hvd.rank() == 1:
+        raise ValueError("boom on rank 1")
+    return hvd.rank()
+
+
+def die_on_rank_1():
+    import torch
+
+    import runrun.torch as hvd
+
+    hvd.init()
+    hvd.allreduce(torch.ones(1))
+    if hvd.rank() == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    for _ in range(1000):  # rank 0 waits for its peer in collectives until it is stopped
+        hvd.allreduce(torch.ones(1))
+        time.sleep(0.05)
+    return hvd.rank()
+
+
+@pytest.mark.parametrize("fn, how", [(raise_on_rank_1, "its function raised"),
+                                     (die_on_rank_1, "its worker died")])
+def test_a_failed_rank_fails_run_naming_it_and_leaves_nothing(fn, how):
+    executor = start(num_workers=2)
+    pids = [n["pid"] for n in executor.nodes]
+    ids = actor_ids(executor)
+    node = executor.nodes[1]["address"]
+    with pytest.raises(WorkerFailedError) as failure:
+        executor.run(fn)
+    assert failure.value.rank == 1
+    message = str(failure.value)
+    assert f"rank 1 on node {node}" in message and how in message
+    if fn is raise_on_rank_1:
+        assert "ValueError: boom on rank 1" in message
+    assert executor.workers == []
+    assert_nothing_left(pids, ids)
+    with pytest.raises(RuntimeError, match="not started"):
+        executor.run(fn)
