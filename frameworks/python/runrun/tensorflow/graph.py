@@ -8,7 +8,11 @@ in the same order on every rank, and names decided at trace time are the same on
 Cost: one py_function round trip per node (docs/tensorflow.md, docs/benchmarks.md); the
 Keras optimizer and DistributedGradientTape fuse all gradients into one node.
 TF1 graph mode (a plain tf.Graph made default, or eager execution disabled: ops build nodes for
-a tf.compat.v1.Session) is refused with UnsupportedError naming the op (require_tf2_mode).
+a tf.compat.v1.Session) is refused with UnsupportedError naming the op (require_tf2_mode), and
+so is a trace that XLA must compile (tf.function(jit_compile=True), or any function traced
+inside one): XLA has no kernel for a py_function, and the TensorFlow wheel gives no way to add
+one for a runtime call on CPU (docs/tensorflow.md, "XLA"). Auto-clustering
+(tf.config.optimizer.set_jit) is not refused: it leaves the py_function out of its clusters.
 Thread-safety: the eager function runs on TF's executor thread; runrun ops may run anywhere.
 """
 
@@ -29,6 +33,11 @@ try:  # the graphs of tf.cond branches and while_loop bodies (TF's own module, s
     from tensorflow.python.ops.control_flow_v2_func_graphs import ControlFlowFuncGraph
 except ImportError:  # pragma: no cover - told apart by their numbered names instead
     ControlFlowFuncGraph = None
+
+try:  # True in a graph traced for tf.function(jit_compile=True), or inside one
+    from tensorflow.python.ops.control_flow_util import GraphOrParentsInXlaContext
+except ImportError:  # pragma: no cover - XLA then fails at call time, naming EagerPyFunc
+    GraphOrParentsInXlaContext = None
 
 _NUMBERED = re.compile(r"_[0-9]+$")
 _CONTROL_FLOW_KINDS = {"CondBranchFuncGraph": "cond", "WhileCondFuncGraph": "while_cond",
@@ -57,14 +66,36 @@ def require_tf2_mode(op):
     """Raises UnsupportedError when `op` is being built into a TF1 graph: neither eager nor
     inside a tf.function (whose graphs are FuncGraphs). runrun's ops run as Python when the
     graph executes (tf.py_function), and their names are decided per tf.function trace; a TF1
-    graph run by a tf.compat.v1.Session has neither."""
-    if tf.executing_eagerly() or _in_function_graph(tf.compat.v1.get_default_graph()):
+    graph run by a tf.compat.v1.Session has neither. Also refuses a graph XLA must compile
+    (refuse_xla)."""
+    if tf.executing_eagerly():
+        return
+    graph = tf.compat.v1.get_default_graph()
+    if _in_function_graph(graph):
+        refuse_xla(op, graph)
         return
     raise UnsupportedError(
         f"{op}: TF1 graph mode (ops built into a tf.Graph made default with as_default(), or "
         "with eager execution disabled, to be run by a tf.compat.v1.Session) is not supported "
         "by runrun.tensorflow; call the op eagerly (TensorFlow 2's default) or inside a "
         "@tf.function (docs/tensorflow.md)")
+
+
+def refuse_xla(op, graph=None):
+    """Raises UnsupportedError when `op` is being traced into a graph that XLA must compile:
+    a tf.function(jit_compile=True), a function it calls, or a tf.cond / while_loop in one (TF
+    enters its XLA control-flow context around such a trace). Without this XLA refuses the
+    whole function when it is first called, naming only `EagerPyFunc`."""
+    if GraphOrParentsInXlaContext is None:
+        return
+    if not GraphOrParentsInXlaContext(graph or tf.compat.v1.get_default_graph()):
+        return
+    raise UnsupportedError(
+        f"{op}: runrun ops cannot be compiled by XLA in TensorFlow (this op is being traced "
+        "into a tf.function(jit_compile=True), or a function called from one); use "
+        "jit_compile=False for the function that holds the collective, or compute the "
+        "gradients in a jit_compile function and reduce them outside it (docs/tensorflow.md, "
+        "\"XLA\")")
 
 
 def trace_name(kind, name, process_set):

@@ -11,15 +11,20 @@ from runrun.common import basics
 from runrun.common import process_sets as _sets
 from runrun.common.process_sets import ProcessSet, global_process_set
 from runrun.tensorflow.errors import InvalidArgumentError
+from runrun.tensorflow.graph import refuse_xla
 
 # Horovod's process_set_included_op codes (horovod/common/basics.py).
 _ERROR_INIT = -1
 _ERROR_UNKNOWN_SET = -3
 
 
-def _query(function, name):
-    return tf.py_function(lambda: tf.constant(function(), tf.int32), [], tf.int32, name=name) \
-        if not tf.executing_eagerly() else tf.constant(function(), tf.int32)
+def _query(function, name, op):
+    """function() as an int32 scalar: now in eager mode, a py_function node in a graph (one
+    that XLA must compile is refused, naming `op`: graph.refuse_xla)."""
+    if tf.executing_eagerly():
+        return tf.constant(function(), tf.int32)
+    refuse_xla(op)
+    return tf.py_function(lambda: tf.constant(function(), tf.int32), [], tf.int32, name=name)
 
 
 def _in_set(process_set, what):
@@ -54,7 +59,7 @@ def _registered(chosen):
 
 def rank_op(name=None, process_set=global_process_set):
     """This process's rank (in `process_set`, runrun's keyword: -1 outside it)."""
-    return _query(_in_set(process_set, "rank"), name)
+    return _query(_in_set(process_set, "rank"), name, "rank_op")
 
 
 def size_op(process_set_id=0, name=None, process_set=None):
@@ -68,15 +73,15 @@ def size_op(process_set_id=0, name=None, process_set=None):
                 f"size_op: no process set with id {chosen} is registered; pass the "
                 "process_set_id of a set from add_process_set() or init(process_sets=...)")
         return basics.size() if found is global_process_set else found.size()
-    return _query(size, name)
+    return _query(size, name, "size_op")
 
 
 def local_rank_op(name=None):
-    return _query(basics.local_rank, name)
+    return _query(basics.local_rank, name, "local_rank_op")
 
 
 def local_size_op(name=None):
-    return _query(basics.local_size, name)
+    return _query(basics.local_size, name, "local_size_op")
 
 
 def process_set_included_op(process_set_id=0, name=None, process_set=None):
@@ -91,4 +96,4 @@ def process_set_included_op(process_set_id=0, name=None, process_set=None):
         if found is None or found.process_set_id is None:
             return _ERROR_UNKNOWN_SET
         return int(found.included())
-    return _query(included, name)
+    return _query(included, name, "process_set_included_op")
