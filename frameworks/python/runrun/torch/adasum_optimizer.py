@@ -83,8 +83,8 @@ class _DistributedAdasumOptimizer(_DistributedOptimizer):
             for group, params in zip(self.param_groups, stashed):
                 group["params"] = params
         compressed, ctx = self._compression.compress(p.data)
-        handle = c.allreduce_async_(compressed, name=self._parameter_names[p], op=Adasum,
-                                    process_set=self.process_set)
+        handle = c.gradient_allreduce_async_(compressed, name=self._parameter_names[p],
+                                             op=Adasum, process_set=self.process_set)
         return handle, ctx
 
     def synchronize(self):

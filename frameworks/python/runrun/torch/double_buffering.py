@@ -69,9 +69,9 @@ class DoubleBuffer:
             compressed, ctx = opt._compression.compress(grad.contiguous())
             if opt._profiler is not None:
                 opt._profiler.carry(compressed.numel() * compressed.element_size())
-            handle = c.allreduce_async_(compressed, name=opt._parameter_names[p], op=opt.op,
-                                        prescale_factor=pre, postscale_factor=post,
-                                        process_set=opt.process_set)
+            handle = c.gradient_allreduce_async_(
+                compressed, name=opt._parameter_names[p], op=opt.op, prescale_factor=pre,
+                postscale_factor=post, process_set=opt.process_set)
             self._pending.append((p, handle, ctx, sparse_dim))
 
     def step(self, apply):

@@ -219,9 +219,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             return handle, ctx
         compressed, ctx = self._prepare_grad(p)
         pre, post = self._scale_factors()
-        handle = c.allreduce_async_(compressed, name=self._parameter_names[p], op=self.op,
-                                    prescale_factor=pre, postscale_factor=post,
-                                    process_set=self.process_set)
+        handle = c.gradient_allreduce_async_(compressed, name=self._parameter_names[p],
+                                             op=self.op, prescale_factor=pre,
+                                             postscale_factor=post,
+                                             process_set=self.process_set)
         return handle, ctx
 
     def _start_group(self, group):
@@ -237,9 +238,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         prepared = [self._prepare_grad(p) for p in dense]
         pre, post = self._scale_factors()
         name = "grouped." + self._parameter_names[dense[0]]
-        handle = c.grouped_allreduce_async_([t for t, _ in prepared], name=name, op=self.op,
-                                            prescale_factor=pre, postscale_factor=post,
-                                            process_set=self.process_set)
+        handle = c.gradient_grouped_allreduce_async_(
+            [t for t, _ in prepared], name=name, op=self.op, prescale_factor=pre,
+            postscale_factor=post, process_set=self.process_set)
         for i, (p, (_, ctx)) in enumerate(zip(dense, prepared)):
             self._handles[p] = (handle, (i, ctx))
 

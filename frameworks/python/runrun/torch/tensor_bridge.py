@@ -11,7 +11,7 @@ import torch
 import torch.utils.dlpack
 
 from runrun.common import loader
-from runrun.common.exceptions import InvalidArgumentError
+from runrun.common.exceptions import InvalidArgumentError, InvalidArgumentRuntimeError
 from runrun.common.tensor_protocol import TensorAdapter
 
 SUPPORTED_DTYPES = (
@@ -25,6 +25,8 @@ def check_tensor(tensor, op, name, in_place=False):
     if not isinstance(tensor, torch.Tensor):
         raise InvalidArgumentError(
             f"{op} '{name}': expected a torch.Tensor, got {type(tensor).__name__}")
+    if in_place and tensor.requires_grad:
+        refuse_grad_leaf(tensor, op, name)
     if tensor.dtype not in SUPPORTED_DTYPES:
         supported = ", ".join(str(d) for d in SUPPORTED_DTYPES)
         raise InvalidArgumentError(
@@ -48,6 +50,25 @@ def check_tensor(tensor, op, name, in_place=False):
                 "use the out-of-place op or copy the result back")
         tensor = tensor.contiguous()
     return tensor
+
+
+def refuse_grad_leaf(tensor, op, name):
+    """torch's rule for in-place ops: a leaf that requires grad may not be written while grad
+    mode is enabled (its RuntimeError "a leaf Variable that requires grad is being used in an
+    in-place operation."); under torch.no_grad() it may. Raised as InvalidArgumentRuntimeError,
+    a RuntimeError as torch's, before anything is enqueued."""
+    if tensor.is_leaf and torch.is_grad_enabled():
+        raise InvalidArgumentRuntimeError(
+            f"{op} '{name}': a leaf tensor that requires grad is being used in an in-place "
+            "operation (torch refuses in-place ops on such leaves while grad mode is enabled); "
+            "wrap the call in `with torch.no_grad():` (as optimizers update parameters), pass "
+            f"tensor.data, or use the out-of-place {op.rstrip('_')}")
+
+
+def _export_unless_requires_grad(tensor, _to_dlpack=torch.utils.dlpack.to_dlpack):
+    """The in-place fast path's export: None (the general path, whose check applies
+    refuse_grad_leaf) for a tensor that requires grad."""
+    return None if tensor.requires_grad else _to_dlpack(tensor)
 
 
 def hand_over_stream(tensor):
@@ -104,4 +125,14 @@ class TorchTensors(TensorAdapter):
         return torch.tensor(values, dtype=torch.int32)
 
 
+class InPlaceTorchTensors(TorchTensors):
+    """The torch adapter of the in-place ops a script calls (allreduce_async_, allreduce_,
+    broadcast_async_, grouped_allreduce_async_ with a tensor that requires grad): the fast path
+    (C) cannot ask torch's grad mode, so it leaves a tensor that requires grad to the general
+    path. DistributedOptimizer's gradients take ADAPTER (no Python call per gradient)."""
+
+    fast_export = staticmethod(_export_unless_requires_grad)
+
+
 ADAPTER = TorchTensors()
+IN_PLACE_ADAPTER = InPlaceTorchTensors()
