@@ -143,3 +143,8 @@ def test_a_failed_rank_fails_run_naming_it_and_leaves_nothing(fn, how):
     assert_nothing_left(pids, ids)
     with pytest.raises(RuntimeError, match="not started"):
         executor.run(fn)
+
+
+def test_elastic_options_are_refused_until_implemented():
+    with pytest.raises(NotImplementedError, match="elastic training"):
+        RayExecutor(RayExecutor.create_settings(), num_workers=2, min_workers=1, max_workers=2)

@@ -8,17 +8,12 @@ needs it. Thread-safety: see each class.
 from runrun.ray.errors import WorkerFailedError
 from runrun.ray.executor import RayExecutor, RaySettings
 
-__all__ = ["RayExecutor", "RaySettings", "WorkerFailedError", "RunrunConfig", "RunrunTrainer",
-           "ElasticRayExecutor"]
+__all__ = ["RayExecutor", "RaySettings", "WorkerFailedError", "RunrunConfig", "RunrunTrainer"]
 
 
 def __getattr__(name):
-    # Ray Train and the elastic executor are imported on first use: the executor alone needs
-    # neither Ray Train's extras nor the elastic machinery.
+    # Ray Train is imported on first use: the executor alone does not need Ray Train's extras.
     if name in ("RunrunConfig", "RunrunTrainer", "RunrunBackend"):
         from runrun.ray import train_backend
         return getattr(train_backend, name)
-    if name == "ElasticRayExecutor":
-        from runrun.ray.elastic import ElasticRayExecutor
-        return ElasticRayExecutor
     raise AttributeError(f"module 'runrun.ray' has no attribute {name!r}")

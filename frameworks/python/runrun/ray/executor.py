@@ -34,8 +34,8 @@ class RaySettings:
 
 class RayExecutor:
     """Horovod's RayExecutor: num_workers (one bundle per worker, packed) or num_hosts with
-    num_workers_per_host (one bundle per host, spread); min_workers/max_workers make it elastic
-    (runrun.ray.ElasticRayExecutor)."""
+    num_workers_per_host (one bundle per host, spread). Elastic training (min_workers,
+    max_workers) is not implemented yet and is refused (docs/ray.md, "Elastic")."""
 
     @classmethod
     def create_settings(cls, timeout_s=30, ssh_identity_file=None, ssh_str=None,
@@ -43,19 +43,17 @@ class RayExecutor:
         return RaySettings(timeout_s=timeout_s, placement_group_timeout_s=placement_group_timeout_s,
                            nics=nics, ssh_identity_file=ssh_identity_file, ssh_str=ssh_str)
 
-    def __new__(cls, settings=None, num_workers=None, *args, min_workers=None,
-                max_workers=None, **kwargs):
-        if cls is RayExecutor and (min_workers is not None or max_workers is not None):
-            from runrun.ray.elastic import ElasticRayExecutor
-            return ElasticRayExecutor(settings, num_workers, *args, min_workers=min_workers,
-                                      max_workers=max_workers, **kwargs)
-        return super().__new__(cls)
-
     def __init__(self, settings=None, num_workers=None, num_hosts=None, num_workers_per_host=1,
                  cpus_per_worker=1, use_gpu=False, gpus_per_worker=None,
                  use_current_placement_group=True, min_workers=None, max_workers=None,
                  **_elastic_options):
         del use_current_placement_group  # a placement group of its own, always
+        if min_workers is not None or max_workers is not None or _elastic_options:
+            raise NotImplementedError(
+                "runrun.ray.RayExecutor: elastic training (min_workers/max_workers, "
+                f"{sorted(_elastic_options) or 'Horovod elastic options'}) is not implemented "
+                "yet: pass num_workers or num_hosts; for elastic jobs use the runrun launcher's "
+                "--min-np/--max-np (docs/elastic.md)")
         if (num_workers is None) == (num_hosts is None):
             raise ValueError("RayExecutor: pass num_workers, or num_hosts (with "
                              "num_workers_per_host), not both")
