@@ -39,6 +39,9 @@ inline constexpr Knob kCacheCapacity{
     "entries of the response cache (steady-state fast path); 0 disables the cache"};
 inline constexpr Knob kTimeline{"RUNRUN_TIMELINE", "",
                                 "path of a Chrome-trace JSON timeline to write; empty: none"};
+inline constexpr Knob kTimelineMarkCycles{
+    "RUNRUN_TIMELINE_MARK_CYCLES", "0",
+    "1: the timeline marks each negotiation round with a global CYCLE_START (as Horovod's)"};
 inline constexpr Knob kStallCheckTime{
     "RUNRUN_STALL_CHECK_TIME", "60",
     "seconds after which a tensor submitted by some ranks but not others is reported; 0: off"};
@@ -115,6 +118,7 @@ inline constexpr std::array kAllKnobs = {
     knobs::kLogLevel,         knobs::kBackend,        knobs::kCycleTimeMs,
     knobs::kBurstGapUs,
     knobs::kFusionThreshold,  knobs::kCacheCapacity,  knobs::kTimeline,
+    knobs::kTimelineMarkCycles,
     knobs::kStallCheckTime,   knobs::kStallShutdownTime, knobs::kShutdownTimeout,
     knobs::kCollectiveTimeout, knobs::kPeerTimeout,    knobs::kJoinAverage,
     knobs::kRendezvousTimeout,

@@ -456,9 +456,14 @@ runrun_status runrun_get_rank_lateness(const runrun_runtime* rt, runrun_rank_lat
 }
 
 runrun_status runrun_start_timeline(runrun_runtime* rt, const char* path) {
+  return runrun_start_timeline_marking_cycles(rt, path, 0);
+}
+
+runrun_status runrun_start_timeline_marking_cycles(runrun_runtime* rt, const char* path,
+                                                   int mark_cycles) {
   return guarded([&] {
     require(path && *path, "runrun_start_timeline: the path is empty");
-    runtime_of(rt).start_timeline(path);
+    runtime_of(rt).start_timeline(path, mark_cycles != 0);
   });
 }
 

@@ -113,6 +113,7 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   c.fusion_threshold = static_cast<size_t>(reader.number(knobs::kFusionThreshold, 0));
   c.cache_capacity = static_cast<size_t>(reader.number(knobs::kCacheCapacity, 0));
   c.timeline_path = reader.text(knobs::kTimeline);
+  c.timeline_mark_cycles = reader.choice(knobs::kTimelineMarkCycles, {"0", "1"}) == "1";
   c.stall_check_time =
       std::chrono::seconds(static_cast<int64_t>(reader.number(knobs::kStallCheckTime, 0)));
   c.stall_shutdown_time =

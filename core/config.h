@@ -20,6 +20,7 @@ struct Config {
   size_t fusion_threshold = 4 << 20;
   size_t cache_capacity = 1024;
   std::string timeline_path;
+  bool timeline_mark_cycles = false;  // CYCLE_START marks (RUNRUN_TIMELINE_MARK_CYCLES)
   std::chrono::seconds stall_check_time{60};
   std::chrono::seconds stall_shutdown_time{0};
   std::chrono::seconds shutdown_timeout{30};

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/stall_hint.h"
+#include "core/timeline_names.h"
 
 namespace runrun {
 namespace {
@@ -48,7 +49,10 @@ Controller::Controller(ControlChannel& channel, int rank, int size, const Config
 void Controller::add(std::vector<std::unique_ptr<TensorEntry>>& entries) {
   for (auto& entry : entries) {
     const HashedName name{entry->request.name, entry->name_hash};
-    if (timeline_ && timeline_->active()) timeline_->begin(entry->request.name, "NEGOTIATE");
+    if (timeline_ && timeline_->active()) {
+      timeline_->begin(timeline_row_name(entry->request.op, entry->request.name),
+                       timeline_negotiate_phase(entry->request.op));
+    }
     entry->unsent = true;
     unsent_.push_back(entry.get());
     Pending::node_type node = spare_node(name);
@@ -349,9 +353,12 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
 std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
   auto it = pending_.find(std::string_view(name));
   if (it == pending_.end()) return nullptr;
-  if (timeline_ && timeline_->active()) timeline_->end(name, "NEGOTIATE");
   Pending::node_type node = pending_.extract(it);
   std::unique_ptr<TensorEntry> entry = std::move(node.mapped());
+  if (timeline_ && timeline_->active()) {
+    timeline_->end(timeline_row_name(entry->request.op, name),
+                   timeline_negotiate_phase(entry->request.op));
+  }
   if (spare_nodes_.size() < kMaxSpareNodes) spare_nodes_.push_back(std::move(node));
   if (!stall_warned_.empty()) {
     if (auto warned = stall_warned_.find(name); warned != stall_warned_.end()) {

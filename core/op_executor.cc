@@ -1,10 +1,10 @@
 #include "core/op_executor.h"
 
-#include <cctype>
 #include <numeric>
 
 #include "core/collective_layout.h"
 #include "core/device_staging.h"
+#include "core/timeline_names.h"
 #include "ops/adasum_allreduce.h"
 #include "ops/cpu/cpu_device_ops.h"
 #include "ops/device_ops.h"
@@ -24,12 +24,6 @@ OpExecutor::OpExecutor(Transport& transport, const Config& config, Logger logger
       device_(transport, config, logger_) {}
 
 namespace {
-
-std::string upper(const char* text) {
-  std::string s(text);
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string rank_list(const std::vector<int64_t>& ranks) {
   std::string s;
@@ -53,12 +47,14 @@ class BucketSpans {
                           {"fused_with", std::to_string(bucket_.members.size() - 1)}};
       if (!r.late_ranks.empty()) args.emplace_back("late_ranks", rank_list(r.late_ranks));
       if (!r.joined_ranks.empty()) args.emplace_back("joined_ranks", rank_list(r.joined_ranks));
-      timeline_->begin(r.name, phase, args);
+      timeline_->begin(timeline_row_name(r.op, r.name), phase, args);
     }
   }
   void end(std::string_view phase) const {
     if (!timeline_) return;
-    for (size_t m : bucket_.members) timeline_->end(responses_[m].name, phase);
+    for (size_t m : bucket_.members) {
+      timeline_->end(timeline_row_name(responses_[m].op, responses_[m].name), phase);
+    }
   }
 
  private:
@@ -75,13 +71,16 @@ void OpExecutor::execute(const ResponseList& responses,
     const Response& first = responses[bucket.members[0]];
     BucketSpans spans(timeline_, responses, bucket);
     spans.end("QUEUE");
-    std::string collective = upper(op_type_name(first.op));
-    spans.begin(collective);
+    // Inside the op's span (begun at agreement, ended here with all it holds): the transport's
+    // part, "GLOO_ALLREDUCE", or "DEVICE_ALLREDUCE" for device tensors (NCCL or staging).
+    const std::string op_phase = timeline_op_phase(first.op);
+    spans.begin(timeline_activity(first.device.device_type == kDLCPU ? backend_.name() : "device",
+                                  first.op));
     struct EndSpan {
       const BucketSpans& spans;
       const std::string& phase;
       ~EndSpan() { spans.end(phase); }
-    } end_span{spans, collective};
+    } end_span{spans, op_phase};
     if (!first.ok()) {
       if (auto& entry = entries[bucket.members[0]]) {
         entry->handle->fail(first.error_code, first.error);

@@ -7,6 +7,7 @@
 #include "common/rank_events.h"
 #include "core/enqueue_checks.h"
 #include "core/thread_placement.h"
+#include "core/timeline_names.h"
 
 namespace runrun {
 
@@ -131,6 +132,8 @@ void ProcessSetWorker::loop() {
       bool shutting_down = shutdown_requested_;
       if (!controller_.has_pending() && !shutting_down) continue;
       note_waiting();
+      // Horovod's HOROVOD_TIMELINE_MARK_CYCLES: one global mark per round that had work.
+      if (timeline_ && timeline_->marking_cycles()) timeline_->mark("CYCLE_START");
       Controller::Round round = controller_.negotiate(shutting_down);
       if (round.peer_shutdown) {
         std::lock_guard<std::mutex> lock(failure_mutex_);
@@ -166,7 +169,11 @@ void ProcessSetWorker::loop() {
         if (const auto& entry = executing_.back()) {
           finished_names_.push_back({entry->request.name, entry->name_hash});
         }
-        if (timeline_ && timeline_->active()) timeline_->begin(response.name, "QUEUE");
+        if (timeline_ && timeline_->active()) {  // the op's span holds its queueing, as Horovod's
+          const std::string row = timeline_row_name(response.op, response.name);
+          timeline_->begin(row, timeline_op_phase(response.op));
+          timeline_->begin(row, "QUEUE");
+        }
         // Same tensors on every rank (round.ready is agreed): failed ops and joins are left out.
         if (lateness_ && response.ok() && response.op != OpType::kJoin) {
           const auto& entry = executing_.back();

@@ -23,7 +23,7 @@ Runtime::Runtime(Transport transport, Config config)
   // RUNRUN_TIMELINE names one file: the coordinator (rank 0) writes it, as it sees every
   // negotiation; other ranks start their own timelines through the API.
   if (!config_.timeline_path.empty() && topology_.rank == 0) {
-    timeline_.start(config_.timeline_path, topology_.rank);
+    timeline_.start(config_.timeline_path, topology_.rank, config_.timeline_mark_cycles);
   }
   logger_->info("runrun started: backend {}, rank {}/{}, local {}/{}, cross {}/{}", backend_name_,
                 topology_.rank, topology_.size, topology_.local_rank, topology_.local_size,

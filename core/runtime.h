@@ -96,7 +96,9 @@ class Runtime {
   int process_set_rank(int32_t id) const;
 
   // Chrome-trace timeline of this rank (see docs/timeline.md); start replaces a running one.
-  void start_timeline(const std::string& path) { timeline_.start(path, topology_.rank); }
+  void start_timeline(const std::string& path, bool mark_cycles) {
+    timeline_.start(path, topology_.rank, mark_cycles);
+  }
   void stop_timeline() { timeline_.stop(); }
 
   // For tests: make this rank look hung to its peers' monitors.

@@ -1,5 +1,6 @@
 #include "core/timeline.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -15,10 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The writer hands buffered events to the OS at least this often ...
-constexpr auto kFlushInterval = std::chrono::milliseconds(100);
-// ... or as soon as this many bytes are waiting.
-constexpr size_t kFlushBytes = size_t{1} << 20;
 
 void append_int(std::string& out, int64_t value) {
   char digits[24];
@@ -134,7 +131,9 @@ void Timeline::Session::run(std::mutex& mutex) {
   std::string chunk;
   std::unique_lock lock(mutex);
   for (;;) {
-    wake.wait_for(lock, kFlushInterval, [&] { return closing || pending.size() >= kFlushBytes; });
+    // Events are written as soon as they wait (Horovod writes each record as it is dequeued):
+    // one wake per batch, since appending to a non-empty buffer does not notify.
+    wake.wait(lock, [&] { return closing || !pending.empty(); });
     bool last = closing;
     chunk.swap(pending);  // pending keeps the capacity of the previous chunk
     in_flight = chunk.size();
@@ -160,12 +159,12 @@ void Timeline::Session::write(const std::string& chunk) {
 
 void Timeline::SessionDeleter::operator()(Session* session) const { delete session; }
 
-Timeline::Timeline(Logger logger, size_t memory_cap_bytes)
-    : logger_(std::move(logger)), memory_cap_bytes_(memory_cap_bytes) {}
+Timeline::Timeline(Logger logger, size_t memory_cap_bytes, RowLimits rows)
+    : logger_(std::move(logger)), memory_cap_bytes_(memory_cap_bytes), row_limits_(rows) {}
 
 Timeline::~Timeline() { stop(); }
 
-void Timeline::start(const std::string& path, int rank) {
+void Timeline::start(const std::string& path, int rank, bool mark_cycles) {
   std::lock_guard control(control_mutex_);
   stop_locked();
   std::FILE* file = std::fopen(path.c_str(), "w");
@@ -179,22 +178,27 @@ void Timeline::start(const std::string& path, int rank) {
   }
   spdlog::logger& log = logger_ ? *logger_ : *spdlog::default_logger_raw();
   SessionPtr session(new Session(file, path, rank, log));
+  // pid 0 is the rank itself, as in Horovod's files (which carry the start time there).
+  const auto since_epoch = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
   std::string& header = session->pending;
-  header.append("[\n{\"ph\":\"M\",\"pid\":");
+  header.append("[\n{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"rank ");
   append_int(header, rank);
-  header.append(",\"name\":\"process_name\",\"args\":{\"name\":\"rank ");
-  append_int(header, rank);
-  header.append("\"}},\n{\"ph\":\"M\",\"pid\":");
-  append_int(header, rank);
-  header.append(",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
-  append_int(header, rank);
-  header.append("}}");
+  header.append("\",\"start_time_since_epoch_in_micros\":");
+  append_int(header, since_epoch.count());
+  header.append("}},\n{\"ph\":\"M\",\"pid\":0,\"name\":\"process_sort_index\",");
+  header.append("\"args\":{\"sort_index\":0}}");
   Session* raw = session.get();
   session->writer = std::thread([this, raw] { raw->run(mutex_); });
   std::lock_guard lock(mutex_);
   session_ = std::move(session);
   dropped_.store(0, std::memory_order_relaxed);
-  for (auto& [name, row] : rows_) row.named = false;
+  next_sweep_ns_ = 0;
+  for (auto& [name, row] : rows_) {
+    row.named = false;
+    row.last_used_ns = 0;  // the new session's clock starts at 0
+  }
+  mark_cycles_.store(mark_cycles, std::memory_order_relaxed);
   active_.store(true, std::memory_order_release);
 }
 
@@ -209,6 +213,7 @@ void Timeline::stop_locked() {
     std::lock_guard lock(mutex_);
     if (!session_) return;
     active_.store(false, std::memory_order_relaxed);
+    mark_cycles_.store(false, std::memory_order_relaxed);
     int64_t ts = session_->now_ns();
     for (auto& [name, row] : rows_) {  // end what is still open so every row balances
       while (row.depth > 0) {
@@ -219,9 +224,7 @@ void Timeline::stop_locked() {
     uint64_t dropped = dropped_.load(std::memory_order_relaxed);
     if (dropped > 0) {
       std::string& out = session_->pending;
-      out.append(",\n{\"ph\":\"i\",\"s\":\"p\",\"pid\":");
-      append_int(out, session_->rank);
-      out.append(",\"tid\":0,\"ts\":");
+      out.append(",\n{\"ph\":\"i\",\"s\":\"p\",\"pid\":0,\"tid\":0,\"ts\":");
       append_micros(out, ts);
       out.append(",\"name\":\"timeline events dropped (memory cap)\",\"args\":{\"count\":\"");
       append_int(out, static_cast<int64_t>(dropped));
@@ -245,10 +248,48 @@ void Timeline::stop_locked() {
   }
 }
 
-Timeline::Row& Timeline::row_locked(const std::string& tensor) {
-  auto [it, inserted] = rows_.try_emplace(tensor);
-  if (inserted) it->second.tid = static_cast<int>(rows_.size());
+Timeline::Row& Timeline::row_locked(const std::string& tensor, int64_t now_ns) {
+  auto it = rows_.find(tensor);
+  if (it == rows_.end()) {
+    if (rows_.size() >= row_limits_.cap && now_ns >= next_sweep_ns_) forget_rows_locked(now_ns);
+    it = rows_.try_emplace(tensor).first;
+    it->second.pid = next_pid_++;
+  }
+  it->second.last_used_ns = now_ns;
   return it->second;
+}
+
+// Rows with nothing open: first those idle for longer than the limit, then, while still over
+// the cap, the least recently used, down to half the cap. Open spans are never forgotten (stop
+// must end them). A sweep that frees nothing is not retried for half the idle time.
+void Timeline::forget_rows_locked(int64_t now_ns) {
+  const int64_t idle_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(row_limits_.idle).count();
+  std::vector<std::pair<int64_t, const std::string*>> idle_rows;
+  for (auto it = rows_.begin(); it != rows_.end();) {
+    const Row& row = it->second;
+    if (row.depth == 0 && now_ns - row.last_used_ns > idle_ns) {
+      it = rows_.erase(it);
+      continue;
+    }
+    if (row.depth == 0) idle_rows.emplace_back(row.last_used_ns, &it->first);
+    ++it;
+  }
+  if (rows_.size() >= row_limits_.cap) {
+    size_t excess = rows_.size() - std::min(rows_.size(), row_limits_.cap / 2);
+    excess = std::min(excess, idle_rows.size());
+    std::nth_element(idle_rows.begin(), idle_rows.begin() + static_cast<std::ptrdiff_t>(excess),
+                     idle_rows.end());
+    std::vector<std::string> oldest;
+    for (size_t i = 0; i < excess; ++i) oldest.push_back(*idle_rows[i].second);
+    for (const std::string& name : oldest) rows_.erase(name);
+  }
+  if (rows_.size() >= row_limits_.cap) next_sweep_ns_ = now_ns + idle_ns / 2;
+}
+
+size_t Timeline::row_count() const {
+  std::lock_guard lock(mutex_);
+  return rows_.size();
 }
 
 void Timeline::append_event_locked(char ph, const Row& row, std::string_view name,
@@ -257,10 +298,8 @@ void Timeline::append_event_locked(char ph, const Row& row, std::string_view nam
   out.append(",\n{\"ph\":\"");
   out.push_back(ph);
   out.append(ph == 'i' ? "\",\"s\":\"t\",\"pid\":" : "\",\"pid\":");
-  append_int(out, session_->rank);
-  out.append(",\"tid\":");
-  append_int(out, row.tid);
-  out.append(",\"ts\":");
+  append_int(out, row.pid);
+  out.append(",\"tid\":0,\"ts\":");
   append_micros(out, ts_ns);
   out.append(",\"name\":");
   append_string(out, name);
@@ -293,9 +332,7 @@ bool Timeline::reserve_locked(size_t incoming_bytes) {
     }
     return false;
   }
-  if (s.pending.size() >= kFlushBytes && s.pending.size() - incoming_bytes < kFlushBytes) {
-    s.wake.notify_one();
-  }
+  if (s.pending.size() == incoming_bytes) s.wake.notify_one();  // was empty: the writer waits
   return true;
 }
 
@@ -303,17 +340,13 @@ bool Timeline::append_row_name_locked(const std::string& tensor, const Row& row)
   if (row.named) return false;
   std::string& out = session_->pending;
   out.append(",\n{\"ph\":\"M\",\"pid\":");
-  append_int(out, session_->rank);
-  out.append(",\"tid\":");
-  append_int(out, row.tid);
-  out.append(",\"name\":\"thread_name\",\"args\":{\"name\":");
+  append_int(out, row.pid);
+  out.append(",\"name\":\"process_name\",\"args\":{\"name\":");
   append_string(out, tensor);
   out.append("}},\n{\"ph\":\"M\",\"pid\":");
-  append_int(out, session_->rank);
-  out.append(",\"tid\":");
-  append_int(out, row.tid);
-  out.append(",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
-  append_int(out, row.tid);
+  append_int(out, row.pid);
+  out.append(",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
+  append_int(out, row.pid);
   out.append("}}");
   return true;
 }
@@ -322,10 +355,11 @@ void Timeline::begin(const std::string& tensor, std::string_view phase, const Ar
   if (!active()) return;
   std::lock_guard lock(mutex_);
   if (!session_) return;
-  Row& row = row_locked(tensor);
+  const int64_t now = session_->now_ns();
+  Row& row = row_locked(tensor, now);
   size_t mark = session_->pending.size();
   bool naming = append_row_name_locked(tensor, row);
-  append_event_locked('B', row, phase, args, session_->now_ns());
+  append_event_locked('B', row, phase, args, now);
   if (!reserve_locked(session_->pending.size() - mark)) return;
   if (naming) row.named = true;
   if (row.depth == row.open.size()) row.open.emplace_back();
@@ -343,6 +377,7 @@ void Timeline::end(const std::string& tensor, std::string_view phase) {
   while (match > 0 && row.open[match - 1] != phase) --match;
   if (match == 0) return;  // begun before this file started, or never
   int64_t ts = session_->now_ns();
+  row.last_used_ns = ts;
   size_t mark = session_->pending.size();
   for (size_t d = row.depth; d >= match; --d) {
     append_event_locked('E', row, row.open[d - 1], {}, ts);
@@ -355,11 +390,26 @@ void Timeline::instant(const std::string& tensor, std::string_view what, const A
   if (!active()) return;
   std::lock_guard lock(mutex_);
   if (!session_) return;
-  Row& row = row_locked(tensor);
+  const int64_t now = session_->now_ns();
+  Row& row = row_locked(tensor, now);
   size_t mark = session_->pending.size();
   bool naming = append_row_name_locked(tensor, row);
-  append_event_locked('i', row, what, args, session_->now_ns());
+  append_event_locked('i', row, what, args, now);
   if (reserve_locked(session_->pending.size() - mark) && naming) row.named = true;
+}
+
+void Timeline::mark(std::string_view what) {
+  if (!marking_cycles()) return;
+  std::lock_guard lock(mutex_);
+  if (!session_) return;
+  std::string& out = session_->pending;
+  size_t mark = out.size();
+  out.append(",\n{\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":");
+  append_micros(out, session_->now_ns());
+  out.append(",\"name\":");
+  append_string(out, what);
+  out.push_back('}');
+  reserve_locked(out.size() - mark);
 }
 
 }  // namespace runrun

@@ -106,8 +106,7 @@ HorovodFlagEffects horovod_flag_effects(const HorovodFlags& flags) {
                                        "flat; --hierarchical-allreduce is the allreduce's)"));
   }
   if (flags.timeline_mark_cycles) {
-    effects.notices.push_back(accepted("--timeline-mark-cycles",
-                                       "runrun's timeline has no cycle marks (docs/timeline.md)"));
+    effects.rank_variables.emplace_back("RUNRUN_TIMELINE_MARK_CYCLES", "1");
   }
   if (flags.disable_cache) {
     effects.notices.push_back(accepted("--disable-cache",

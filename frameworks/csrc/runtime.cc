@@ -95,8 +95,9 @@ std::vector<int32_t> Runtime::process_set_ranks(int32_t id) const {
 
 int32_t Runtime::process_set_rank(int32_t id) const { return runrun_process_set_rank(get(), id); }
 
-void Runtime::start_timeline(const std::string& path) {
-  check_status(runrun_start_timeline(get(), path.c_str()), "runrun_start_timeline");
+void Runtime::start_timeline(const std::string& path, bool mark_cycles) {
+  check_status(runrun_start_timeline_marking_cycles(get(), path.c_str(), mark_cycles ? 1 : 0),
+               "runrun_start_timeline");
 }
 
 void Runtime::stop_timeline() {
@@ -124,7 +125,8 @@ void bind_runtime(py::module_& m) {
       .def("remove_process_set", &Runtime::remove_process_set, py::arg("process_set_id"))
       .def("process_set_ranks", &Runtime::process_set_ranks, py::arg("process_set_id"))
       .def("process_set_rank", &Runtime::process_set_rank, py::arg("process_set_id"))
-      .def("start_timeline", &Runtime::start_timeline, py::arg("path"))
+      .def("start_timeline", &Runtime::start_timeline, py::arg("path"),
+           py::arg("mark_cycles") = false)
       .def("stop_timeline", &Runtime::stop_timeline)
       .def(
           "counters",

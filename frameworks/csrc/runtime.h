@@ -33,7 +33,7 @@ class Runtime {
   std::vector<int32_t> process_set_ranks(int32_t id) const;
   int32_t process_set_rank(int32_t id) const;
 
-  void start_timeline(const std::string& path);
+  void start_timeline(const std::string& path, bool mark_cycles);
   void stop_timeline();
 
   // The raw runtime for the collective bindings (runtime_collectives.cc); fails once destroyed.

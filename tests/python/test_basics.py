@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 import torch
@@ -123,3 +124,30 @@ def test_timeline_is_valid_json(hvd, tmp_path):
     text = path.read_text()
     json.loads(text)
     assert "timeline_tensor" in text
+
+
+def test_timeline_speaks_horovods_vocabulary(hvd, tmp_path):
+    # What tools built on Horovod's timeline read: a trace "process" per tensor named
+    # "allreduce.<name>", NEGOTIATE_ALLREDUCE, then ALLREDUCE holding the queueing and the
+    # transport's part, global CYCLE_START marks with mark_cycles; and the file follows the job
+    # (the events are there before stop_timeline).
+    path = tmp_path / f"horovod_timeline.{hvd.rank()}.json"
+    hvd.start_timeline(str(path), mark_cycles=True)
+    hvd.allreduce(torch.ones(4), name="test_allreduce")
+    written = time.monotonic()
+    while "test_allreduce" not in path.read_text() and time.monotonic() - written < 10:
+        time.sleep(0.001)
+    print(f"timeline: the op's row was in the file {time.monotonic() - written:.4f} s after it")
+    assert "test_allreduce" in path.read_text()
+    hvd.stop_timeline()
+    events = json.loads(path.read_text())
+    rows = {e["pid"]: e["args"]["name"] for e in events
+            if e["ph"] == "M" and e["name"] == "process_name"}
+    assert rows[0] == f"rank {hvd.rank()}"
+    (pid,) = [p for p, name in rows.items() if name == "allreduce.test_allreduce"]
+    spans = [e["name"] for e in events if e["pid"] == pid and e["ph"] == "B"]
+    assert spans[:3] == ["NEGOTIATE_ALLREDUCE", "ALLREDUCE", "QUEUE"], spans
+    assert any(s.endswith("_ALLREDUCE") and s not in ("NEGOTIATE_ALLREDUCE", "ALLREDUCE")
+               for s in spans), spans
+    marks = [e for e in events if e["ph"] == "i" and e["name"] == "CYCLE_START"]
+    assert marks and all(m["s"] == "g" for m in marks)

@@ -223,6 +223,10 @@ runrun_status runrun_get_rank_lateness(const runrun_runtime* rt, runrun_rank_lat
 
 /* Starts writing a Chrome-trace JSON to `path` (replaces RUNRUN_TIMELINE's file if running). */
 runrun_status runrun_start_timeline(runrun_runtime* rt, const char* path);
+/* The same, with a global CYCLE_START mark per negotiation round when `mark_cycles` is non-zero
+ * (Horovod's start_timeline(path, mark_cycles=True)). */
+runrun_status runrun_start_timeline_marking_cycles(runrun_runtime* rt, const char* path,
+                                                   int mark_cycles);
 /* Closes the timeline file as valid JSON. No-op when none is running. */
 runrun_status runrun_stop_timeline(runrun_runtime* rt);
 

@@ -332,7 +332,7 @@ TEST_CASE("horovodrun's flags of runrun features map to runrun's variables and o
 
 TEST_CASE("horovodrun's flags of features runrun lacks are accepted with a notice") {
   const Args flags[] = {
-      {"--hierarchical-allgather"},         {"--timeline-mark-cycles"},
+      {"--hierarchical-allgather"},
       {"--disable-cache"},                  {"--log-without-timestamp"},
       {"--mpi-threads-disable"},
       {"--num-nccl-streams", "2"},          {"--autotune-bayes-opt-max-samples", "30"},
@@ -352,6 +352,10 @@ TEST_CASE("horovodrun's flags of features runrun lacks are accepted with a notic
   // Horovod's deprecated spelling is the same flag.
   CHECK(has_notice(parse_all({"-np", "2", "--log-hide-timestamp", "x"}),
                    "--log-without-timestamp accepted"));
+  // --timeline-mark-cycles is Horovod's CYCLE_START marks, silently.
+  const auto marked = parse_all({"-np", "2", "--timeline-mark-cycles", "x"});
+  CHECK(marked.notices.empty());
+  CHECK(knob(marked.options, runrun::knobs::kTimelineMarkCycles) == "1");
   // Their defaults, and one NCCL stream (runrun's), say nothing.
   CHECK(parse_all({"-np", "2", "--no-hierarchical-allgather", "--no-timeline-mark-cycles",
                    "--log-with-timestamp", "--no-mpi-threads-disable", "--num-nccl-streams", "1",

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "common/errors.h"
 #include "core/timeline.h"
@@ -50,11 +51,12 @@ TEST_CASE("a trace holds process and row metadata and B/E/i events with args") {
     timeline.stop();  // idempotent
   }
   auto events = read_trace(path.str());
-  for (const auto& event : events) CHECK(event.at("pid").number == 3);
   auto meta = events_of(events, "M");
   REQUIRE(meta.size() >= 1);
   CHECK(meta[0].at("name").text == "process_name");
+  CHECK(meta[0].at("pid").number == 0);  // Horovod's layout: pid 0 is the rank, rows from 1
   CHECK(meta[0].at("args").at("name").text == "rank 3");
+  CHECK(meta[0].at("args").at("start_time_since_epoch_in_micros").number > 1.7e15);
   auto names = row_names(events);
   REQUIRE(names.size() == 2);
   CHECK(names.at(1) == "grad/w");
@@ -63,7 +65,7 @@ TEST_CASE("a trace holds process and row metadata and B/E/i events with args") {
 
   auto begins = events_of(events, "B");
   CHECK(begins[0].at("name").text == "NEGOTIATE");
-  CHECK(begins[0].at("tid").number == 1);
+  CHECK(begins[0].at("pid").number == 1);
   CHECK(begins[0].at("args").at("late_ranks").text == "1, 2");
   CHECK(begins[1].at("args").at("fused_with").text == "4");
   CHECK(begins[1].at("args").at("bytes").text == "4096");
@@ -71,7 +73,7 @@ TEST_CASE("a trace holds process and row metadata and B/E/i events with args") {
   auto instants = events_of(events, "i");
   REQUIRE(instants.size() == 1);
   CHECK(instants[0].at("name").text == "CACHE_HIT");
-  CHECK(instants[0].at("tid").number == 2);
+  CHECK(instants[0].at("pid").number == 2);
   CHECK(instants[0].at("s").text == "t");
   CHECK(instants[0].at("args").at("bit").text == "7");
   std::vector<std::string> ends;
@@ -148,7 +150,7 @@ TEST_CASE("restart to another file closes the first and keeps rows stable") {
   CHECK(row_names(one) == std::map<int, std::string>{{1, "x"}, {2, "y"}});
   auto two = read_trace(second.str());
   CHECK(test::check_balanced(two) == 1);
-  CHECK(row_names(two) == std::map<int, std::string>{{2, "y"}});  // same tid, named again
+  CHECK(row_names(two) == std::map<int, std::string>{{2, "y"}});  // same pid, named again
   CHECK(events_of(two, "E").size() == 1);
 
   timeline.start(first.str(), 5);  // restart after stop truncates and starts over
@@ -226,6 +228,84 @@ TEST_CASE("over the memory cap events are dropped, counted and noted in a valid 
   REQUIRE(instants.size() == 1);
   CHECK(instants[0].at("name").text == "timeline events dropped (memory cap)");
   CHECK(instants[0].at("args").at("count").text == "11");
+}
+
+TEST_CASE("under name churn rows are forgotten, open spans kept, and the trace stays valid") {
+  TempPath path("timeline_churn");
+  // Idle limit 0: every row with nothing open may go once the cap is reached.
+  Timeline timeline(nullptr, Timeline::kDefaultMemoryCapBytes, {100, std::chrono::milliseconds(0)});
+  timeline.start(path.str(), 0);
+  timeline.begin("held", "ALLREDUCE");  // open across the churn: never forgotten
+  for (int i = 0; i < 20000; ++i) {
+    const std::string name = "churn." + std::to_string(i % 5000);  // each name comes back
+    timeline.begin(name, "QUEUE");
+    timeline.end(name, "QUEUE");
+    CHECK(timeline.row_count() <= 100);
+  }
+  timeline.end("held", "ALLREDUCE");
+  timeline.stop();
+  auto events = read_trace(path.str());
+  CHECK(test::check_balanced(events) == 20001);
+  size_t named = 0;
+  for (const auto& event : events_of(events, "M")) {
+    named += event.at("name").text == "process_name" && event.at("pid").number > 0 ? 1 : 0;
+  }
+  CHECK(named == 20001);  // a forgotten name comes back on a new row, named again
+  auto ends = events_of(events, "E");
+  CHECK(ends.back().at("name").text == "ALLREDUCE");
+  CHECK(ends.back().at("pid").number == 1);  // "held" kept its row
+}
+
+TEST_CASE("with a long idle limit the least recently used rows go, down to half the cap") {
+  TempPath path("timeline_lru");
+  Timeline timeline(nullptr, Timeline::kDefaultMemoryCapBytes, {100, std::chrono::hours(1)});
+  timeline.start(path.str(), 0);
+  for (int i = 0; i < 1000; ++i) timeline.instant("n" + std::to_string(i), "X");
+  CHECK(timeline.row_count() <= 100);
+  CHECK(timeline.row_count() >= 50);
+  timeline.instant("n999", "X");  // the most recent one is still known: no new row
+  timeline.stop();
+  auto events = read_trace(path.str());
+  CHECK(row_names(events).size() == 1000);
+  CHECK(events_of(events, "i").size() == 1001);
+}
+
+TEST_CASE("cycle marks are global instants, written only when asked for") {
+  TempPath marked("timeline_marks");
+  TempPath plain("timeline_no_marks");
+  Timeline timeline;
+  timeline.start(marked.str(), 0, true);
+  CHECK(timeline.marking_cycles());
+  timeline.mark("CYCLE_START");
+  timeline.begin("allreduce.x", "ALLREDUCE");
+  timeline.mark("CYCLE_START");
+  timeline.start(plain.str(), 0);
+  CHECK_FALSE(timeline.marking_cycles());
+  timeline.mark("CYCLE_START");
+  timeline.stop();
+  auto marks = events_of(read_trace(marked.str()), "i");
+  REQUIRE(marks.size() == 2);
+  for (const auto& mark : marks) {
+    CHECK(mark.at("name").text == "CYCLE_START");
+    CHECK(mark.at("s").text == "g");
+    CHECK(mark.at("pid").number == 0);
+  }
+  CHECK(events_of(read_trace(plain.str()), "i").empty());
+}
+
+TEST_CASE("events reach the file while the timeline runs, before stop") {
+  TempPath path("timeline_live");
+  Timeline timeline;
+  timeline.start(path.str(), 0);
+  timeline.begin("allreduce.live", "ALLREDUCE");
+  const auto began = std::chrono::steady_clock::now();
+  bool seen = false;
+  while (!seen && std::chrono::steady_clock::now() - began < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    seen = test::read_file(path.str()).find("allreduce.live") != std::string::npos;
+  }
+  CHECK(seen);
+  timeline.stop();
 }
 
 }  // namespace

@@ -51,10 +51,11 @@ std::vector<JsonValue> events_of(const std::vector<JsonValue>& events, const std
 std::map<int, std::string> row_names(const std::vector<JsonValue>& events) {
   std::map<int, std::string> names;
   for (const JsonValue& event : events_of(events, "M")) {
-    if (event.at("name").text != "thread_name") continue;
-    int tid = static_cast<int>(event.at("tid").number);
-    INFO("tid " << tid);
-    REQUIRE(names.emplace(tid, event.at("args").at("name").text).second);
+    if (event.at("name").text != "process_name") continue;
+    int pid = static_cast<int>(event.at("pid").number);
+    if (pid == 0) continue;  // the rank itself
+    INFO("pid " << pid);
+    REQUIRE(names.emplace(pid, event.at("args").at("name").text).second);
   }
   return names;
 }
@@ -69,19 +70,19 @@ size_t check_balanced(const std::vector<JsonValue>& events) {
     double ts = event.at("ts").number;
     REQUIRE(ts >= last_ts);
     last_ts = ts;
-    int tid = static_cast<int>(event.at("tid").number);
+    int pid = static_cast<int>(event.at("pid").number);
     if (ph == "B") {
-      open[tid].push_back(event.at("name").text);
+      open[pid].push_back(event.at("name").text);
       ++begins;
     } else if (ph == "E") {
-      INFO("E " << event.at("name").text << " on tid " << tid);
-      REQUIRE(!open[tid].empty());
-      REQUIRE(open[tid].back() == event.at("name").text);
-      open[tid].pop_back();
+      INFO("E " << event.at("name").text << " on pid " << pid);
+      REQUIRE(!open[pid].empty());
+      REQUIRE(open[pid].back() == event.at("name").text);
+      open[pid].pop_back();
     }
   }
-  for (const auto& [tid, stack] : open) {
-    INFO("tid " << tid);
+  for (const auto& [pid, stack] : open) {
+    INFO("pid " << pid);
     REQUIRE(stack.empty());
   }
   return begins;

@@ -33,11 +33,12 @@ std::vector<JsonValue> read_trace(const std::string& path);
 // Events of one kind ("B", "E", "i", "M").
 std::vector<JsonValue> events_of(const std::vector<JsonValue>& events, const std::string& ph);
 
-// tid -> row name from the thread_name metadata; REQUIREs each tid is named once.
+// pid -> row name from the process_name metadata (Horovod's layout: a row per pid, pid 0 the
+// rank itself, left out); REQUIREs each pid is named once.
 std::map<int, std::string> row_names(const std::vector<JsonValue>& events);
 
-// REQUIREs that, in file order, every E ends the innermost open B of its tid with the same name,
-// every tid ends with nothing open, and timestamps never go backwards. Returns the B count.
+// REQUIREs that, in file order, every E ends the innermost open B of its pid with the same name,
+// every pid ends with nothing open, and timestamps never go backwards. Returns the B count.
 size_t check_balanced(const std::vector<JsonValue>& events);
 
 }  // namespace runrun::test

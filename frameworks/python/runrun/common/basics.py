@@ -210,10 +210,9 @@ def mpi_threads_supported():
 
 
 def start_timeline(file_path, mark_cycles=False):
-    """Writes a Chrome-trace JSON of every op to `file_path` until stop_timeline().
-    `mark_cycles` is accepted for Horovod compatibility."""
-    del mark_cycles
-    runtime().start_timeline(str(file_path))
+    """Writes a Chrome-trace JSON of every op to `file_path` until stop_timeline(), in Horovod's
+    layout; `mark_cycles` adds a global CYCLE_START mark per negotiation round, as Horovod's."""
+    runtime().start_timeline(str(file_path), bool(mark_cycles))
 
 
 def stop_timeline():
