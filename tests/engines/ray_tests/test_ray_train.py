@@ -1,7 +1,7 @@
 """runrun.ray.RunrunConfig / RunrunTrainer in Ray Train V2 on a Ray cluster this module starts:
-the loop calls hvd.init() as under Horovod and reports with ray.train.report; every rank's
-training matches one process on the global batch; a worker killed mid-training is restarted by
-FailureConfig(max_failures=1) and the new job trains to the same result; no worker is left."""
+the loop calls hvd.init() as under Horovod and reports with ray.train.report; a worker killed
+mid-training is restarted by FailureConfig(max_failures=1), and the new job's training matches
+one process on the global batch on every rank; no worker is left."""
 
 import json
 import os
@@ -60,32 +60,30 @@ def check_training(out):
     return [r["pid"] for r in results]
 
 
-def test_data_parallel_trainer_with_runrun_config(tmp_path):
+def test_data_parallel_trainer_restarts_a_killed_worker(tmp_path):
+    """One fit (each costs tens of seconds here): the first group's rank 1 is killed, Train
+    restarts the group in new workers, the new job trains as one process would."""
     out = tmp_path / "out"
     out.mkdir()
     trainer = DataParallelTrainer(
-        train_loop, train_loop_config={"out": str(out)}, backend_config=RunrunConfig(),
-        scaling_config=ScalingConfig(num_workers=2),
-        run_config=RunConfig(name="runrun-train", storage_path=str(tmp_path / "store")))
-    result = trainer.fit()
-    assert result.error is None  # Train V2 keeps metrics with checkpoints only
-    pids = check_training(str(out))
-    assert_nothing_left(pids, [])
-
-
-def test_runrun_trainer_restarts_a_killed_worker(tmp_path):
-    out = tmp_path / "out"
-    out.mkdir()
-    trainer = RunrunTrainer(
         train_loop, train_loop_config={"out": str(out), "kill_rank_1_once": True},
-        scaling_config=ScalingConfig(num_workers=2),
+        backend_config=RunrunConfig(), scaling_config=ScalingConfig(num_workers=2),
         run_config=RunConfig(name="runrun-restart", storage_path=str(tmp_path / "store"),
                              failure_config=FailureConfig(max_failures=1)))
     result = trainer.fit()
-    assert result.error is None
+    assert result.error is None  # Train V2 keeps metrics with checkpoints only
     started = [n for n in os.listdir(out) if n.startswith("started")]
     assert len(started) == 4  # two workers, twice
     pids = check_training(str(out))
     first_pids = {int(n.split("-")[2]) for n in started} - set(pids)
     assert len(first_pids) == 2  # the second attempt ran in new workers
     assert_nothing_left(pids + sorted(first_pids), [])
+
+
+def test_runrun_trainer_is_a_data_parallel_trainer_with_runrun_config():
+    trainer = RunrunTrainer(train_loop, train_loop_config={"out": "/nonexistent"},
+                            runrun_config=RunrunConfig(timeout_s=7),
+                            scaling_config=ScalingConfig(num_workers=2))
+    assert isinstance(trainer, DataParallelTrainer)
+    assert trainer.backend_config == RunrunConfig(timeout_s=7)
+    assert isinstance(RunrunTrainer(train_loop).backend_config, RunrunConfig)
