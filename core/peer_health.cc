@@ -44,8 +44,10 @@ void PeerHealth::start(ControlChannel& control) {
   if (config_.peer_timeout.count() == 0 || topology_.size < 2) return;
   auto interval = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(1000),
                                                       config_.peer_timeout / 4);
+  // Every rank on this host: the monitor listens on loopback only (issue 36, point 8).
   monitor_ = std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval,
-                                           config_.peer_timeout, logger_);
+                                           config_.peer_timeout, logger_,
+                                           topology_.local_size == topology_.size);
   std::string table = exchange_addresses(control);
   WireReader reader(table);
   auto job_key = static_cast<uint64_t>(reader.i64());

@@ -138,7 +138,7 @@ ParsedAddress parse_address(const std::string& text) {
 }  // namespace
 
 PeerMonitor::PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
-                         std::chrono::milliseconds timeout, Logger logger)
+                         std::chrono::milliseconds timeout, Logger logger, bool loopback_only)
     : rank_(rank), size_(size), interval_(interval), timeout_(timeout), logger_(std::move(logger)),
       peer_fds_(static_cast<size_t>(size), -1), peer_hosts_(static_cast<size_t>(size)),
       peer_state_(static_cast<size_t>(size), kHeartbeat) {
@@ -146,7 +146,7 @@ PeerMonitor::PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
   RUNRUN_ENFORCE(listen_fd_ >= 0, PeerFailureError, os_error("peer monitor: socket"));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_addr.s_addr = htonl(loopback_only ? INADDR_LOOPBACK : INADDR_ANY);
   socklen_t len = sizeof(addr);
   auto* sa = reinterpret_cast<sockaddr*>(static_cast<void*>(&addr));
   bool ok = ::bind(listen_fd_, sa, sizeof(addr)) == 0 && ::listen(listen_fd_, SOMAXCONN) == 0 &&
@@ -156,8 +156,10 @@ PeerMonitor::PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
                  os_error("peer monitor: pipe"));
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
-  std::string ips;
-  for (const std::string& ip : local_ipv4_addresses()) ips += (ips.empty() ? "" : ",") + ip;
+  std::string ips = loopback_only ? "127.0.0.1" : "";
+  if (!loopback_only) {
+    for (const std::string& ip : local_ipv4_addresses()) ips += (ips.empty() ? "" : ",") + ip;
+  }
   address_ = std::string(host) + "|" + ips + "|" + std::to_string(ntohs(addr.sin_port));
 }
 

@@ -33,8 +33,11 @@ class PeerMonitor {
  public:
   using OnLost = std::function<void(int rank, PeerLoss how, const std::string& why)>;
 
+  // `loopback_only`: every rank of the job is on this host, so the listening port is bound to
+  // 127.0.0.1 and only that is advertised (nothing listens on other interfaces for a local job);
+  // otherwise it listens on every interface and advertises each IPv4 address, loopback last.
   PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
-              std::chrono::milliseconds timeout, Logger logger);
+              std::chrono::milliseconds timeout, Logger logger, bool loopback_only = false);
   ~PeerMonitor();
   PeerMonitor(const PeerMonitor&) = delete;
   PeerMonitor& operator=(const PeerMonitor&) = delete;

@@ -2,6 +2,9 @@
 // goodbye never counts as a loss; and the runtime turns a loss into errors on every op.
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -22,12 +25,13 @@ struct Loss {
 
 class MonitorGroup {
  public:
-  MonitorGroup(int size, std::chrono::milliseconds timeout) : losses_(static_cast<size_t>(size)) {
+  MonitorGroup(int size, std::chrono::milliseconds timeout, bool loopback_only = false)
+      : losses_(static_cast<size_t>(size)) {
     auto logger = make_rank_logger(0, size, "off");
     std::vector<std::string> addresses;
     for (int r = 0; r < size; ++r) {
       monitors_.push_back(std::make_unique<PeerMonitor>(r, size, std::chrono::milliseconds(50),
-                                                        timeout, logger));
+                                                        timeout, logger, loopback_only));
       addresses.push_back(monitors_.back()->address());
     }
     std::vector<std::thread> starters;
@@ -63,6 +67,47 @@ class MonitorGroup {
 };
 
 }  // namespace
+
+namespace {
+
+// The local address ("0100007F" is 127.0.0.1, "00000000" any) of the TCP socket listening on
+// `port`, from /proc/net/tcp; empty when none.
+std::string listening_address(int port) {
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // header
+  char wanted[8];
+  std::snprintf(wanted, sizeof(wanted), "%04X", port);
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state == "0A" && local.substr(local.find(':') + 1) == wanted) {
+      return local.substr(0, local.find(':'));
+    }
+  }
+  return "";
+}
+
+int port_of(const std::string& address) {
+  return std::stoi(address.substr(address.rfind('|') + 1));
+}
+
+}  // namespace
+
+TEST_CASE("a job whose ranks are all on this host listens on loopback only", "[core][fault]") {
+  auto logger = make_rank_logger(0, 2, "off");
+  PeerMonitor local(0, 2, std::chrono::milliseconds(50), std::chrono::seconds(5), logger, true);
+  CHECK_THAT(local.address(),
+             Catch::EndsWith("|127.0.0.1|" + std::to_string(port_of(local.address()))));
+  CHECK(listening_address(port_of(local.address())) == "0100007F");
+  PeerMonitor spread(0, 2, std::chrono::milliseconds(50), std::chrono::seconds(5), logger, false);
+  CHECK(listening_address(port_of(spread.address())) == "00000000");
+  // And such a group still finds and watches its peers.
+  MonitorGroup group(3, std::chrono::milliseconds(400), true);
+  group[1].freeze_for_test();
+  for (int r : {0, 2}) CHECK(group.wait_loss(r, std::chrono::seconds(10)).rank == 1);
+}
 
 TEST_CASE("a peer whose connections close without goodbye is lost at once", "[core][fault]") {
   MonitorGroup group(4, std::chrono::seconds(30));
