@@ -24,6 +24,14 @@ const char* cause_word(FailureCause cause) {
   return " ? ";
 }
 
+// One write(2) of a whole line: not interleaved with other output, no stdio buffer.
+void write_marker_line(const char* kind, int rank, int value) {
+  const std::string line = std::string(kRankEventMarker) + kind + std::to_string(rank) + " " +
+                           std::to_string(value) + "\n";
+  const ssize_t written = write(STDERR_FILENO, line.data(), line.size());
+  (void)written;  // nowhere to report a failed report to
+}
+
 }  // namespace
 
 void report_failure_cause(FailureCause cause, int rank, int peer) {
@@ -34,12 +42,16 @@ void report_failure_cause(FailureCause cause, int rank, int peer) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!reported.emplace(static_cast<int>(cause), peer).second) return;
   }
-  // One write(2) of a whole line: not interleaved with other output, no stdio buffer.
-  const std::string line = std::string(kRankEventMarker) +
-                           cause_word(cause) +
-                           std::to_string(rank) + " " + std::to_string(peer) + "\n";
-  const ssize_t written = write(STDERR_FILENO, line.data(), line.size());
-  (void)written;  // nowhere to report a failed report to
+  write_marker_line(cause_word(cause), rank, peer);
+}
+
+void report_init_failure(int rank) {
+  if (!g_launcher_reads_events) return;
+  if (rank < 0) {
+    const char* text = std::getenv("RUNRUN_RANK");
+    rank = text != nullptr && *text != '\0' ? std::atoi(text) : -1;
+  }
+  if (rank >= 0) write_marker_line(" initfailed ", rank, 0);
 }
 
 }  // namespace runrun

@@ -26,4 +26,10 @@ enum class FailureCause { kPeerLost, kPeerLeft, kPeerSilent };
 // per cause and peer).
 void report_failure_cause(FailureCause cause, int rank, int peer);
 
+// Writes "<marker> initfailed <rank> 0" to stderr when a launcher reads markers: this rank's
+// init() failed for a reason of its own (a setting it refused), not because of a peer. The
+// launcher names it and stops the job as soon as the rank has exited (docs/launcher.md).
+// `rank` < 0: the rank is not known yet; RUNRUN_RANK (set by the rank shim) is used.
+void report_init_failure(int rank);
+
 }  // namespace runrun

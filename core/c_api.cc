@@ -11,10 +11,12 @@
 
 #include "common/errors.h"
 #include "common/fork_generation.h"
+#include "common/rank_events.h"
 #include "core/allocated_output.h"
 #include "core/c_api_last_error.h"
 #include "core/config.h"
 #include "core/dlpack_convert.h"
+#include "core/init_checks.h"
 #include "core/runtime.h"
 #include "ops/backend_catalog.h"
 #include "ops/backend_factory.h"
@@ -224,15 +226,26 @@ runrun_status runrun_init(const char* backend, runrun_runtime** out) {
   return guarded([&] {
     require(out != nullptr, "runrun_init: out is null");
     runrun::watch_forks();
-    runrun::Config config = runrun::Config::load();
+    runrun::Config config;
+    runrun::rendezvous::LaunchPlan launch;
+    // What this rank alone can refuse is refused before the transport connects the ranks: the
+    // rank then fails alone and at once, and tells its launcher so (core/init_checks.h).
+    try {
+      config = runrun::Config::load();
+      // Read before the backend is made: making it removes the rendezvous secret from the
+      // environment, which the description mentions.
+      launch = runrun::rendezvous::detect_launch_of_this_process();
+      const bool alone = launch.kind == runrun::rendezvous::LaunchKind::kSingle;
+      runrun::check_before_transport(config, runrun::early_place_of_this_process(alone));
+    } catch (...) {
+      runrun::report_init_failure(-1);
+      throw;
+    }
     runrun::BackendOptions options;
     options.name = backend && *backend ? backend : config.backend;
     options.collective_timeout = config.collective_timeout;
     options.hierarchical_allreduce = config.hierarchical_allreduce;
     options.hierarchical_tunable = config.autotune.enabled;
-    // Read before the backend is made: making it removes the rendezvous secret from the
-    // environment, which the description mentions.
-    const auto launch = runrun::rendezvous::detect_launch_of_this_process();
     auto runtime = std::make_unique<runrun::Runtime>(runrun::make_backend(options), config);
     if (runtime->logger()) runtime->logger()->info("started by {}", launch.description);
     *out = new runrun_runtime{std::move(runtime), runrun::fork_stamp()};

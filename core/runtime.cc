@@ -2,20 +2,42 @@
 
 #include <algorithm>
 
+#include "common/rank_events.h"
 #include "core/enqueue_checks.h"
 #include "core/thread_placement.h"
 #include "ops/backend_factory.h"
 
 namespace runrun {
+namespace {
+
+// A step of init() that only this rank can fail (a setting it refuses; core/init_checks.h
+// catches these before the transport where the rank's place is known): its failure tells the
+// launcher that this rank failed in init(), so that the launcher names it, not a peer.
+template <typename Step>
+auto own_init_step(int rank, Step step) {
+  try {
+    return step();
+  } catch (...) {
+    report_init_failure(rank);
+    throw;
+  }
+}
+
+}  // namespace
 
 Runtime::Runtime(std::unique_ptr<Backend> backend, Config config)
     : Runtime(transport_over(std::move(backend)), std::move(config)) {}
 
-Runtime::Runtime(Transport transport, Config config)
+// A failure here leaves the peers inside init() (waiting in the address exchange): this rank
+// must not wait for them in the transport's finalize at exit (MPI_Finalize would, for as long
+// as their RUNRUN_PEER_TIMEOUT), so that it exits at once and its launcher stops the job.
+Runtime::Runtime(Transport transport, Config config) try
     : config_(std::move(config)),
       topology_(transport.data->topology()),
       backend_name_(transport.data->name()),
-      background_cpu_(background_cpu(config_.thread_affinity, topology_)),
+      background_cpu_(own_init_step(topology_.rank, [this] {
+        return background_cpu(config_.thread_affinity, topology_);
+      })),
       logger_(make_rank_logger(topology_.rank, topology_.size, config_.log_level)),
       timeline_(logger_),
       registry_(topology_.rank, topology_.size),
@@ -23,7 +45,9 @@ Runtime::Runtime(Transport transport, Config config)
   // RUNRUN_TIMELINE names one file: the coordinator (rank 0) writes it, as it sees every
   // negotiation; other ranks start their own timelines through the API.
   if (!config_.timeline_path.empty() && topology_.rank == 0) {
-    timeline_.start(config_.timeline_path, topology_.rank, config_.timeline_mark_cycles);
+    own_init_step(topology_.rank, [this] {
+      timeline_.start(config_.timeline_path, topology_.rank, config_.timeline_mark_cycles);
+    });
   }
   logger_->info("runrun started: backend {}, rank {}/{}, local {}/{}, cross {}/{}", backend_name_,
                 topology_.rank, topology_.size, topology_.local_rank, topology_.local_size,
@@ -32,6 +56,9 @@ Runtime::Runtime(Transport transport, Config config)
   health_.start(*transport.control);
   registry_.set_global_worker(std::make_shared<ProcessSetWorker>(
       0, std::move(transport), config_, logger_, &timeline_, background_cpu_, entry_pool_));
+} catch (...) {
+  skip_transport_finalize();
+  throw;
 }
 
 Runtime::~Runtime() { shutdown(); }

@@ -16,7 +16,7 @@ constexpr KindName kKindNames[] = {
     {RankEvent::Kind::kStarted, "started"},   {RankEvent::Kind::kExited, "exited"},
     {RankEvent::Kind::kSignaled, "signaled"}, {RankEvent::Kind::kStopped, "stopped"},
     {RankEvent::Kind::kPeerLost, "lost"},     {RankEvent::Kind::kPeerLeft, "left"},
-    {RankEvent::Kind::kPeerSilent, "silent"},
+    {RankEvent::Kind::kPeerSilent, "silent"}, {RankEvent::Kind::kInitFailed, "initfailed"},
 };
 
 const char* kind_name(RankEvent::Kind kind) {

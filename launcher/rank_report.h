@@ -20,7 +20,10 @@ struct RankEvent {
   // kPeerLost/kPeerLeft: the rank's runtime failed because peer `value` was lost, or shut its
   // runtime down while this rank still ran ops. kPeerSilent: peer `value` stopped answering the
   // rank's peer monitor (stopped or hung), whether or not the rank failed because of it.
-  enum class Kind { kStarted, kExited, kSignaled, kStopped, kPeerLost, kPeerLeft, kPeerSilent };
+  // kInitFailed: the rank's init() failed for a reason of its own (a setting it refused).
+  enum class Kind {
+    kStarted, kExited, kSignaled, kStopped, kPeerLost, kPeerLeft, kPeerSilent, kInitFailed
+  };
   Kind kind = Kind::kStarted;
   int rank = 0;
   int value = 0;  // exit code (kExited, kStopped), signal number (kSignaled) or the peer

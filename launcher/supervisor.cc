@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "launcher/failure_ledger.h"
 #include "launcher/output_router.h"
 #include "launcher/rank_topology.h"
 #include "launcher/subprocess.h"
@@ -43,9 +44,7 @@ struct Job {
   std::vector<bool> started;
   std::vector<bool> ended;  // the rank's shim reported how it ended
   int started_count = 0;
-  std::vector<RankEvent> failures;  // exited or signaled, in arrival order
-  // Per rank: the peers its runtime reported failing because of, in arrival order.
-  std::vector<std::vector<RankEvent>> causes;
+  FailureLedger ledger;  // failures in arrival order, and what the ranks reported of them
   // Per rank: the first peer that reported it silent (stopped or hung), or -1; and when the
   // first such rank is stopped if it still runs (ranks started directly only).
   std::vector<int> silent_to;
@@ -66,7 +65,7 @@ struct Job {
         direct(!s.children.empty() && s.children.front().rank >= 0),
         started(s.num_proc),
         ended(s.num_proc),
-        causes(s.num_proc),
+        ledger(s.num_proc),
         silent_to(s.num_proc, -1) {}
 
   bool all_exited() const { return exited_count == static_cast<int>(children.size()); }
@@ -115,7 +114,14 @@ void request_stop(Job& job, int user_signal) {
 }
 
 void record_failure(Job& job, const RankEvent& event) {
-  job.failures.push_back(event);
+  job.ledger.record_failure(event);
+  if (job.direct && job.ledger.failed_in_init(event.rank) && !job.stopping) {
+    // A rank that refused its own settings in init(): its peers wait for it inside init() and
+    // can only fail later, for no reason of theirs. (mpirun stops them itself at once: the
+    // rank exited without MPI_Finalize; a SIGTERM while it aborts only makes it crash.)
+    request_stop(job, 0);
+    return;
+  }
   if (!job.failure_seen) {
     job.failure_seen = true;
     // mpirun stops the others by itself, and ranks started directly fail by themselves once
@@ -159,14 +165,16 @@ int silent_still_running(const Job& job) {
 void handle_events(Job& job) {
   for (const RankEvent& event : job.router.take_events()) {
     if (event.rank < 0 || event.rank >= job.settings.num_proc) continue;
+    job.ledger.note(event);
     if (event.kind == RankEvent::Kind::kStarted) {
       if (!job.started[static_cast<std::size_t>(event.rank)]) ++job.started_count;
       job.started[static_cast<std::size_t>(event.rank)] = true;
     } else if (event.kind == RankEvent::Kind::kPeerSilent) {
       note_silent(job, event);
     } else if (event.kind == RankEvent::Kind::kPeerLost ||
-               event.kind == RankEvent::Kind::kPeerLeft) {
-      job.causes[static_cast<std::size_t>(event.rank)].push_back(event);
+               event.kind == RankEvent::Kind::kPeerLeft ||
+               event.kind == RankEvent::Kind::kInitFailed) {
+      // In the ledger (note above).
     } else {
       job.ended[static_cast<std::size_t>(event.rank)] = true;
       if (event.kind != RankEvent::Kind::kStopped) record_failure(job, event);
@@ -245,8 +253,6 @@ int next_timeout_ms(const Job& job) {
   return ms < 0 ? 0 : static_cast<int>(ms) + 1;
 }
 
-const RankEvent& culprit(const Job& job);
-
 // Ranks started directly that still run when the failure grace is over did not notice the
 // failure by themselves: hung, stopped (SIGSTOP), or busy without collectives. Naming them is
 // often the whole diagnosis (the others failed because of them).
@@ -266,7 +272,7 @@ void report_still_running(const Job& job) {
   std::fprintf(stderr, "runrun: rank%s %s %s still running %d s after rank %d failed (hung, "
                        "stopped, or not in a collective that could notice): stopping %s\n",
                count > 1 ? "s" : "", running.c_str(), count > 1 ? "were" : "was",
-               job.settings.stop_grace_s, culprit(job).rank,
+               job.settings.stop_grace_s, job.ledger.culprit().rank,
                count > 1 ? "them" : "it");
 }
 
@@ -369,37 +375,6 @@ void run_loop(Job& job, int signal_fd) {
   handle_events(job);
 }
 
-// Whether rank `rank` failed (exited non-zero or by a signal); its failure, or null.
-const RankEvent* failure_of(const Job& job, int rank) {
-  const auto it = std::find_if(job.failures.begin(), job.failures.end(),
-                               [&](const RankEvent& f) { return f.rank == rank; });
-  return it == job.failures.end() ? nullptr : &*it;
-}
-
-// The failure to name: the first one, or, when its rank's runtime failed because of a peer
-// that failed too, that peer's (followed along such causes, each rank once).
-const RankEvent& culprit(const Job& job) {
-  const RankEvent* named = &job.failures.front();
-  std::vector<bool> seen(static_cast<std::size_t>(job.settings.num_proc));
-  seen[static_cast<std::size_t>(named->rank)] = true;
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (const RankEvent& cause : job.causes[static_cast<std::size_t>(named->rank)]) {
-      if (cause.value < 0 || cause.value >= job.settings.num_proc ||
-          seen[static_cast<std::size_t>(cause.value)]) {
-        continue;
-      }
-      if (const RankEvent* peer = failure_of(job, cause.value)) {
-        seen[static_cast<std::size_t>(cause.value)] = true;
-        named = peer;
-        moved = true;
-        break;
-      }
-    }
-  }
-  return *named;
-}
-
 int report(Job& job) {
   const int status = job.children.front().status;
   const int mpirun_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -408,38 +383,16 @@ int report(Job& job) {
                  strsignal(job.stop_signal));
     return 128 + job.stop_signal;
   }
-  if (!job.failures.empty()) {
-    const RankEvent& first = job.failures.front();
-    const RankEvent& named = culprit(job);
-    std::fprintf(stderr, "runrun: rank %d on host %s failed with %s", named.rank,
-                 host_of(job, named.rank).c_str(), describe_rank_end(named).c_str());
-    const auto& causes = job.causes[static_cast<std::size_t>(named.rank)];
-    if (!causes.empty() && failure_of(job, causes.front().value) == nullptr) {
-      // Its peers ended without failing (stopped by mpirun, or exit 0): say why it failed.
-      const RankEvent& cause = causes.front();
-      std::fprintf(stderr, " after %s rank %d",
-                   cause.kind == RankEvent::Kind::kPeerLost ? "losing" : "the shutdown of",
-                   cause.value);
+  if (!job.ledger.empty()) {
+    std::vector<int> host_of_rank(static_cast<std::size_t>(job.settings.num_proc));
+    for (int rank = 0; rank < job.settings.num_proc; ++rank) {
+      host_of_rank[static_cast<std::size_t>(rank)] =
+          topology_of_rank(rank, job.settings.layout).host_index;
     }
-    std::fprintf(stderr, "; the other ranks were stopped");
-    if (job.failures.size() > 1) {
-      std::fprintf(stderr, " (%zu ranks failed in all", job.failures.size());
-      if (named.rank != first.rank) {
-        int because_of = named.rank;  // the cause of the first rank that the summary followed
-        for (const RankEvent& cause : job.causes[static_cast<std::size_t>(first.rank)]) {
-          if (failure_of(job, cause.value) != nullptr) {
-            because_of = cause.value;
-            break;
-          }
-        }
-        std::fprintf(stderr, "; rank %d ended first, failing because of rank %d", first.rank,
-                     because_of);
-      }
-      std::fprintf(stderr, ")");
-    }
-    std::fprintf(stderr, "\n");
-    return named.kind == RankEvent::Kind::kSignaled ? 128 + named.value
-                                                    : (named.value == 0 ? 1 : named.value);
+    const FailureLedger::Summary summary =
+        job.ledger.summarize(host_of_rank, job.settings.host_labels);
+    std::fprintf(stderr, "runrun: %s\n", summary.text.c_str());
+    return summary.exit_code;
   }
   if (job.start_timed_out) return kExitLauncherFailure;
   if (job.silent_rank >= 0) {

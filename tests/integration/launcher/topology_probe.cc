@@ -11,6 +11,8 @@
 //   --ready-and-wait     print "PROBE ready rank=R" and wait in such an allreduce forever
 //   --stop-rank R SECS   rank R stops itself (SIGSTOP) right after init; the others sleep SECS
 //                        (past RUNRUN_PEER_TIMEOUT), shut down and exit 0
+//   --allreduce-loop     print "PROBE looping rank=R", then allreduce and check for ever (until
+//                        a lost peer fails the allreduce: the probe then exits 1)
 // --steps N: then N training-like steps of three allreduces of different sizes (one above the
 // smallest fusion thresholds), each checked exactly (the autotune test's workload).
 // Any other argument (e.g. --token XYZ, used by tests to find stray processes) is ignored.
@@ -170,7 +172,7 @@ void steps_and_check(runrun_runtime* rt, const runrun_topology& t, int steps) {
 
 int main(int argc, char** argv) {
   int exit_rank = -1, exit_code = 0, shutdown_rank = -1, stop_rank = -1, stop_wait_s = 0;
-  bool ready_and_wait = false;
+  bool ready_and_wait = false, allreduce_loop = false;
   int steps = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--exit-rank") == 0 && i + 2 < argc) {
@@ -189,6 +191,8 @@ int main(int argc, char** argv) {
       steps = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--ready-and-wait") == 0) {
       ready_and_wait = true;
+    } else if (std::strcmp(argv[i], "--allreduce-loop") == 0) {
+      allreduce_loop = true;
     }
   }
   runrun_runtime* rt = nullptr;
@@ -200,6 +204,15 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (t.rank == 0) wait_forever(rt);  // rank 0 in a collective, the others sleeping
     for (;;) pause();
+  }
+  if (allreduce_loop) {
+    allreduce_and_check(rt, t);
+    std::printf("PROBE looping rank=%d\n", t.rank);
+    std::fflush(stdout);
+    for (;;) {
+      allreduce_and_check(rt, t);
+      usleep(20000);
+    }
   }
   if (stop_rank >= 0) {
     if (t.rank == stop_rank) {
