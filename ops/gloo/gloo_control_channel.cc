@@ -12,6 +12,13 @@ namespace runrun::gloo_backend {
 
 namespace {
 
+// Up to this many ranks a negotiation vector goes to every other rank in one step (N-1 small
+// messages per rank, one round trip); beyond, recursive doubling (one message per step,
+// ceil(log2 N) steps, two more when N is not a power of two). At 4 ranks on one host the two
+// measured alike (4-byte allreduce through the runtime, 166-207 us either way, a loaded
+// 2-core machine); the direct step is kept there.
+constexpr int kDirectExchangeMaxRanks = 4;
+
 // Negotiation vectors are small (a few words per cache slot): every rank sends its words to
 // every other rank and combines locally, one step. Returns every rank's words, by rank.
 std::vector<std::vector<uint64_t>> allgather_words(Mesh& mesh, Guard& guard, const char* op,
@@ -32,12 +39,71 @@ std::vector<std::vector<uint64_t>> allgather_words(Mesh& mesh, Guard& guard, con
 
 }  // namespace
 
-void allreduce_min(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& values) {
+void allreduce_words(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& words,
+                     WordCombine combine) {
   guard.check_usable(op);
-  if (values.empty() || mesh.size() == 1) return;
-  for (const auto& other : allgather_words(mesh, guard, op, values)) {
-    for (size_t i = 0; i < values.size(); ++i) values[i] = std::min(values[i], other[i]);
+  const int size = mesh.size();
+  if (words.empty() || size == 1) return;
+  if (size <= kDirectExchangeMaxRanks) {
+    for (const auto& other : allgather_words(mesh, guard, op, words)) combine(words, other);
+    return;
   }
+  // Recursive doubling over the largest power of two `group` <= N. The first 2 * extra ranks
+  // pair up around it: an even one hands its words to the odd one above it, which stands for
+  // both in the group, and gets the result back at the end. Every rank takes the same number of
+  // steps (an idle one draws its slots with nothing to move), so the mesh's slots stay aligned.
+  const int rank = mesh.rank();
+  int group = 1;
+  while (group * 2 <= size) group *= 2;
+  const int extra = size - group;
+  const size_t bytes = words.size() * sizeof(uint64_t);
+  std::vector<uint64_t> theirs(words.size());
+  const auto deadline = guard.deadline();
+  const auto step = [&](int send_to, int receive_from, uint64_t* into) {
+    std::vector<Transfer> sends;
+    std::vector<Transfer> receives;
+    if (send_to >= 0) sends.push_back({send_to, words.data(), bytes});
+    if (receive_from >= 0) receives.push_back({receive_from, into, bytes});
+    exchange(mesh, guard, op, deadline, sends, receives);
+  };
+  const bool folded = rank < 2 * extra && rank % 2 == 0;  // stands aside, rank + 1 stands in
+  if (extra > 0) {
+    if (folded) {
+      step(rank + 1, -1, nullptr);
+    } else if (rank < 2 * extra) {
+      step(-1, rank - 1, theirs.data());
+      combine(words, theirs);
+    } else {
+      step(-1, -1, nullptr);
+    }
+  }
+  const int in_group = rank < 2 * extra ? rank / 2 : rank - extra;
+  const auto member = [extra](int index) { return index < extra ? 2 * index + 1 : index + extra; };
+  for (int mask = 1; mask < group; mask <<= 1) {
+    if (folded) {
+      step(-1, -1, nullptr);
+      continue;
+    }
+    const int partner = member(in_group ^ mask);
+    step(partner, partner, theirs.data());
+    combine(words, theirs);
+  }
+  if (extra > 0) {
+    if (folded) {
+      step(-1, rank + 1, words.data());
+    } else if (rank < 2 * extra) {
+      step(rank - 1, -1, nullptr);
+    } else {
+      step(-1, -1, nullptr);
+    }
+  }
+}
+
+void allreduce_min(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& values) {
+  allreduce_words(mesh, guard, op, values,
+                  [](std::vector<uint64_t>& mine, const std::vector<uint64_t>& other) {
+                    for (size_t i = 0; i < mine.size(); ++i) mine[i] = std::min(mine[i], other[i]);
+                  });
 }
 
 GlooControlChannel::GlooControlChannel(std::shared_ptr<::gloo::rendezvous::Store> store,
@@ -88,12 +154,10 @@ void GlooControlChannel::check_root(const char* op, int root) const {
 }
 
 void GlooControlChannel::allreduce_and(std::vector<uint64_t>& bits) {
-  const char* op = "control allreduce_and";
-  guard_->check_usable(op);
-  if (bits.empty() || size_ == 1) return;
-  for (const auto& other : allgather_words(*mesh_, *guard_, op, bits)) {
-    for (size_t i = 0; i < bits.size(); ++i) bits[i] &= other[i];
-  }
+  allreduce_words(*mesh_, *guard_, "control allreduce_and", bits,
+                  [](std::vector<uint64_t>& mine, const std::vector<uint64_t>& other) {
+                    for (size_t i = 0; i < mine.size(); ++i) mine[i] &= other[i];
+                  });
 }
 
 std::vector<std::string> GlooControlChannel::gather(const std::string& bytes, int root) {

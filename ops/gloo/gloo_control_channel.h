@@ -22,6 +22,14 @@
 
 namespace runrun::gloo_backend {
 
+// Combines `words` (the same length on every rank) with every other rank's, in place, by an
+// associative and commutative `combine(mine, other)` (AND, min): the same words on every rank.
+// Up to 4 ranks in one direct exchange; beyond, recursive doubling: ceil(log2 N) steps of one
+// message each (two more steps when N is not a power of two), so a negotiation round costs
+// O(log N) messages per rank (issue 40). Waits through `guard`.
+using WordCombine = void (*)(std::vector<uint64_t>& mine, const std::vector<uint64_t>& other);
+void allreduce_words(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& words,
+                     WordCombine combine);
 // Element-wise minimum of `values` across the ranks of `mesh`, in place, waiting through
 // `guard` (create_subgroup's agreement, on the data or a control context).
 void allreduce_min(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& values);
