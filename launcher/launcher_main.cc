@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <chrono>
 #include <iostream>
@@ -15,6 +16,7 @@
 
 #include "common/env_names.h"
 #include "common/errors.h"
+#include "common/knobs.h"
 #include "common/logging.h"
 #include "launcher/check_build.h"
 #include "launcher/command_line.h"
@@ -68,6 +70,23 @@ std::string rank_path(const ForwardedEnv& forwarded, const Environment& env) {
   return path == env.end() ? "/bin:/usr/bin" : path->second;  // execvp's default
 }
 
+// The ranks' RUNRUN_PEER_TIMEOUT in whole seconds (as forwarded, else the launcher's
+// environment, else the knob's default); a value the ranks would refuse counts as the default.
+int ranks_peer_timeout_s(const ForwardedEnv& forwarded, const Environment& env) {
+  const std::string name(knobs::kPeerTimeout.env_name);
+  std::string text(knobs::kPeerTimeout.default_value);
+  if (const auto found = env.find(name); found != env.end()) text = found->second;
+  for (const auto& [forwarded_name, value] : forwarded.with_value) {
+    if (forwarded_name == name) text = value;
+  }
+  char* end = nullptr;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(seconds >= 0) || seconds > 1e6) {
+    return std::atoi(std::string(knobs::kPeerTimeout.default_value).c_str());
+  }
+  return seconds > 0 && seconds < 1 ? 1 : static_cast<int>(seconds);
+}
+
 // Runs every local check, then builds the plan. Throws InvalidArgumentError.
 JobPlan plan_job(const LaunchOptions& options, const Environment& env,
                  const LocalHostNames& local) {
@@ -88,6 +107,7 @@ JobPlan plan_job(const LaunchOptions& options, const Environment& env,
     plan.hosts.push_back({local_name ? "localhost" : host.name, host.slots});
   }
   plan.env = plan_forwarded_env(env, options.knob_values, options.extra_env);
+  plan.peer_timeout_s = ranks_peer_timeout_s(plan.env, env);
   const bool local_ranks =
       std::any_of(plan.hosts.begin(), plan.hosts.end(),
                   [](const HostSlots& host) { return host.name == "localhost"; });

@@ -1,9 +1,26 @@
 #include "launcher/mpirun_command.h"
 
+#include <algorithm>
+
 #include "launcher/rank_topology.h"
 #include "launcher/shell_words.h"
 
 namespace runrun::launcher {
+
+std::vector<std::string> lifeline_keepalive_args(int peer_timeout_s,
+                                                 const std::vector<std::string>& mpi_args) {
+  if (peer_timeout_s <= 0) return {};
+  for (const auto& word : mpi_args) {
+    if (word.find("oob_tcp_keepalive") != std::string::npos) return {};
+  }
+  const int budget = std::max(2, peer_timeout_s * 2 / 3);  // seconds to notice a cut link
+  const int idle = std::max(1, budget / 2);
+  const int probes = budget - idle >= 2 ? 2 : 1;
+  const int interval = std::max(1, (budget - idle) / probes);
+  return {"--mca", "oob_tcp_keepalive_time",   std::to_string(idle),
+          "--mca", "oob_tcp_keepalive_intvl",  std::to_string(interval),
+          "--mca", "oob_tcp_keepalive_probes", std::to_string(probes)};
+}
 
 std::vector<std::string> build_mpirun_command(const LaunchOptions& options, const JobPlan& plan) {
   std::vector<std::string> argv = {plan.mpirun_path};
@@ -27,6 +44,8 @@ std::vector<std::string> build_mpirun_command(const LaunchOptions& options, cons
     argv.insert(argv.end(), {"--mca", "btl_tcp_if_include", options.network_interface, "--mca",
                              "oob_tcp_if_include", options.network_interface});
   }
+  const auto keepalive = lifeline_keepalive_args(plan.peer_timeout_s, options.mpi_args);
+  argv.insert(argv.end(), keepalive.begin(), keepalive.end());
   for (const auto& name : plan.env.by_name) argv.insert(argv.end(), {"-x", name});
   for (const auto& [name, value] : plan.env.with_value) {
     argv.insert(argv.end(), {"-x", name + "=" + value});

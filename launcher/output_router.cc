@@ -8,6 +8,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "launcher/mpirun_reports.h"
+
 namespace runrun::launcher {
 namespace {
 
@@ -71,7 +73,8 @@ bool is_job_end_box(const std::vector<std::string>& box) {
   for (const auto& line : box) {
     for (const char* text : {"Primary job  terminated normally", "Primary job terminated normally",
                              "mpirun detected that one or more processes exited",
-                             "mpirun noticed that process rank"}) {
+                             "mpirun noticed that process rank",
+                             "has lost communication with a remote daemon"}) {
       if (line.find(text) != std::string::npos) return true;
     }
   }
@@ -259,6 +262,12 @@ std::vector<std::string> OutputRouter::lost_output() const {
 }
 
 void OutputRouter::emit_mpirun_line(int pipe, const std::string& line) {
+  if (!show_job_end_boxes_ && (in_crash_report_ || starts_crash_report(line))) {
+    in_crash_report_ = !ends_crash_report(line);
+    crash_report_.push_back(line);
+    crash_pipe_ = pipe;
+    return;
+  }
   std::vector<std::string>& box = box_[pipe];
   if (box.empty() && !is_box_rule(line)) {
     print_mpirun_line(pipe, line);
@@ -266,6 +275,7 @@ void OutputRouter::emit_mpirun_line(int pipe, const std::string& line) {
   }
   box.push_back(line);
   if (box.size() == 1 || !is_box_rule(line)) return;  // the box goes on
+  if (const auto node = lost_daemon_node(box)) lost_daemon_nodes_.push_back(*node);
   const bool hold = !show_job_end_boxes_ && is_job_end_box(box);
   for (const auto& boxed : box) {
     if (hold) {
@@ -286,6 +296,11 @@ void OutputRouter::print_mpirun_line(int pipe, const std::string& line) {
 void OutputRouter::release_held_boxes() {
   for (const auto& [pipe, line] : held_) print_mpirun_line(pipe, line);
   held_.clear();
+}
+
+void OutputRouter::release_crash_report() {
+  for (const auto& line : crash_report_) print_mpirun_line(crash_pipe_, line);
+  crash_report_.clear();
 }
 
 OutputRouter::RankFile& OutputRouter::rank_file_entry(int rank, bool is_stderr) {

@@ -7,7 +7,9 @@
 // so the supervisor sees them and the user does not. mpirun's own boxed reports of how the job
 // ended ("Primary job terminated normally, but 1 process returned a non-zero exit code...")
 // are held back: the launcher's one-line summary replaces them; the supervisor releases them
-// when it has no better explanation, and --verbose shows them as they come.
+// when it has no better explanation, and --verbose shows them as they come. The same holds for
+// mpirun's report of a daemon it lost (which host: the supervisor's summary names it) and for
+// mpirun's own crash report (launcher/mpirun_reports.h).
 // Thread-safety: not thread-safe; the supervisor's single loop owns it.
 
 #include <cstdio>
@@ -48,6 +50,12 @@ class OutputRouter {
   std::vector<RankEvent> take_events();
   // Prints the job-end boxes held back so far (to the stream mpirun wrote them to).
   void release_held_boxes();
+  // The nodes whose Open MPI daemon mpirun reported lost, in order.
+  const std::vector<std::string>& lost_daemon_nodes() const { return lost_daemon_nodes_; }
+  // mpirun's own crash report (signal report lines), held back; empty when it did not crash.
+  const std::vector<std::string>& crash_report() const { return crash_report_; }
+  // Prints the crash report held back (mpirun's own account is the only one there is).
+  void release_crash_report();
   // With --output-filename: what could not be kept in the rank files (a file that could not be
   // created, a write that failed: a full disk, a read-only folder), one line each with the file,
   // the bytes lost and the OS's reason; empty when every line was kept. Call after finish().
@@ -80,6 +88,10 @@ class OutputRouter {
   bool srun_labels_;
   bool at_line_start_[2] = {true, true};  // per pipe: the next byte begins a line (srun labels)
   std::vector<std::string> box_[2];  // lines of an unfinished box of mpirun's, per pipe
+  std::vector<std::string> lost_daemon_nodes_;
+  std::vector<std::string> crash_report_;
+  int crash_pipe_ = 1;
+  bool in_crash_report_ = false;
   std::vector<std::pair<int, std::string>> held_;  // (pipe, line) of job-end boxes held back
   // A rank's file under output_dir_; `file` is null once it could not be opened or written,
   // and what was meant for it from then on is counted in `lost_bytes`.

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "launcher/failure_ledger.h"
+#include "launcher/mpirun_aftermath.h"
 #include "launcher/output_router.h"
 #include "launcher/rank_topology.h"
 #include "launcher/subprocess.h"
@@ -381,6 +382,7 @@ int report(Job& job) {
   if (job.stop_signal != 0) {
     std::fprintf(stderr, "runrun: stopped by %s; every rank was stopped\n",
                  strsignal(job.stop_signal));
+    report_mpirun_crash(job.router, true);
     return 128 + job.stop_signal;
   }
   if (!job.ledger.empty()) {
@@ -392,7 +394,13 @@ int report(Job& job) {
     const FailureLedger::Summary summary =
         job.ledger.summarize(host_of_rank, job.settings.host_labels);
     std::fprintf(stderr, "runrun: %s\n", summary.text.c_str());
+    report_mpirun_crash(job.router, true);
     return summary.exit_code;
+  }
+  if (!job.direct &&
+      report_lost_daemon(job.router, job.settings.host_labels, job.settings.layout)) {
+    report_mpirun_crash(job.router, true);
+    return kExitLauncherFailure;
   }
   if (job.start_timed_out) return kExitLauncherFailure;
   if (job.silent_rank >= 0) {
@@ -403,6 +411,7 @@ int report(Job& job) {
   }
   if (!job.direct && mpirun_code != 0) {
     job.router.release_held_boxes();  // mpirun's own account is the only one there is
+    report_mpirun_crash(job.router, false);
     if (job.started_count == job.settings.num_proc) {
       // Every rank ran and ended with 0 or was stopped: mpirun counts a rank that ends without
       // MPI_Finalize as failed, which is how runrun leaves after an error not every rank took

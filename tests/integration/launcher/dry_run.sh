@@ -11,7 +11,7 @@ env -i PATH="$PATH" HOME=/nonexistent RUNRUN_LOG_LEVEL=info RUNRUN_API_TOKEN=hid
   python -c 'print(1)' >"$WORK/dry.out" 2>"$WORK/dry.err"
 expect_rc $? 0 "--dry-run"
 # (PATH is written unquoted: this test runs with a PATH of plain characters only.)
-expected="$mpirun_path ${root}--noprefix -np 3 -H nohost-a:2,nohost-b:1 --bind-to none --map-by slot --tag-output --mca plm_rsh_args '-p 2222 -i /k/id' --mca btl_tcp_if_include 10.0.0.0/8 --mca oob_tcp_if_include 10.0.0.0/8 -x PATH -x RUNRUN_LOG_LEVEL -x MY_SETTING -x RUNRUN_FUSION_THRESHOLD=1048576 -x OMP_NUM_THREADS=2 -x RUNRUN_RANK_PATH=$PATH $RUNRUN_BINARY --rank-shim 2,1 -- python -c 'print(1)'"
+expected="$mpirun_path ${root}--noprefix -np 3 -H nohost-a:2,nohost-b:1 --bind-to none --map-by slot --tag-output --mca plm_rsh_args '-p 2222 -i /k/id' --mca btl_tcp_if_include 10.0.0.0/8 --mca oob_tcp_if_include 10.0.0.0/8 --mca oob_tcp_keepalive_time 10 --mca oob_tcp_keepalive_intvl 5 --mca oob_tcp_keepalive_probes 2 -x PATH -x RUNRUN_LOG_LEVEL -x MY_SETTING -x RUNRUN_FUSION_THRESHOLD=1048576 -x OMP_NUM_THREADS=2 -x RUNRUN_RANK_PATH=$PATH $RUNRUN_BINARY --rank-shim 2,1 -- python -c 'print(1)'"
 [ "$(cat "$WORK/dry.out")" = "$expected" ] ||
   fail "dry run printed
 $(cat "$WORK/dry.out")

@@ -4,6 +4,9 @@
 #                       launcher's address on the same private test subnet ($SUBNET). Writes
 #                       $AGENT, a remote-shell agent that runs a command "on" a host:
 #                       ip netns exec NS unshare --uts (own host name) sh -c CMD, as ssh would.
+#   serve_tcp_shells    starts tcp_remote_shell.py's server in every host and writes
+#                       $TCP_AGENT, an agent whose connection crosses the host's link (as an
+#                       ssh connection does): cutting the link leaves both ends hanging.
 # Everything is removed on exit (lib.sh's trap), also after a failure. Exits 77 (ctest skip)
 # with the reason printed when this machine does not permit it.
 skip() {
@@ -31,6 +34,7 @@ make_hosts() {
     echo 'case "$host" in'
   } >"$AGENT"
   HOST_NAMESPACES=()
+  HOST_ADDRESSES=()
   local i ns
   for i in $(seq 1 "$count"); do
     ns="${tag}ns$i"
@@ -48,6 +52,7 @@ make_hosts() {
       skip "unshare --uts is not permitted: $(cat "$WORK/netns.err")"
     echo "  ns$i) ns=$ns ;;" >>"$AGENT"
     HOST_NAMESPACES+=("$ns")
+    HOST_ADDRESSES+=("10.231.$octet.$((10 + i))")
   done
   {
     echo '  *) echo "agent: no test host named $host" >&2; exit 255 ;;'
@@ -58,6 +63,39 @@ make_hosts() {
     echo '  ip netns exec "$ns" unshare --uts sh -c '"'"'hostname "$1"; shift; eval "$*"'"'"' sh "$host" "$@"'
   } >>"$AGENT"
   chmod +x "$AGENT"
+}
+
+serve_tcp_shells() {
+  local i ns port=7022 shell
+  shell="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/tcp_remote_shell.py"
+  TCP_AGENT="$WORK/tcp_agent.sh"
+  {
+    echo '#!/bin/sh'
+    echo 'host="$1"; shift'
+    echo 'case "$host" in'
+  } >"$TCP_AGENT"
+  for i in $(seq 1 "${#HOST_NAMESPACES[@]}"); do
+    ns="${HOST_NAMESPACES[$((i - 1))]}"
+    # Whatever runs in the host when the test ends goes (the server and what it started).
+    CLEANUPS+=("ip netns pids $ns | xargs -r kill -9 2>/dev/null")
+    ip netns exec "$ns" unshare --uts sh -c 'hostname "$1"; exec python3 "$2" serve "$3" "$4"' \
+      sh "ns$i" "$shell" "${HOST_ADDRESSES[$((i - 1))]}" "$port" >"$WORK/tcp_shell$i.log" 2>&1 &
+    disown
+    echo "  ns$i) address=${HOST_ADDRESSES[$((i - 1))]} ;;" >>"$TCP_AGENT"
+  done
+  {
+    echo '  *) echo "agent: no test host named $host" >&2; exit 255 ;;'
+    echo 'esac'
+    echo "exec python3 '$shell' run \"\$address\" $port \"\$@\""
+  } >>"$TCP_AGENT"
+  chmod +x "$TCP_AGENT"
+  for i in $(seq 1 "${#HOST_NAMESPACES[@]}"); do
+    for _ in $(seq 1 100); do
+      grep -q serving "$WORK/tcp_shell$i.log" && break
+      sleep 0.1
+    done
+    grep -q serving "$WORK/tcp_shell$i.log" || fail "the TCP remote shell of ns$i did not start"
+  done
 }
 
 # netns_id N: the network namespace id (as /proc/self/ns/net shows it) of host nsN.

@@ -177,3 +177,27 @@ TEST_CASE("srun --label output (a Gloo job in a Slurm allocation): labels become
   std::fclose(out);
   std::fclose(err);
 }
+
+TEST_CASE("mpirun's lost-daemon box and its crash report are held back and kept apart") {
+  const std::string rule(74, '-');
+  const std::string lost = rule + "\nORTE has lost communication with a remote daemon.\n\n"
+                           "  HNP daemon   : [[1,0],0] on node vm\n"
+                           "  Remote daemon: [[1,0],2] on node ns2\n" + rule + "\n";
+  const std::string crash = "[vm:15] *** Process received signal ***\n"
+                            "[vm:15] Signal: Segmentation fault (11)\n"
+                            "[vm:15] [ 1] libpmix.so.2(PMIx_Finalize+0x703)\n"
+                            "[vm:15] *** End of error message ***\n";
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  OutputRouter router(out, err, "", 4);
+  router.feed(true, lost + "[1,0]<stderr>:rank line\n" + crash.substr(0, 50));
+  router.feed(true, crash.substr(50) + "after\n");
+  router.finish();
+  CHECK(read_stream(err) == "[0]<stderr>:rank line\nafter\n");
+  CHECK(router.lost_daemon_nodes() == std::vector<std::string>{"ns2"});
+  CHECK(router.crash_report().size() == 4);
+  router.release_crash_report();
+  CHECK(read_stream(err) == "[0]<stderr>:rank line\nafter\n" + crash);
+  std::fclose(out);
+  std::fclose(err);
+}
