@@ -13,14 +13,25 @@ export CCACHE_NOHASHDIR := 1
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all deps configure build install install-python demo test test-cpp test-python clean
+# What `make demo` builds and installs: the library, the launcher (and its network check), the
+# C example and the Python extension; `make build`/`make test` build every target, tests included.
+DEMO_TARGETS := runrun runrun-check-network runrun_example_allreduce runrun_python_core
+
+.PHONY: all deps deps-demo configure configure-tree build install install-python demo test \
+	test-cpp test-python clean
 
 all: build
 
 deps:
-	@bash scripts/install_deps.sh
+	@bash scripts/install_deps.sh all
+
+deps-demo:
+	@bash scripts/install_deps.sh demo
 
 configure: deps
+	@$(MAKE) --no-print-directory configure-tree
+
+configure-tree:
 	@if [ ! -f $(BUILD_DIR)/CMakeCache.txt ]; then \
 	  launcher=$$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
 	    -DCMAKE_C_COMPILER_LAUNCHER=ccache); \
@@ -34,7 +45,11 @@ install: build
 	cmake --install $(BUILD_DIR) > /dev/null
 	@bash scripts/install_python.sh "$(PYTHON)" "$(BUILD_DIR)"
 
-demo: install
+demo: deps-demo
+	@$(MAKE) --no-print-directory configure-tree
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)
+	cmake --install $(BUILD_DIR) > /dev/null
+	@bash scripts/install_python.sh "$(PYTHON)" "$(BUILD_DIR)"
 	bash scripts/demo.sh
 
 test: install

@@ -2,14 +2,22 @@
 # Why: `make demo` and `make test` must work on a fresh Debian 12 machine. This installs the
 # system packages (apt) and the Python packages (pip, for the python3 first on the PATH) that the
 # build and the tests need, and does nothing when they are already there.
+# Usage: install_deps.sh [demo|all]. `demo` (make demo): what building runrun and training the
+# PyTorch example need (the build's packages, torch); `all` (default; make test): everything the
+# whole suite needs on top (TensorFlow, Keras, JAX, Ray, Spark and Java, Slurm and munge, ...).
 set -euo pipefail
+PROFILE="${1:-all}"
+case "$PROFILE" in
+  demo | all) ;;
+  *) echo "install_deps: unknown profile '$PROFILE' (demo or all)" >&2; exit 2 ;;
+esac
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
   libgloo-dev libspdlog-dev libfmt-dev catch2 pybind11-dev libdlpack-dev libcli11-dev iproute2
-  openssh-client procps libssl-dev ccache slurm-wlm munge openjdk-17-jre-headless)
-PIP_PACKAGES=("torch==2.13.0" "tensorflow-cpu==2.21.0" "keras==3.15.1" "jax==0.10.2" "jaxlib==0.10.2"
-  "optax==0.2.8" "matplotlib==3.11.2" "numpy" "pytest" "cloudpickle==3.1.3"
-  "pybind11" "scikit-build-core" "ray[train]==2.60.0" "pyspark==4.3.0")
+  openssh-client procps libssl-dev ccache)
+if [ "$PROFILE" = all ]; then
+  APT_PACKAGES+=(slurm-wlm munge openjdk-17-jre-headless)
+fi
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -45,13 +53,20 @@ fi
 PYTHON="${PYTHON:-python3}"
 need_pip=()
 "$PYTHON" -c "import torch; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || need_pip+=("torch==2.13.0")
+"$PYTHON" -c "import numpy" 2>/dev/null || need_pip+=(numpy)
+if [ "$PROFILE" = demo ]; then
+  if ((${#need_pip[@]})); then
+    echo "install_deps: pip install ${need_pip[*]}"
+    "$PYTHON" -m pip install -q "${need_pip[@]}"
+  fi
+  exit 0
+fi
 "$PYTHON" -c "import jax; assert jax.__version__ == '0.10.2'" 2>/dev/null || need_pip+=("jax==0.10.2")
 "$PYTHON" -c "import jaxlib; assert jaxlib.__version__ == '0.10.2'" 2>/dev/null || need_pip+=("jaxlib==0.10.2")
 "$PYTHON" -c "import optax; assert optax.__version__ == '0.2.8'" 2>/dev/null || need_pip+=("optax==0.2.8")
 "$PYTHON" -c "import tensorflow as tf; assert tf.__version__ == '2.21.0'" 2>/dev/null || need_pip+=("tensorflow-cpu==2.21.0")
 "$PYTHON" -c "import keras; assert keras.__version__ == '3.15.1'" 2>/dev/null || need_pip+=("keras==3.15.1")
 "$PYTHON" -c "import matplotlib; assert matplotlib.__version__ == '3.11.2'" 2>/dev/null || need_pip+=("matplotlib==3.11.2")
-"$PYTHON" -c "import numpy" 2>/dev/null || need_pip+=(numpy)
 "$PYTHON" -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 "$PYTHON" -c "import cloudpickle" 2>/dev/null || need_pip+=("cloudpickle==3.1.3")
 "$PYTHON" -c "import yaml" 2>/dev/null || need_pip+=("pyyaml==6.0.3")
