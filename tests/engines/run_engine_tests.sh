@@ -2,7 +2,8 @@
 # Why: `make test`'s Ray and Spark suites (issue 37; docs/ray.md, docs/spark.md). The engines
 # start the ranks (Ray actors, Spark barrier tasks), not runrun's launcher, so each module runs
 # in one plain pytest process, on a Ray cluster or Spark context of its own that the module
-# starts and stops (ray.init(num_cpus=...), local[2], local-cluster[2,1,1024]). `timeout`
+# starts and stops (ray.init(num_cpus=...), two Ray nodes in network-namespace hosts (root),
+# local[2], local-cluster[2,1,1024]). `timeout`
 # bounds every module; the time each took is printed. Needs ray, pyspark and a Java 17
 # (scripts/install_deps.sh); the `runrun` launcher of BUILD_DIR for Runner(np<0).
 # Usage: tests/engines/run_engine_tests.sh [BUILD_DIR [pytest args...]]
@@ -19,7 +20,8 @@ export RAY_USAGE_STATS_ENABLED=0 PYSPARK_PYTHON="$("$PYTHON" -c 'import sys; pri
 
 status=0
 total_start=$(date +%s)
-for module in ray_tests/test_ray_executor.py ray_tests/test_ray_train.py \
+for module in ray_tests/test_ray_executor.py ray_tests/test_ray_two_nodes.py \
+              ray_tests/test_ray_train.py \
               spark_tests/test_spark_local.py spark_tests/test_spark_local_cluster.py; do
   start=$(date +%s)
   timeout -k 20 "$PER_MODULE_TIMEOUT" "$PYTHON" -m pytest -q -p no:cacheprovider \
