@@ -146,5 +146,8 @@ def test_a_failed_rank_fails_run_naming_it_and_leaves_nothing(fn, how):
 
 
 def test_elastic_options_are_refused_until_implemented():
-    with pytest.raises(NotImplementedError, match="elastic training"):
+    with pytest.raises(NotImplementedError, match="elastic training") as refusal:
         RayExecutor(RayExecutor.create_settings(), num_workers=2, min_workers=1, max_workers=2)
+    # The reason and where to read more, not only the refusal.
+    assert "rendezvous store and an elastic driver" in str(refusal.value)
+    assert 'docs/ray.md, "Elastic"' in str(refusal.value)

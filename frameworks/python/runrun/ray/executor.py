@@ -35,7 +35,7 @@ class RaySettings:
 class RayExecutor:
     """Horovod's RayExecutor: num_workers (one bundle per worker, packed) or num_hosts with
     num_workers_per_host (one bundle per host, spread). Elastic training (min_workers,
-    max_workers) is not implemented yet and is refused (docs/ray.md, "Elastic")."""
+    max_workers) is not implemented and is refused with the reason (docs/ray.md, "Elastic")."""
 
     @classmethod
     def create_settings(cls, timeout_s=30, ssh_identity_file=None, ssh_str=None,
@@ -51,9 +51,12 @@ class RayExecutor:
         if min_workers is not None or max_workers is not None or _elastic_options:
             raise NotImplementedError(
                 "runrun.ray.RayExecutor: elastic training (min_workers/max_workers, "
-                f"{sorted(_elastic_options) or 'Horovod elastic options'}) is not implemented "
-                "yet: pass num_workers or num_hosts; for elastic jobs use the runrun launcher's "
-                "--min-np/--max-np (docs/elastic.md)")
+                f"{sorted(_elastic_options) or 'Horovod elastic options'}) is not implemented: "
+                "runrun's elastic generations need a rendezvous store and an elastic driver "
+                "that outlive every rank, which today only the runrun launcher provides "
+                "(docs/ray.md, \"Elastic\"). Pass num_workers or num_hosts; for elastic jobs "
+                "use the launcher's --min-np/--max-np (docs/elastic.md), or Ray Train's "
+                "FailureConfig (a restart at the same size)")
         if (num_workers is None) == (num_hosts is None):
             raise ValueError("RayExecutor: pass num_workers, or num_hosts (with "
                              "num_workers_per_host), not both")
