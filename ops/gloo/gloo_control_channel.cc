@@ -209,17 +209,38 @@ void GlooControlChannel::broadcast(std::string& bytes, int root) {
   uint64_t length = bytes.size();
   std::vector<Transfer> sends;
   std::vector<Transfer> receives;
+  // Up to kDirectExchangeMaxRanks the root sends to every rank in one step; beyond, a binomial
+  // tree: ceil(log2 N) steps, each rank sending at most once per step and receiving once, so
+  // the root sends ceil(log2 N) messages instead of N-1. Every rank takes every step (idle ones
+  // draw their slots with nothing to move), so the mesh's slots stay aligned.
+  const int relative = (rank_ - root + size_) % size_;
+  const auto absolute = [&](int index) { return (index + root) % size_; };
+  int top = 1;
+  while (top < size_) top <<= 1;
   const auto to_everyone = [&](void* data, size_t size) {
-    sends.clear();
-    receives.clear();
-    if (rank_ == root) {
-      for (int p = 0; p < size_; ++p) {
-        if (p != root) sends.push_back({p, data, size});
+    if (size_ <= kDirectExchangeMaxRanks) {
+      sends.clear();
+      receives.clear();
+      if (rank_ == root) {
+        for (int p = 0; p < size_; ++p) {
+          if (p != root) sends.push_back({p, data, size});
+        }
+      } else {
+        receives.push_back({root, data, size});
       }
-    } else {
-      receives.push_back({root, data, size});
+      exchange(*mesh_, *guard_, op, deadline, sends, receives);
+      return;
     }
-    exchange(*mesh_, *guard_, op, deadline, sends, receives);
+    for (int mask = top >> 1; mask > 0; mask >>= 1) {
+      sends.clear();
+      receives.clear();
+      if (relative < mask && relative + mask < size_) {
+        sends.push_back({absolute(relative + mask), data, size});
+      } else if (relative >= mask && relative < 2 * mask) {
+        receives.push_back({absolute(relative - mask), data, size});
+      }
+      exchange(*mesh_, *guard_, op, deadline, sends, receives);
+    }
   };
   to_everyone(&length, sizeof(length));
   if (rank_ != root) bytes.assign(length, '\0');

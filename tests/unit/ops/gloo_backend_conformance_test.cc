@@ -119,7 +119,7 @@ TEST_CASE("gloo backend: ranks of one host use shared memory unless it is turned
   }
 }
 
-TEST_CASE("gloo control channel: negotiation agreements at every size over direct and recursive exchanges") {
+TEST_CASE("gloo control channel: negotiation agreements and broadcasts at every size over direct and tree exchanges") {
   // Up to 4 ranks one direct exchange; beyond, recursive doubling, with ranks folded in and out
   // when the size is not a power of two (5, 6, 7, 9). Each rank clears its own bit and one bit
   // that only it knows: the AND keeps exactly the bits no rank cleared.
@@ -141,6 +141,13 @@ TEST_CASE("gloo control channel: negotiation agreements at every size over direc
         }
         CHECK(bits[0] == expect0);
         CHECK(bits[1] == expect1);
+      }
+      // Broadcasts from every root: a tree beyond 4 ranks, lengths differing by root.
+      for (int root = 0; root < backend.size(); ++root) {
+        std::string text = rank == root ? std::string(static_cast<size_t>(root) * 37 + 1, 'a' + root)
+                                        : std::string("stale");
+        channel->broadcast(text, root);
+        CHECK(text == std::string(static_cast<size_t>(root) * 37 + 1, 'a' + root));
       }
       // create_subgroup agrees through the element-wise minimum over the same path.
       std::vector<int> evens;
