@@ -215,8 +215,6 @@ void GlooControlChannel::broadcast(std::string& bytes, int root) {
   // draw their slots with nothing to move), so the mesh's slots stay aligned.
   const int relative = (rank_ - root + size_) % size_;
   const auto absolute = [&](int index) { return (index + root) % size_; };
-  int top = 1;
-  while (top < size_) top <<= 1;
   const auto to_everyone = [&](void* data, size_t size) {
     if (size_ <= kDirectExchangeMaxRanks) {
       sends.clear();
@@ -231,7 +229,8 @@ void GlooControlChannel::broadcast(std::string& bytes, int root) {
       exchange(*mesh_, *guard_, op, deadline, sends, receives);
       return;
     }
-    for (int mask = top >> 1; mask > 0; mask >>= 1) {
+    // Step `mask` (1, 2, 4, ...): the ranks below it have the data and send it `mask` on.
+    for (int mask = 1; mask < size_; mask <<= 1) {
       sends.clear();
       receives.clear();
       if (relative < mask && relative + mask < size_) {
