@@ -154,6 +154,19 @@ TEST_CASE("gloo control channel: negotiation agreements and broadcasts at every 
       for (int r = 0; r < backend.size(); r += 2) evens.push_back(r);
       auto sub = channel->create_subgroup(evens);
       CHECK((sub != nullptr) == (rank % 2 == 0));
+      // Members use the subgroup before anyone tears it down (a member closing its connections
+      // while another still connects would fail that one's connect), then every rank agrees
+      // once more on the parent, so no rank leaves while another is still in the subgroup.
+      if (sub) {
+        std::vector<uint64_t> member_bits{~uint64_t{0} ^ (uint64_t{1} << rank)};
+        sub->allreduce_and(member_bits);
+        uint64_t expect = ~uint64_t{0};
+        for (int r : evens) expect ^= uint64_t{1} << r;
+        CHECK(member_bits[0] == expect);
+      }
+      std::vector<uint64_t> done{1};
+      channel->allreduce_and(done);
+      CHECK(done[0] == 1);
     });
     runrun::testing::rethrow_root_cause(errors);
   }
