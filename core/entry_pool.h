@@ -2,9 +2,10 @@
 // Why: every enqueued tensor needs a TensorEntry, and its name, shape and views own heap
 // buffers. Made on the framework's thread and freed on the background thread, each of those
 // blocks missed both threads' malloc caches (~150 instructions to allocate and as many to free,
-// five or six per tensor: docs/benchmarks.md, "Recycled entries"). The background thread gives
-// finished entries back here, emptied but with their buffers' capacity, and the next enqueue
-// fills one in place: a name or shape no longer than an earlier one allocates nothing.
+// five or six per tensor: docs/perf-notes/per-tensor-cost.md, "Recycled entries"). The
+// background thread gives finished entries back here, emptied but with their buffers'
+// capacity, and the next enqueue fills one in place: a name or shape no longer than an earlier
+// one allocates nothing.
 // Thread-safety: take and give_back may be called from any thread (one mutex, held for a
 // pointer move); an entry is owned by exactly one thread at a time, as before.
 

@@ -42,7 +42,8 @@ struct AlignedDelete {
 using AlignedBytes = std::unique_ptr<std::byte[], AlignedDelete>;
 // Uninitialised 64-byte aligned memory (at least 1 byte). Blocks of 4 MiB and more are mapped
 // with transparent huge pages: a fresh 64 MiB output otherwise costs ~16k page faults per op,
-// which made allgather/alltoall up to 3.5x slower than raw MPI (docs/benchmarks.md).
+// which made allgather/alltoall up to 3.5x slower than raw MPI (docs/perf-notes/
+// mpi-2026-11-21.md, "allgather / alltoall at 64 MiB").
 AlignedBytes allocate_aligned(size_t bytes);
 
 struct OwnedTensor {

@@ -3,7 +3,7 @@
 // project's AMD EPYC test machine among them) that runs ~14x slower when destination and
 // source differ by a few words modulo 64 bytes (e.g. a page-aligned shared-memory slot and a
 // malloc'd buffer, which sits 16 bytes into its page): 3 GB/s instead of 40 for 256 KiB in
-// cache (docs/benchmarks.md, "memcpy and relative alignment"). The kernel's copy behind
+// cache (docs/perf-notes/gloo.md, "memcpy and relative alignment"). The kernel's copy behind
 // process_vm_readv has the same cliff. copy_bytes is memcpy where the two are 64-byte
 // congruent (or the block is small) and a vector loop otherwise, as fast at every alignment.
 // Thread-safety: a pure function over caller-owned buffers.

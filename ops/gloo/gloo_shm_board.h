@@ -30,7 +30,7 @@ class StoreBoard final : public shm::Board {
 bool shared_memory_from_environment();
 // RUNRUN_GLOO_SHM_SINGLE_COPY: 1: that path's large allreduce reads peers' buffers directly
 // where the kernel permits it (ops/shm/shm_cma.h); unset or 0: through the slots (measured
-// faster, docs/benchmarks.md). Throws as above.
+// faster, docs/perf-notes/gloo.md). Throws as above.
 bool single_copy_from_environment();
 
 }  // namespace runrun::gloo_backend

@@ -48,7 +48,8 @@ void ensure_initialized() {
   }
   if (initialized) return;
   // Open MPI's non-blocking allreduce (libnbc) picks the binomial algorithm for in-place
-  // operations, 2-4x slower than MPI_Allreduce from 1 MiB up (docs/benchmarks.md); every
+  // operations, 2-4x slower than MPI_Allreduce from 1 MiB up (docs/perf-notes/
+  // mpi-2026-11-21.md, "Why, and what would close each gap"); every
   // runtime allreduce is in place. Rabenseifner's algorithm matches the blocking call. A value
   // the user set wins (overwrite = 0).
   setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);

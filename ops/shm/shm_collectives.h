@@ -32,7 +32,7 @@ namespace runrun::shm {
 // Every bulk copy is cpu::copy_bytes, whatever the buffers' alignment (ops/cpu/copy_bytes.h).
 void allreduce(Group& group, void* data, size_t count, DataType type, ReduceOp op);
 inline constexpr size_t kOneStepBytes = size_t{64} << 10;
-// History (docs/benchmarks.md): single copy was the default at 3+ ranks while the slot path's
+// History (docs/perf-notes/gloo.md): single copy was the default at 3+ ranks while the slot path's
 // memcpy hit glibc's relative-alignment cliff (copy_bytes.h); with copy_bytes the slots take
 // 30-55% less CPU per rank than single copy at 4 ranks from 1 MiB to 64 MiB, and
 // process_vm_readv's page pinning and slower kernel copy no longer pay for the saved copy.

@@ -11,7 +11,7 @@
 // counter (shm_layout.h), and a waiter sleeps on that one word until it reaches size * k: only
 // the arrival that completes the step wakes anyone, so a waiting rank is woken once per step,
 // not once per peer that arrives after it (with more ranks than cores each wake-up is a
-// context switch; see docs/benchmarks.md).
+// context switch; see docs/perf-notes/gloo.md).
 //
 // Failure model: a rank leaving the group (abort(), a failure, its destructor) marks itself
 // gone in the segment and wakes its waiters, so peers fail at once with PeerFailureError

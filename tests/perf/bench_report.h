@@ -1,6 +1,6 @@
 #pragma once
 // Why: one row per measurement, written either as one JSON object per line (--json, for scripts
-// and docs/benchmarks.md) or as aligned tables for people. Only rank 0 writes.
+// and docs/perf-notes/) or as aligned tables for people. Only rank 0 writes.
 // Bandwidth follows the nccl-tests conventions: algbw = bytes / time, busbw = algbw * factor
 // with factor 2(n-1)/n for allreduce, (n-1)/n for allgather, reducescatter and alltoall, 1 for
 // broadcast; `bytes` is the buffer size for allreduce/broadcast/alltoall, the whole gathered

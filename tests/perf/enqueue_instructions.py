@@ -1,6 +1,6 @@
 """Instructions per enqueue call, counted by callgrind, which load does not disturb
-(docs/benchmarks.md, "The core's enqueue, counted in instructions" and "The whole call per
-adapter"). A benchmark, not a test. Two modes:
+(docs/perf-notes/per-tensor-cost.md, "The core's enqueue, counted in instructions" and "The
+whole call per adapter"). A benchmark, not a test. Two modes:
 
 1. One rank enqueuing N float32 1 KiB allreduces through runrun.torch (100 at a time, each
    waited), to read functions' inclusive counts with callgrind_annotate:

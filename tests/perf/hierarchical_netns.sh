@@ -5,7 +5,8 @@
 # `runrun --MODE -np 4 -H ns1:2,ns2:2`, and prints per size each round's runtime medians (us)
 # and the ratio hierarchical / flat. The namespaces share this machine's kernel and cores: the
 # "network" is a veth pair through a bridge (memory copies, no wire), so this measures the
-# algorithm's overheads, not what a real network would give (docs/benchmarks.md).
+# algorithm's overheads, not what a real network would give (docs/perf-notes/
+# hierarchical-cpu.md).
 # Usage: tests/perf/hierarchical_netns.sh RUNRUN RUNRUN_BENCH [mpi|gloo] [ROUNDS] [SIZES]
 export RUNRUN_TEST_CONTROLLER="${3:-gloo}"
 rounds="${4:-3}"

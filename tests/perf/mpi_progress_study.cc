@@ -1,5 +1,6 @@
 // runrun_mpi_progress_study: isolates where the runtime's time goes at the MPI level, without
-// the runtime, so a change to ops/mpi or core/ can be judged by numbers (docs/benchmarks.md).
+// the runtime, so a change to ops/mpi or core/ can be judged by numbers (docs/perf-notes/
+// mpi-2026-11-21.md).
 //   mpirun -np 2 --bind-to none runrun_mpi_progress_study
 // It times, on a duplicated communicator:
 //   - a 4-byte MPI_Allreduce vs MPI_Iallreduce completed by MPI_Test polling;

@@ -171,8 +171,9 @@ def make_sides(count, elements):
 def yardstick_ns():
     """ns per iteration of a fixed pure-Python loop (no runrun, no allocation): the speed the
     host gives this process right now. This VM's host alternates between two speeds ~1.9x apart
-    for tens to hundreds of milliseconds at a time (docs/benchmarks.md, "Open issue: an
-    intermittent slow state"); timed right before a block, it tells which one the block ran in."""
+    for tens to hundreds of milliseconds at a time (docs/perf-notes/mpi-2026-11-21.md, "Open
+    issue: an intermittent slow state"); timed right before a block, it tells which one the
+    block ran in."""
     x = 0
     start = time.perf_counter()
     for i in range(3000):

@@ -1,4 +1,4 @@
-"""What `runrun --profile` costs a training step (docs/benchmarks.md, "Cost of --profile").
+"""What `runrun --profile` costs a training step (docs/perf-notes/profile-cost.md).
 
 Two measurements:
 1. The hooks alone, in this process (no job needed): the calls a DistributedOptimizer step

@@ -1,5 +1,5 @@
 // runrun_shm_cpu_probe: what one shared-memory allreduce costs each rank in CPU time, which a
-// loaded machine perturbs far less than wall time (docs/benchmarks.md, "1 MiB at -np 4").
+// loaded machine perturbs far less than wall time (docs/perf-notes/gloo.md, "1 MiB at -np 4").
 // Forks N ranks (no MPI, no runtime); each connects a group for a negotiation-sized step and
 // one for the data, then runs `iters` ops back to back (a 16-byte step, then an allreduce of
 // `bytes` float32 min) and prints its wall time, CPU time and context switches per op.

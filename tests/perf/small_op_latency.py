@@ -1,7 +1,7 @@
 """Latency of small runrun ops from Python: init, repeated and first-seen tiny allreduces, shutdown.
 
 Why: the cost of the small ops a test suite or a training script's bookkeeping runs (the Python
-suite is ~4x slower over gloo than over MPI at -np 4; docs/benchmarks.md "Gloo"). A benchmark,
+suite is ~4x slower over gloo than over MPI at -np 4; docs/perf-notes/gloo.md). A benchmark,
 not a test. Usage: runrun --gloo|--mpi -np N python3 tests/perf/small_op_latency.py
 Every rank prints one line: hvd.init() time, the first allreduce, 300 allreduces of one float
 under one name (median, min, 90th percentile), 50 of new names (each a coordinator round),

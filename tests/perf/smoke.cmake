@@ -1,6 +1,6 @@
 # perf.smoke / perf.smoke_gloo: runs runrun_bench at -np 2 with tiny sizes and few iterations,
 # then checks that it exited 0 and that every line of its output is a JSON object with the
-# fields docs/benchmarks.md describes, and that it ran over the expected backend. It asserts
+# fields docs/perf-notes/method.md describes, and that it ran over the expected backend. It asserts
 # nothing about time.
 # Usage: cmake -DMPIEXEC=... -DBENCH=... -P smoke.cmake                (under mpirun)
 #        cmake -DLAUNCHER=runrun -DBENCH=... -DWORK=dir -P smoke.cmake (under runrun --gloo; rank

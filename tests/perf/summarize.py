@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns runrun_bench --json output (one or more runs of the same cases) into Markdown tables.
 
-Why: docs/benchmarks.md records repeated runs on a noisy shared machine; this keeps every figure
+Why: docs/perf-notes/ records repeated runs on a noisy shared machine; this keeps every figure
 traceable to the JSON lines the benchmark printed. Per (op, bytes, tensors, fusion threshold) it
 shows the median over runs of each run's median time, the best minimum over runs, the
 runtime/raw ratio of those medians, the ratio of the best minima (the steadier figure when

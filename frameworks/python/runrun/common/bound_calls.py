@@ -1,11 +1,12 @@
 """The public functions on the per-tensor path with their call in C (csrc/bound_call.h).
 
 Why: a Python function between a script and the extension costs ~650-900 instructions per call,
-a fifth of a whole allreduce enqueue from torch (issue 12, point 6; docs/benchmarks.md). A bound
-call binds its arguments as the function would, takes the extension's fast path, and calls the
-function itself for anything else, so scripts see the same behaviour, errors, name, doc and
-signature (functools.update_wrapper: `__wrapped__` is the function). Without the extension (not
-built yet) the function stays as it is, and init() raises the usual ImportError.
+a fifth of a whole allreduce enqueue from torch (issue 12, point 6;
+docs/perf-notes/per-tensor-cost.md). A bound call binds its arguments as the function would,
+takes the extension's fast path, and calls the function itself for anything else, so scripts see
+the same behaviour, errors, name, doc and signature (functools.update_wrapper: `__wrapped__` is
+the function). Without the extension (not built yet) the function stays as it is, and init()
+raises the usual ImportError.
 Thread-safety: called at import time.
 """
 
