@@ -18,7 +18,9 @@
 
 #include "common/env_names.h"
 #include "common/errors.h"
+#include "common/knobs.h"
 #include "common/rank_events.h"
+#include "launcher/daemon_reaper.h"
 #include "launcher/environment.h"
 #include "launcher/gloo_rank_commands.h"
 #include "launcher/rank_environment_block.h"
@@ -290,6 +292,9 @@ int run_rank_shim(int argc, char** argv) {
   const pid_t parent = getppid();
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) forward_signal(SIGTERM);
+  // Under mpirun, on a host other than mpirun's, the parent is Open MPI's daemon (see
+  // daemon_reaper.h for why a failed rank may have to end it).
+  const int daemon_pidfd = launcher_mode || srun_mode ? -1 : watch_open_mpi_daemon(parent);
   write_stderr(format_rank_event({RankEvent::Kind::kStarted, rank, 0}));
   sigset_t child_signal;
   sigemptyset(&child_signal);
@@ -328,6 +333,14 @@ int run_rank_shim(int argc, char** argv) {
   }
   if (g_stop_requested) event.kind = RankEvent::Kind::kStopped;
   if (exit_code != 0 || g_stop_requested) write_stderr(format_rank_event(event));
+  // A rank that failed by itself ends the job; a daemon still there after the grace is cut off
+  // from its mpirun. A rank the daemon stopped (or one orphaned already) needs no reaper.
+  if (exit_code != 0 && !g_stop_requested && getppid() == parent) {
+    const std::string peer_timeout_name(knobs::kPeerTimeout.env_name);
+    leave_daemon_reaper(daemon_pidfd, daemon_reaper_grace_ms(std::getenv(peer_timeout_name.c_str())));
+  } else if (daemon_pidfd >= 0) {
+    close(daemon_pidfd);
+  }
   return exit_code;
 }
 

@@ -5,7 +5,10 @@
 # ns2's link is cut. Every rank and daemon on both sides must end while the link is still cut
 # (bounded by RUNRUN_PEER_TIMEOUT plus margins), the launcher's summary must name the lost link,
 # mpirun's own crash while shutting down (if any) must not reach the terminal, and the job
-# must fail. Usage: partition_mpi_netns.sh RUNRUN TOPOLOGY_PROBE
+# must fail. With RUNRUN_TEST_CHATTER=1 every rank prints after each allreduce, so the daemons'
+# connections hold unacknowledged output when the link is cut: TCP keepalive never probes such
+# a connection, and only the reaper a failed rank's shim leaves (launcher/daemon_reaper.h) ends
+# ns2's daemon in time. Usage: partition_mpi_netns.sh RUNRUN TOPOLOGY_PROBE
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/netns_hosts.sh"
 mpi_mode || { echo "SKIP: --gloo's partition is partition_netns.sh"; exit 77; }
@@ -25,8 +28,11 @@ job_processes() {
   done
 }
 
+chatter=()
+[ "${RUNRUN_TEST_CHATTER:-0}" = 1 ] && chatter=(--chatter)
 timeout 100 "$RUNRUN" --rsh-agent "$TCP_AGENT" --network-interface "$SUBNET" -np 4 \
-  -H ns1:2,ns2:2 "$PROBE" --allreduce-loop --token "$TOKEN" >"$WORK/cut.out" 2>"$WORK/cut.err" &
+  -H ns1:2,ns2:2 "$PROBE" --allreduce-loop "${chatter[@]}" --token "$TOKEN" \
+  >"$WORK/cut.out" 2>"$WORK/cut.err" &
 launcher=$!
 wait_for_lines "$WORK/cut.out" "PROBE looping" 4 "$launcher"
 [ -n "$(job_processes "${HOST_NAMESPACES[1]}" | grep orted)" ] || fail "no orted runs in ns2"
@@ -34,6 +40,7 @@ cut_at=$(date +%s.%N)
 ip link set "$ns2_link" down || fail "cannot take ns2's link down"
 wait "$launcher"
 rc=$?
+[ "${#chatter[@]}" = 0 ] || echo "partition: the ranks printed $(grep -c "PROBE chatter" "$WORK/cut.out") lines"
 echo "partition: the launcher ended $(echo "$(date +%s.%N) - $cut_at" | bc) s after the cut (rc $rc)"
 [ "$rc" = 0 ] && fail "the job succeeded across a cut link"
 [ "$rc" = 124 ] && fail "the launcher did not end within 100 s of the cut"

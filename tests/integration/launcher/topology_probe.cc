@@ -13,6 +13,9 @@
 //                        (past RUNRUN_PEER_TIMEOUT), shut down and exit 0
 //   --allreduce-loop     print "PROBE looping rank=R", then allreduce and check for ever (until
 //                        a lost peer fails the allreduce: the probe then exits 1)
+//   --chatter            with --allreduce-loop: a thread prints a line every 20 ms, whether or
+//                        not the allreduces go on (a rank that logs while its host's link is
+//                        cut, so that its output is in flight on Open MPI's connections)
 // --steps N: then N training-like steps of three allreduces of different sizes (one above the
 // smallest fusion thresholds), each checked exactly (the autotune test's workload).
 // Any other argument (e.g. --token XYZ, used by tests to find stray processes) is ignored.
@@ -24,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -172,7 +176,7 @@ void steps_and_check(runrun_runtime* rt, const runrun_topology& t, int steps) {
 
 int main(int argc, char** argv) {
   int exit_rank = -1, exit_code = 0, shutdown_rank = -1, stop_rank = -1, stop_wait_s = 0;
-  bool ready_and_wait = false, allreduce_loop = false;
+  bool ready_and_wait = false, allreduce_loop = false, chatter = false;
   int steps = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--exit-rank") == 0 && i + 2 < argc) {
@@ -193,6 +197,8 @@ int main(int argc, char** argv) {
       ready_and_wait = true;
     } else if (std::strcmp(argv[i], "--allreduce-loop") == 0) {
       allreduce_loop = true;
+    } else if (std::strcmp(argv[i], "--chatter") == 0) {
+      chatter = true;
     }
   }
   runrun_runtime* rt = nullptr;
@@ -209,6 +215,15 @@ int main(int argc, char** argv) {
     allreduce_and_check(rt, t);
     std::printf("PROBE looping rank=%d\n", t.rank);
     std::fflush(stdout);
+    if (chatter) {
+      std::thread([rank = t.rank] {
+        for (long line = 1;; ++line) {
+          std::printf("PROBE chatter %ld rank=%d\n", line, rank);
+          std::fflush(stdout);
+          usleep(20000);
+        }
+      }).detach();
+    }
     for (;;) {
       allreduce_and_check(rt, t);
       usleep(20000);

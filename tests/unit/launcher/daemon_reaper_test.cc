@@ -1,0 +1,96 @@
+// The reaper a failed rank's shim leaves for Open MPI's daemon (launcher/daemon_reaper.h), with
+// real processes standing in for the daemon: a child of this test, watched through a pidfd.
+#include "launcher/daemon_reaper.h"
+
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace {
+
+using runrun::launcher::daemon_reaper_grace_ms;
+using runrun::launcher::is_open_mpi_daemon;
+using runrun::launcher::leave_daemon_reaper;
+
+// A stand-in daemon: sleeps `seconds`, ignoring SIGTERM when asked to.
+pid_t start_daemon(int seconds, bool ignore_term) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (ignore_term) signal(SIGTERM, SIG_IGN);
+    sleep(static_cast<unsigned>(seconds));
+    _exit(7);
+  }
+  return pid;
+}
+
+int pidfd_of(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+// The daemon's wait status; the wait is bounded by the daemon's own sleep.
+int wait_status(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("launcher/daemon_reaper: only Open MPI's daemons are watched") {
+  CHECK(is_open_mpi_daemon("orted"));
+  CHECK(is_open_mpi_daemon("prted"));
+  CHECK_FALSE(is_open_mpi_daemon("mpirun"));
+  CHECK_FALSE(is_open_mpi_daemon("runrun"));
+  CHECK_FALSE(is_open_mpi_daemon("orted2"));
+  CHECK_FALSE(is_open_mpi_daemon(""));
+  // The test process itself is no daemon: its children get no watch.
+  CHECK(runrun::launcher::watch_open_mpi_daemon(getpid()) == -1);
+}
+
+TEST_CASE("launcher/daemon_reaper: the grace is the peer timeout, at least 5 s") {
+  CHECK(daemon_reaper_grace_ms(nullptr) == 30000);  // RUNRUN_PEER_TIMEOUT's default
+  CHECK(daemon_reaper_grace_ms("") == 30000);
+  CHECK(daemon_reaper_grace_ms("0") == 30000);  // monitoring off: the default still bounds it
+  CHECK(daemon_reaper_grace_ms("nonsense") == 30000);
+  CHECK(daemon_reaper_grace_ms("-4") == 30000);
+  CHECK(daemon_reaper_grace_ms("inf") == 30000);
+  CHECK(daemon_reaper_grace_ms("3") == 5000);
+  CHECK(daemon_reaper_grace_ms("12.5") == 12500);
+  CHECK(daemon_reaper_grace_ms("120") == 120000);
+}
+
+TEST_CASE("launcher/daemon_reaper: a daemon still there after the grace is ended") {
+  const pid_t daemon = start_daemon(60, false);
+  REQUIRE(daemon > 0);
+  const int pidfd = pidfd_of(daemon);
+  REQUIRE(pidfd >= 0);
+  leave_daemon_reaper(pidfd, 200);
+  const int status = wait_status(daemon);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+}
+
+TEST_CASE("launcher/daemon_reaper: a daemon that ignores SIGTERM is killed") {
+  const pid_t daemon = start_daemon(60, true);
+  REQUIRE(daemon > 0);
+  const int pidfd = pidfd_of(daemon);
+  REQUIRE(pidfd >= 0);
+  leave_daemon_reaper(pidfd, 200);
+  const int status = wait_status(daemon);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+TEST_CASE("launcher/daemon_reaper: a daemon that ends within the grace is left alone") {
+  const pid_t daemon = start_daemon(1, false);
+  REQUIRE(daemon > 0);
+  const int pidfd = pidfd_of(daemon);
+  REQUIRE(pidfd >= 0);
+  leave_daemon_reaper(pidfd, 20000);
+  const int status = wait_status(daemon);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+}
