@@ -18,6 +18,7 @@ namespace runrun::launcher {
 namespace {
 
 constexpr long kMinimumGraceMs = 5000;
+constexpr long kMaximumGraceMs = 10000;
 constexpr int kKillAfterTermMs = 3000;
 
 int pidfd_open_of(pid_t pid) {
@@ -93,7 +94,8 @@ long daemon_reaper_grace_ms(const char* peer_timeout_text) {
     seconds = std::strtod(fallback.c_str(), nullptr);
   }
   const long grace_ms = std::lround(seconds * 1000.0);
-  return grace_ms < kMinimumGraceMs ? kMinimumGraceMs : grace_ms;
+  return grace_ms < kMinimumGraceMs ? kMinimumGraceMs
+                                    : grace_ms > kMaximumGraceMs ? kMaximumGraceMs : grace_ms;
 }
 
 int watch_open_mpi_daemon(pid_t parent) {

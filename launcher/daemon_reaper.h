@@ -20,8 +20,8 @@ bool is_open_mpi_daemon(std::string_view process_name);
 
 // How long the reaper waits before ending a daemon that outlived its failed rank: the ranks'
 // RUNRUN_PEER_TIMEOUT (`peer_timeout_text`, null when unset; its default when unset, zero or
-// not a number), and at least 5 s, so that a daemon still busy stopping a reachable job is
-// never the one ended.
+// not a number) within 5-10 s: at least 5 s, so that a daemon still busy stopping a reachable
+// job is never the one ended, and at most 10 s, since the ranks took the peer timeout already.
 long daemon_reaper_grace_ms(const char* peer_timeout_text);
 
 // A handle on the shim's parent when it is Open MPI's daemon: a pidfd, which stays bound to

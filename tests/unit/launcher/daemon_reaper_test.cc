@@ -50,16 +50,16 @@ TEST_CASE("launcher/daemon_reaper: only Open MPI's daemons are watched") {
   CHECK(runrun::launcher::watch_open_mpi_daemon(getpid()) == -1);
 }
 
-TEST_CASE("launcher/daemon_reaper: the grace is the peer timeout, at least 5 s") {
-  CHECK(daemon_reaper_grace_ms(nullptr) == 30000);  // RUNRUN_PEER_TIMEOUT's default
-  CHECK(daemon_reaper_grace_ms("") == 30000);
-  CHECK(daemon_reaper_grace_ms("0") == 30000);  // monitoring off: the default still bounds it
-  CHECK(daemon_reaper_grace_ms("nonsense") == 30000);
-  CHECK(daemon_reaper_grace_ms("-4") == 30000);
-  CHECK(daemon_reaper_grace_ms("inf") == 30000);
+TEST_CASE("launcher/daemon_reaper: the grace is the peer timeout within 5-10 s") {
+  CHECK(daemon_reaper_grace_ms(nullptr) == 10000);  // RUNRUN_PEER_TIMEOUT's default, 30 s
+  CHECK(daemon_reaper_grace_ms("") == 10000);
+  CHECK(daemon_reaper_grace_ms("0") == 10000);  // monitoring off: the default still bounds it
+  CHECK(daemon_reaper_grace_ms("nonsense") == 10000);
+  CHECK(daemon_reaper_grace_ms("-4") == 10000);
+  CHECK(daemon_reaper_grace_ms("inf") == 10000);
   CHECK(daemon_reaper_grace_ms("3") == 5000);
-  CHECK(daemon_reaper_grace_ms("12.5") == 12500);
-  CHECK(daemon_reaper_grace_ms("120") == 120000);
+  CHECK(daemon_reaper_grace_ms("7.5") == 7500);
+  CHECK(daemon_reaper_grace_ms("120") == 10000);
 }
 
 TEST_CASE("launcher/daemon_reaper: a daemon still there after the grace is ended") {
