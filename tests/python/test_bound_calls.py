@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from runrun.common import basics, collectives, handles, loader
+from runrun.common import collectives, handles, loader, state
 from runrun.common.basics import NotInitializedError
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.handles import CombinedHandle
@@ -109,7 +109,7 @@ def test_same_errors_as_the_python_function(hvd, args, kwargs):
 
 def test_missing_tensor_and_not_initialized(hvd, monkeypatch):
     assert call_error(hvd.allreduce_async_) == call_error(hvd.allreduce_async_.__wrapped__)
-    monkeypatch.setattr(basics, "_runtime", None)
+    monkeypatch.setattr(state, "_runtime", None)  # what the bound call reads
     with pytest.raises(NotInitializedError):
         hvd.allreduce_async_(torch.ones(2), name="bound.uninitialized")
 

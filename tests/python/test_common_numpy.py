@@ -272,13 +272,13 @@ def test_whole_call_is_resolved_in_the_extension(hvd):
     # Point 6: allreduce/broadcast hand their own arguments to one C entry; it answers a
     # handle, None (the general path takes the tensor, no second try) or NotImplemented (the
     # Python layer resolves the arguments first: an unnamed op, `average`, Adasum, ...).
-    from runrun.common import basics, loader
+    from runrun.common import loader, state
     from runrun.common.ops import Adasum
     from runrun.common.process_sets import global_process_set as gps
 
     c.allreduce(NP, np.ones(1), name="whole.setup", op=runrun.Sum).wait()  # loads the setup
     call = loader.core().fast_allreduce_call
-    rt = basics._runtime
+    rt = state.runtime()
     a = np.ones(8, dtype=np.float32)
     for args in [(None, None, runrun.Sum), (True, "whole.avg", None),
                  (None, "whole.adasum", Adasum), (None, "whole.op", 7)]:

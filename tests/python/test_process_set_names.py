@@ -38,7 +38,7 @@ def test_unnamed_ops_match_in_a_set_that_reuses_an_id(hvd):
         assert pair.process_set_id == first_id, "the id was not reused: nothing tested"
         if pair.included():
             # The name each member would give its next unnamed op in the set is the same.
-            name = names.op_name("allreduce", None, pair)
+            name = names.op_name("allreduce", None, pair.process_set_id)
             assert hvd.allgather_object(name, process_set=pair) == [name] * 2
             handle = hvd.allreduce_async(torch.full((2,), float(r)), op=hvd.Sum,
                                          process_set=pair)

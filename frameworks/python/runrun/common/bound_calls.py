@@ -12,7 +12,7 @@ Thread-safety: called at import time.
 
 import functools
 
-from runrun.common import basics, loader
+from runrun.common import loader, state
 from runrun.common.process_sets import ProcessSet
 
 
@@ -33,7 +33,7 @@ def allreduce(function, general, **fixed):
     core = _core()
     if core is None:
         return function
-    bound = core.bound_allreduce(function, general, fixed, basics)
+    bound = core.bound_allreduce(function, general, fixed, state)  # reads state._runtime
     return functools.update_wrapper(bound, function)
 
 

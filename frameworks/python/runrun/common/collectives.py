@@ -11,10 +11,12 @@ bound call (csrc/bound_call.h, the Python function its fallback), broadcast pass
 arguments to fast_broadcast_call. The extension takes the tensor itself and answers None for
 anything it does not handle (the general path below then runs, with the adapter's checks and
 messages) or NotImplemented for arguments it leaves to this layer to resolve.
+Names are runrun.common.names': only an unnamed op's name needs its set's id (`set_id` below;
+a named op's set is checked further on, where the op is enqueued).
 Thread-safety: any thread may enqueue; each op name may have one op in flight.
 """
 
-from runrun.common import basics, bound_calls, loader
+from runrun.common import bound_calls, loader, state
 from runrun.common.exceptions import InvalidArgumentError, InvalidArgumentRuntimeError
 from runrun.common.handles import new_handle
 from runrun.common.names import group_names, op_name
@@ -62,10 +64,11 @@ def _allreduce(adapter, tensor, average, name, op, prescale_factor, postscale_fa
                process_set, in_place, fast):
     if average is not None or type(op) is not ReduceOp:
         op = resolve_op(op, average)  # (a ReduceOp as is: no call, once per tensor)
-    name = op_name("allreduce", name, process_set)
+    set_id = 0 if name is not None else process_set_id(process_set)
+    name = op_name("allreduce", name, set_id)
     # The fast path, when it may run now; otherwise every check runs in its usual order below
     # (not initialized, an odd or unregistered process set, a tensor it does not take).
-    runtime = basics._runtime
+    runtime = state.current()
     if fast and runtime is not None and type(process_set) is ProcessSet and \
             process_set.process_set_id is not None:
         handle = (_fast or _fast_ops())[0](
@@ -77,13 +80,13 @@ def _allreduce(adapter, tensor, average, name, op, prescale_factor, postscale_fa
     if in_place:
         adapter.check(tensor, "allreduce_", name, in_place=True)
         capsule = adapter.to_dlpack(tensor)
-        handle = basics.runtime().allreduce(
+        handle = state.runtime().allreduce(
             name, capsule, capsule, int(op), float(prescale_factor), float(postscale_factor),
             process_set_id(process_set))
         return new_handle(handle, tensor)
     tensor = adapter.check(tensor, "allreduce", name)
     output = adapter.empty_like(tensor)
-    handle = basics.runtime().allreduce(
+    handle = state.runtime().allreduce(
         name, adapter.to_dlpack(tensor), _output_dlpack(adapter, output), int(op),
         float(prescale_factor), float(postscale_factor), process_set_id(process_set))
     return _output_handle(handle, adapter, output)
@@ -95,8 +98,9 @@ def grouped_allreduce(adapter, tensors, average=None, name=None, op=None, presca
     into the runtime for the whole list); wait() returns the list of outputs."""
     op = resolve_op(op, average)
     tensors = list(tensors)
-    names = group_names("grouped_allreduce", name, len(tensors), process_set)
-    runtime = basics._runtime
+    set_id = 0 if name is not None else process_set_id(process_set)
+    names = group_names("grouped_allreduce", name, len(tensors), set_id)
+    runtime = state.current()
     if runtime is not None and type(process_set) is ProcessSet and \
             process_set.process_set_id is not None:
         handle = (_fast or _fast_ops())[2](
@@ -114,7 +118,7 @@ def grouped_allreduce(adapter, tensors, average=None, name=None, op=None, presca
     else:
         outputs = [adapter.empty_like(t) for t in inputs]
         out_caps = [_output_dlpack(adapter, t) for t in outputs]
-    handle = basics.runtime().grouped_allreduce(
+    handle = state.runtime().grouped_allreduce(
         names, in_caps, out_caps, int(op), float(prescale_factor), float(postscale_factor),
         process_set_id(process_set))
     finish = adapter.output_finish
@@ -154,22 +158,24 @@ def _allocated(adapter, count):
 
 def allgather(adapter, tensor, name=None, process_set=global_process_set):
     """Starts an allgather along the first dimension (sizes may differ per rank)."""
-    name = op_name("allgather", name, process_set)
+    set_id = 0 if name is not None else process_set_id(process_set)
+    name = op_name("allgather", name, set_id)
     tensor = adapter.check(tensor, "allgather", name)
     if adapter.ndim(tensor) == 0:  # Horovod's core refuses it: a RuntimeError there
         raise InvalidArgumentRuntimeError(
             f"allgather '{name}': a 0-dimensional tensor has no first dimension to gather "
             "along; reshape it to [1]")
-    handle = basics.runtime().allgather(name, adapter.to_dlpack(tensor),
+    handle = state.runtime().allgather(name, adapter.to_dlpack(tensor),
                                         process_set_id(process_set))
     return new_handle(handle, None, _allocated(adapter, None))
 
 
 def grouped_allgather(adapter, tensors, name=None, process_set=global_process_set):
     tensors = list(tensors)
-    names = group_names("grouped_allgather", name, len(tensors), process_set)
+    set_id = 0 if name is not None else process_set_id(process_set)
+    names = group_names("grouped_allgather", name, len(tensors), set_id)
     inputs = [adapter.check(t, "grouped_allgather", n) for t, n in zip(tensors, names)]
-    handle = basics.runtime().grouped_allgather(
+    handle = state.runtime().grouped_allgather(
         names, [adapter.to_dlpack(t) for t in inputs], process_set_id(process_set))
     return new_handle(handle, None, _allocated(adapter, len(inputs)))
 
@@ -178,7 +184,7 @@ def broadcast(adapter, tensor, root_rank, name=None, process_set=global_process_
               in_place=False):
     """Starts a broadcast of root_rank's `tensor`: into `tensor` itself when `in_place`, else
     into a new tensor on every rank."""
-    runtime = basics._runtime  # the whole call in C first, as allreduce's
+    runtime = state.current()  # the whole call in C first, as allreduce's
     if runtime is not None:
         handle = (_fast or _fast_ops())[3](runtime, adapter, tensor, root_rank, name,
                                            process_set, in_place)
@@ -189,8 +195,9 @@ def broadcast(adapter, tensor, root_rank, name=None, process_set=global_process_
 
 
 def _broadcast(adapter, tensor, root_rank, name, process_set, in_place, fast):
-    name = op_name("broadcast", name, process_set)
-    runtime = basics._runtime
+    set_id = 0 if name is not None else process_set_id(process_set)
+    name = op_name("broadcast", name, set_id)
+    runtime = state.current()
     if fast and runtime is not None and type(process_set) is ProcessSet and \
             process_set.process_set_id is not None:
         handle = (_fast or _fast_ops())[1](
@@ -202,12 +209,12 @@ def _broadcast(adapter, tensor, root_rank, name, process_set, in_place, fast):
     if in_place:
         adapter.check(tensor, "broadcast_", name, in_place=True)
         capsule = adapter.to_dlpack(tensor)
-        handle = basics.runtime().broadcast(name, capsule, capsule, int(root_rank),
+        handle = state.runtime().broadcast(name, capsule, capsule, int(root_rank),
                                             process_set_id(process_set))
         return new_handle(handle, tensor)
     tensor = adapter.check(tensor, "broadcast", name)
     output = adapter.empty_like(tensor)
-    handle = basics.runtime().broadcast(name, adapter.to_dlpack(tensor),
+    handle = state.runtime().broadcast(name, adapter.to_dlpack(tensor),
                                         _output_dlpack(adapter, output), int(root_rank),
                                         process_set_id(process_set))
     return _output_handle(handle, adapter, output)
@@ -227,10 +234,11 @@ def _splits_list(adapter, splits, name):
 def alltoall(adapter, tensor, splits=None, name=None, process_set=global_process_set):
     """Starts an alltoall: splits[p] first-dimension rows go to rank p (equal when None).
     wait() returns (output, received_splits) with received_splits an int32 tensor."""
-    name = op_name("alltoall", name, process_set)
+    set_id = 0 if name is not None else process_set_id(process_set)
+    name = op_name("alltoall", name, set_id)
     tensor = adapter.check(tensor, "alltoall", name)
     split_list = _splits_list(adapter, splits, name)
-    handle = basics.runtime().alltoall(name, adapter.to_dlpack(tensor), split_list,
+    handle = state.runtime().alltoall(name, adapter.to_dlpack(tensor), split_list,
                                        process_set_id(process_set))
 
     def finish(h):
@@ -253,12 +261,13 @@ def reducescatter(adapter, tensor, name=None, op=Average, process_set=global_pro
     """Starts a reducescatter: reduces across ranks and returns this rank's slice of the first
     dimension (the first dim0 % size ranks get one extra row)."""
     op = _reducescatter_op(op)
-    name = op_name("reducescatter", name, process_set)
+    set_id = 0 if name is not None else process_set_id(process_set)
+    name = op_name("reducescatter", name, set_id)
     tensor = adapter.check(tensor, "reducescatter", name)
     if adapter.ndim(tensor) == 0:  # Horovod's core refuses it: a RuntimeError there
         raise InvalidArgumentRuntimeError(
             f"reducescatter '{name}': a 0-dimensional tensor cannot be scattered; reshape it")
-    handle = basics.runtime().reducescatter(
+    handle = state.runtime().reducescatter(
         name, adapter.to_dlpack(tensor), int(op), float(prescale_factor),
         float(postscale_factor), process_set_id(process_set))
     return new_handle(handle, None, _allocated(adapter, None))
@@ -269,9 +278,10 @@ def grouped_reducescatter(adapter, tensors, name=None, op=Average,
                           postscale_factor=1.0):
     op = _reducescatter_op(op)
     tensors = list(tensors)
-    names = group_names("grouped_reducescatter", name, len(tensors), process_set)
+    set_id = 0 if name is not None else process_set_id(process_set)
+    names = group_names("grouped_reducescatter", name, len(tensors), set_id)
     inputs = [adapter.check(t, "grouped_reducescatter", n) for t, n in zip(tensors, names)]
-    handle = basics.runtime().grouped_reducescatter(
+    handle = state.runtime().grouped_reducescatter(
         names, [adapter.to_dlpack(t) for t in inputs], int(op), float(prescale_factor),
         float(postscale_factor), process_set_id(process_set))
     return new_handle(handle, None, _allocated(adapter, len(inputs)))
@@ -279,11 +289,11 @@ def grouped_reducescatter(adapter, tensors, name=None, op=Average,
 
 def barrier(process_set=global_process_set):
     """Blocks until every rank of the set reached the barrier."""
-    new_handle(basics.runtime().barrier(process_set_id(process_set))).wait()
+    new_handle(state.runtime().barrier(process_set_id(process_set))).wait()
 
 
 def join(process_set=global_process_set):
     """This rank ran out of data: until every rank joined, its allreduces contribute zeros.
     Returns the last rank to join."""
-    handle = basics.runtime().join(process_set_id(process_set))
+    handle = state.runtime().join(process_set_id(process_set))
     return new_handle(handle, None, lambda h: h.join_result()).wait()

@@ -5,16 +5,18 @@ and ops that only some ranks run in their own set (autograd's included) do not s
 counters of the global set.
 
 Shared by every adapter: the counters are per process, whichever framework enqueues. They start
-again from 0 on every rank at init() (an elastic job's new workers and its survivors name alike)
-and for a set id when a set is added or removed (a set id is reused: a rank that was a member of
-the set that had the id before must not carry its count into the new set).
+again from 0 on every rank at init() (an elastic job's new workers and its survivors name alike:
+an init hook, runrun.common.lifecycle) and for a set id when a set is added or removed (a set
+id is reused: a rank that was a member of the set that had the id before must not carry its
+count into the new set; runrun.common.process_sets calls forget()). Callers pass the set's id
+(process_sets.process_set_id), which only an unnamed op needs.
 Thread-safety: the counters are taken under a lock; any thread may name an op."""
 
 import itertools
 import threading
 
+from runrun.common import lifecycle, loader
 from runrun.common.exceptions import InvalidArgumentError
-from runrun.common.process_sets import process_set_id
 
 _lock = threading.Lock()
 _counters = {}
@@ -39,27 +41,27 @@ def checked_name(op, name):
     return text
 
 
-def op_name(op, name, process_set=None):
+def op_name(op, name, set_id=0):
+    """`name` checked (checked_name), or the next `<op>[.set<set_id>].noname.<n>` when None."""
     if name is not None:
         text = str(name)
         # Checked inline for plain ASCII names: the per-gradient path counts its Python calls.
         return text if text.isascii() and "\0" not in text else checked_name(op, text)
-    set_id = process_set_id(process_set)
     prefix = op if set_id == 0 else f"{op}.set{set_id}"
     with _lock:
         counter = _counters.setdefault((op, set_id), itertools.count())
         return f"{prefix}.noname.{next(counter)}"
 
 
-def group_names(op, name, count, process_set=None):
+def group_names(op, name, count, set_id=0):
     """Names of the tensors of a grouped op: `<name>.<i>`."""
-    base = op_name(op, name, process_set)
+    base = op_name(op, name, set_id)
     return [f"{base}.{i}" for i in range(count)]
 
 
 def forget(set_id=None):
-    """Restarts the counters of process set `set_id` (of every set when None) at 0. Called by
-    init/shutdown and by add/remove_process_set, which every rank calls alike."""
+    """Restarts the counters of process set `set_id` (of every set when None) at 0. Called at
+    init (a hook) and by add/remove_process_set, which every rank calls alike."""
     with _lock:
         for key in [k for k in _counters if set_id is None or k[1] == set_id]:
             del _counters[key]
@@ -69,11 +71,12 @@ def forget(set_id=None):
 def _forget_native(set_id):
     """runrun.jax's native jit path names its unnamed ops in _core (frameworks/csrc/xla_ffi.h):
     its counters restart with these."""
-    from runrun.common import loader
-
     try:
         forget_native = getattr(loader.core(), "xla_ffi_forget", None)
     except ImportError:  # no extension: nothing native to forget
         return
     if forget_native is not None:
         forget_native(-1 if set_id is None else int(set_id))
+
+
+lifecycle.add_hooks(on_init=forget)  # every set's counters restart at every init()

@@ -2,10 +2,12 @@
 
 A ProcessSet is a list of ranks plus the id the runtime gave it when it was registered
 (collectively, on every rank) by init(process_sets=...) or add_process_set(). The global set
-(id 0, every rank) always exists. Thread-safety: registration is collective and should happen
-from one thread per process, as in Horovod.
+(id 0, every rank) always exists. The ids are the runtime's: they are given at every init()
+and forgotten at shutdown (hooks, runrun.common.lifecycle). Thread-safety: registration is
+collective and should happen from one thread per process, as in Horovod.
 """
 
+from runrun.common import lifecycle, names, state
 from runrun.common.exceptions import InvalidArgumentError
 
 
@@ -23,10 +25,8 @@ class ProcessSet:
 
     def _require_id(self):
         if self.process_set_id is None:
-            from runrun.common import basics
-
-            if not basics.is_initialized():  # an op before init(): say that, not the set
-                basics.runtime()  # raises NotInitializedError with what to do
+            if not state.is_initialized():  # an op before init(): say that, not the set
+                state.runtime()  # raises NotInitializedError with what to do
             raise InvalidArgumentError(
                 f"ProcessSet{self.ranks} is not registered; pass it to init(process_sets=...) "
                 "or add_process_set() on every rank first")
@@ -38,14 +38,10 @@ class ProcessSet:
 
     def rank(self):
         """This process's rank within the set, or -1 when it is not a member."""
-        from runrun.common import basics
-
-        return basics.runtime().process_set_rank(self._require_id())
+        return state.runtime().process_set_rank(self._require_id())
 
     def included(self):
-        from runrun.common import basics
-
-        return basics.rank() in self.ranks
+        return state.rank() in self.ranks
 
     def __repr__(self):
         return f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks})"
@@ -55,17 +51,16 @@ global_process_set = ProcessSet([])
 _registered = {}
 
 
-def on_init(world_size):
-    from runrun.common import names
-
-    names.forget()
-    global_process_set.ranks = list(range(world_size))
+def _on_init():
+    """At every init(): the global set is every rank, and no other set is registered."""
+    global_process_set.ranks = list(range(state.size()))
     global_process_set.process_set_id = 0
     _registered.clear()
     _registered[0] = global_process_set
 
 
-def on_shutdown():
+def _on_shutdown():
+    """At shutdown: every set is unregistered (their ids were the runtime's)."""
     for process_set in _registered.values():
         if process_set is not global_process_set:
             process_set.process_set_id = None
@@ -91,39 +86,32 @@ def registered(process_set_id):
 def add_process_set(process_set):
     """Registers a set on every rank (collective: all ranks call it with the same ranks).
     Accepts a ProcessSet or a list of ranks; returns the registered ProcessSet."""
-    from runrun.common import basics
-
     if not isinstance(process_set, ProcessSet):
         process_set = ProcessSet(process_set)
     if process_set.process_set_id is not None:
         raise InvalidArgumentError(f"{process_set} is already registered")
-    world = basics.size()
+    world = state.size()
     bad = [r for r in process_set.ranks if r < 0 or r >= world]
     if bad or not process_set.ranks:
         raise InvalidArgumentError(
             f"ProcessSet ranks {process_set.ranks} must be a non-empty list of ranks in "
             f"[0, {world})")
-    process_set.process_set_id = basics.runtime().add_process_set(process_set.ranks)
+    process_set.process_set_id = state.runtime().add_process_set(process_set.ranks)
     _registered[process_set.process_set_id] = process_set
-    _forget_names(process_set.process_set_id)
+    names.forget(process_set.process_set_id)
     return process_set
 
 
 def remove_process_set(process_set):
     """Unregisters a set on every rank (collective). Returns False for the global set or an
     unregistered one, as Horovod does."""
-    from runrun.common import basics
-
     if process_set is global_process_set or process_set.process_set_id in (None, 0):
         return False
-    basics.runtime().remove_process_set(process_set.process_set_id)
+    state.runtime().remove_process_set(process_set.process_set_id)
     _registered.pop(process_set.process_set_id, None)
-    _forget_names(process_set.process_set_id)
+    names.forget(process_set.process_set_id)
     process_set.process_set_id = None
     return True
 
 
-def _forget_names(set_id):
-    from runrun.common import names  # names imports this module
-
-    names.forget(set_id)
+lifecycle.add_hooks(on_init=_on_init, on_shutdown=_on_shutdown)

@@ -49,7 +49,7 @@ import sys
 import threading
 import time
 
-from runrun.common import basics
+from runrun.common import lifecycle, state
 from runrun.common.profile_report import Summary, format_table, summarize
 
 _ENV_ON = "RUNRUN_PROFILE"
@@ -243,8 +243,8 @@ class StepProfiler:
         self._wait_end = at
 
     def _learn_topology(self):
-        if not self._topology_known and basics.is_initialized():
-            self._rank, self._size, self._topology_known = basics.rank(), basics.size(), True
+        if not self._topology_known and state.is_initialized():
+            self._rank, self._size, self._topology_known = state.rank(), state.size(), True
 
     def _step_end_at(self, now):
         self._learn_topology()
@@ -292,9 +292,9 @@ class StepProfiler:
 
     def read_lateness(self):
         """Rank 0: the runtime's per-rank lateness in negotiation (kept for later tables)."""
-        if not basics.is_initialized():
+        if not state.is_initialized():
             return
-        lateness = basics.runtime().rank_lateness()
+        lateness = state.runtime().rank_lateness()
         if lateness:
             self._lateness = lateness
 
@@ -328,8 +328,8 @@ class StepProfiler:
 
 
 def before_shutdown():
-    """Called by runrun.common.basics.shutdown() while the runtime still runs: rank 0 keeps the
-    last per-rank lateness for the final table printed at exit."""
+    """At shutdown while the runtime still runs (a hook, runrun.common.lifecycle): rank 0 keeps
+    the last per-rank lateness for the final table printed at exit."""
     if _profiler is None or os.getpid() != _profiler._pid:
         return
     if _profiler._sources:
@@ -337,5 +337,7 @@ def before_shutdown():
     if _profiler._rank == 0 and _profiler._steps:
         _profiler.read_lateness()
 
+
+lifecycle.add_hooks(before_shutdown=before_shutdown)
 
 __all__ = ["StepProfiler", "Summary", "active", "enabled", "profile_step"]

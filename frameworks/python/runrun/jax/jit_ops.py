@@ -46,7 +46,8 @@ def _jit_name(op, name, process_set):
     """An unnamed op's name on the callback path, taken when it runs: `<op>.jit.noname.<n>`,
     counted apart from eager ops, which the Python thread may run while XLA's callback thread
     runs jit ones (one shared counter would be drawn in a different order per rank)."""
-    return names.op_name(f"{op}.jit", name, process_set)
+    return names.op_name(f"{op}.jit", name,
+                         0 if name is not None else process_set_id(process_set))
 
 
 def _call(host, results, *args):

@@ -19,7 +19,7 @@ from runrun.common import collectives as _c
 from runrun.common import object_codec
 from runrun.common.names import op_name
 from runrun.common.numpy_tensors import ADAPTER as _NP
-from runrun.common.process_sets import global_process_set
+from runrun.common.process_sets import global_process_set, process_set_id
 from runrun.tensorflow import graph
 from runrun.tensorflow.errors import UnsupportedError, tf_errors
 from runrun.tensorflow.ops import broadcast
@@ -99,7 +99,8 @@ def broadcast_object(obj, root_rank=0, session=None, name=None,
     (eager only; `session` is ignored). root_rank is a global rank, as in broadcast and in
     Horovod."""
     del session
-    name = op_name("broadcast_object", name, process_set)
+    name = op_name("broadcast_object", name,
+                   0 if name is not None else process_set_id(process_set))
     payload = _bytes_of(obj) if basics.rank() == root_rank else np.zeros(0, np.uint8)
     length = _c.broadcast(_NP, np.array([payload.size], np.int64), root_rank, name + ".len",
                           process_set).wait()
@@ -126,7 +127,8 @@ def allgather_object(obj, session=None, name=None, process_set=global_process_se
     """The list of every rank's `obj` (object_codec), in rank order of the set (eager
     only)."""
     del session
-    name = op_name("allgather_object", name, process_set)
+    name = op_name("allgather_object", name,
+                   0 if name is not None else process_set_id(process_set))
     payload = _bytes_of(obj)
     lengths = _c.allgather(_NP, np.array([payload.size], np.int64), name + ".len",
                            process_set).wait()

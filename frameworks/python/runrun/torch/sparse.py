@@ -10,18 +10,19 @@ the average for op=Average (values divided by the set size). Thread-safety: as c
 import torch
 
 from runrun.common.exceptions import InvalidArgumentRuntimeError
+from runrun.common.names import op_name
 from runrun.common.ops import Average, Sum, resolve_op
-from runrun.common.process_sets import global_process_set
+from runrun.common.process_sets import global_process_set, process_set_id
 from runrun.torch import collectives as c
 from runrun.torch.handles import CombinedHandle
-from runrun.torch.names import op_name
 
 
 def sparse_allreduce_async(tensor, name=None, op=Average, process_set=global_process_set):
     """Starts a sparse allreduce of `tensor` (a sparse COO tensor); synchronize(handle), or
     handle(), returns the reduced sparse tensor. Every rank's tensor has the same size."""
     op = resolve_op(op)
-    name = op_name("sparse_allreduce", name, process_set)
+    name = op_name("sparse_allreduce", name,
+                   0 if name is not None else process_set_id(process_set))
     # Both refusals are RuntimeErrors too, as Horovod's (torch's, on a dense tensor's indices).
     if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.sparse_coo:
         raise InvalidArgumentRuntimeError(
