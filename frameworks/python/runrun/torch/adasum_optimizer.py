@@ -20,7 +20,7 @@ import torch
 from runrun.common.exceptions import InvalidArgumentError, UnsupportedError
 from runrun.common.ops import Adasum
 from runrun.torch import collectives as c
-from runrun.torch.optimizer import _DistributedOptimizer
+from runrun.torch.allreduce_optimizer import _DistributedOptimizer
 
 
 def check_adasum_arguments(optimizer, gradient_predivide_factor, groups, double_buffering,

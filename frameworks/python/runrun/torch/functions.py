@@ -11,7 +11,7 @@ from runrun.common import basics, object_codec
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.process_sets import global_process_set
 from runrun.torch import collectives as c
-from runrun.torch.optimizer import _DistributedOptimizer
+from runrun.torch.allreduce_optimizer import _DistributedOptimizer
 
 
 def broadcast_parameters(params, root_rank=0, process_set=global_process_set):
