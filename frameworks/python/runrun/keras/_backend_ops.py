@@ -1,5 +1,12 @@
 """Which framework runs runrun.keras' collectives on backend tensors: the one Keras runs on
-(keras.backend.backend(), fixed per process by KERAS_BACKEND before keras is imported).
+(keras.backend.backend(), fixed per process by KERAS_BACKEND before keras is imported). Every
+branch of runrun.keras on the backend is here, and only this module (with _jax_ops.py, its JAX
+side) imports runrun's framework adapters (runrun.tensorflow, runrun.torch, runrun.jax):
+- backend_ops(): the optimizer's grouped gradient allreduce and step end (below);
+- tensorflow_ops(): runrun.tensorflow.ops on the TensorFlow backend, for the functions that
+  run there on TF tensors (eager and inside tf.function); None elsewhere (host copies);
+- differentiable_allreduce(): the backend adapter's allreduce (SyncBatchNormalization);
+- framework_errors(): what a runrun failure inside the compiled train step arrives as (elastic).
 
 Why: Keras 3 calls the optimizer with the backend's own tensors inside its train step (a
 tf.function for TensorFlow, jax.jit for JAX, eager for PyTorch); the gradient allreduce has
@@ -15,6 +22,8 @@ Thread-safety: the cache is filled once; any thread after that.
 """
 
 import keras
+
+from runrun.common.exceptions import UnsupportedError
 
 _ops = None
 
@@ -80,8 +89,48 @@ def backend_ops():
             from runrun.keras import _jax_ops
             _ops = _jax_ops
         else:
-            from runrun.common.exceptions import UnsupportedError
             raise UnsupportedError(
                 f"runrun.keras supports the tensorflow, jax and torch Keras backends; this "
                 f"process runs Keras on '{backend}' (set KERAS_BACKEND before importing keras)")
     return _ops
+
+
+def tensorflow_ops():
+    """runrun.tensorflow.ops on the TensorFlow backend (its ops take and return TF tensors,
+    eagerly and inside tf.function), else None: the caller runs on host copies."""
+    if keras.backend.backend() != "tensorflow":
+        return None
+    from runrun.tensorflow import ops
+
+    return ops
+
+
+def differentiable_allreduce(user):
+    """The allreduce of the backend's adapter (runrun.tensorflow, runrun.torch or runrun.jax
+    `allreduce`, whose gradient is the Sum allreduce of the incoming gradient); `user` names
+    the caller in the UnsupportedError another backend raises."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        from runrun.tensorflow import allreduce
+    elif backend == "torch":
+        from runrun.torch import allreduce
+    elif backend == "jax":
+        from runrun.jax import allreduce
+    else:
+        raise UnsupportedError(
+            f"{user} supports the tensorflow, jax and torch Keras backends, not '{backend}'")
+    return allreduce
+
+
+def framework_errors():
+    """The errors a runrun failure inside the backend's compiled train step arrives as."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return (tf.errors.OpError,)
+    if backend == "jax":
+        import jax
+
+        return (jax.errors.JaxRuntimeError,)
+    return ()

@@ -19,28 +19,15 @@ from runrun.elastic import run_fn as _run_fn
 from runrun.elastic.framework_errors import translating
 from runrun.elastic.objects import broadcast_object
 from runrun.keras import host_values as hv
+from runrun.keras._backend_ops import framework_errors
 from runrun.keras.functions import _sync_jax_state
-
-
-def _framework_errors():
-    """The errors a runrun failure inside the backend's compiled train step arrives as."""
-    backend = keras.backend.backend()
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        return (tf.errors.OpError,)
-    if backend == "jax":
-        import jax
-
-        return (jax.errors.JaxRuntimeError,)
-    return ()
 
 
 def run(func):
     """Decorator: runs `func(state, ...)` again after every reset of the job (runrun.elastic's
     loop); a runrun failure inside fit's compiled step (a tf.errors.OpError or a
     JaxRuntimeError naming it) counts as the HorovodInternalError it is."""
-    return _run_fn(translating(func, _framework_errors))
+    return _run_fn(translating(func, framework_errors))
 
 
 class KerasState(ObjectState):

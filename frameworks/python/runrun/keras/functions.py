@@ -14,11 +14,8 @@ import keras
 from runrun.common.ops import Average, resolve_op
 from runrun.common.process_sets import global_process_set
 from runrun.keras import host_values as hv
+from runrun.keras._backend_ops import tensorflow_ops
 from runrun.keras.compression import Compression
-
-
-def _tf_backend():
-    return keras.backend.backend() == "tensorflow"
 
 
 def _sync_jax_state(model):
@@ -52,9 +49,8 @@ def allreduce(value, name=None, average=None, prescale_factor=1.0, postscale_fac
               op=None, compression=Compression.none, process_set=global_process_set):
     """The reduction (op, default Average) of `value` over the ranks, as a backend tensor."""
     op = resolve_op(op, average)
-    if _tf_backend():
-        from runrun.tensorflow import ops
-
+    ops = tensorflow_ops()
+    if ops is not None:
         return ops.allreduce(value, op=op, prescale_factor=prescale_factor,
                              postscale_factor=postscale_factor, name=name,
                              compression=compression, process_set=process_set)
@@ -65,9 +61,8 @@ def allreduce(value, name=None, average=None, prescale_factor=1.0, postscale_fac
 
 def allgather(value, name=None, process_set=global_process_set):
     """Every rank's `value` concatenated along the first dimension, as a backend tensor."""
-    if _tf_backend():
-        from runrun.tensorflow import ops
-
+    ops = tensorflow_ops()
+    if ops is not None:
         return ops.allgather(value, name=name, process_set=process_set)
     return keras.ops.convert_to_tensor(hv.allgather_array(hv.to_numpy(value), name,
                                                           process_set))
@@ -75,9 +70,8 @@ def allgather(value, name=None, process_set=global_process_set):
 
 def broadcast(value, root_rank, name=None, process_set=global_process_set):
     """root_rank's `value` on every rank, as a backend tensor."""
-    if _tf_backend():
-        from runrun.tensorflow import ops
-
+    ops = tensorflow_ops()
+    if ops is not None:
         return ops.broadcast(value, root_rank, name=name, process_set=process_set)
     array = hv.to_numpy(value)
     return keras.ops.convert_to_tensor(hv.broadcast_arrays([array], root_rank, process_set,
@@ -86,9 +80,8 @@ def broadcast(value, root_rank, name=None, process_set=global_process_set):
 
 def reducescatter(value, name=None, op=Average, process_set=global_process_set):
     """This rank's slice of the reduction (Average or Sum) of `value`, as a backend tensor."""
-    if _tf_backend():
-        from runrun.tensorflow import ops
-
+    ops = tensorflow_ops()
+    if ops is not None:
         return ops.reducescatter(value, op=op, name=name, process_set=process_set)
     return keras.ops.convert_to_tensor(hv.reducescatter_array(hv.to_numpy(value), op, name,
                                                               process_set))

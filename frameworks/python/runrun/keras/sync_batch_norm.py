@@ -23,22 +23,12 @@ from keras import ops
 
 from runrun.common.ops import Sum
 from runrun.common.process_sets import global_process_set
+from runrun.keras._backend_ops import differentiable_allreduce
 
 
 def _allreduce_sum(tensor, name, process_set):
     """The differentiable Sum allreduce of the framework Keras runs on."""
-    backend = keras.backend.backend()
-    if backend == "tensorflow":
-        from runrun.tensorflow import allreduce
-    elif backend == "torch":
-        from runrun.torch import allreduce
-    elif backend == "jax":
-        from runrun.jax import allreduce
-    else:
-        from runrun.common.exceptions import UnsupportedError
-        raise UnsupportedError(
-            f"SyncBatchNormalization supports the tensorflow, jax and torch Keras backends, "
-            f"not '{backend}'")
+    allreduce = differentiable_allreduce("SyncBatchNormalization")
     return allreduce(tensor, op=Sum, name=name, process_set=process_set)
 
 

@@ -55,7 +55,7 @@ def __getattr__(name):
     """SyncBatchNormalization (a Keras layer, Horovod's horovod.tensorflow name) and the elastic
     module are imported when first used: Keras stays unimported for scripts that use neither."""
     if name == "SyncBatchNormalization":
-        from runrun.keras.sync_batch_norm import SyncBatchNormalization
+        from runrun.tensorflow.keras import SyncBatchNormalization  # runrun.keras' (the shim)
         return SyncBatchNormalization
     if name == "elastic":
         import importlib

@@ -26,8 +26,8 @@ from runrun.elastic import HorovodInternalError, HostsUpdatedInterrupt, ObjectSt
 from runrun.elastic import run_fn as _run_fn
 from runrun.elastic.framework_errors import translating
 from runrun.elastic.objects import broadcast_object
-from runrun.keras.elastic import KerasState
 from runrun.tensorflow.functions import broadcast_variables
+from runrun.tensorflow.keras.elastic import KerasState  # runrun.keras', through the shim
 
 
 def _framework_errors():

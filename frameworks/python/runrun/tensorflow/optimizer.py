@@ -88,7 +88,7 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="
             "DistributedOptimizer wraps a Keras optimizer (keras.optimizers.Optimizer, "
             f"tf.keras.optimizers.*), got {type(optimizer).__name__}")
     _warn_dropped(op, groups, use_locking)
-    import runrun.keras as hvd_keras
+    from runrun.tensorflow import keras as hvd_keras  # runrun.keras, through the shim
 
     return hvd_keras.DistributedOptimizer(
         optimizer, name=name, device_dense=device_dense, device_sparse=device_sparse,
