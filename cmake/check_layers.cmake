@@ -15,6 +15,8 @@
 # - ops/shm/ (the shared-memory path inside a host) is a building block transports use: it
 #   depends on no transport, so it includes only common/, the backend interface (ops/*.h), the
 #   kernels (ops/cpu/) and itself.
+# - ops/algorithms/ (collective algorithms over a point-to-point step interface) likewise
+#   depends on no transport: it includes only common/, the backend interface (ops/*.h) and itself.
 # - frameworks/ reaches the core through its C API only (runrun/c_api.h) besides its own csrc/.
 # - launcher/ sits on common/ and rendezvous/, plus ops/backend_catalog.h (which backends this
 #   build has) and ops/gpu_libraries.h (which GPU libraries this machine would load), which
@@ -39,6 +41,7 @@ set(allowed_text_launcher
     "common/, rendezvous/, launcher/, ops/backend_catalog.h and ops/gpu_libraries.h")
 set(allowed_text_catalog "common/")
 set(allowed_text_shm "common/, ops/*.h, ops/cpu/ and ops/shm/")
+set(allowed_text_algorithms "common/, ops/*.h and ops/algorithms/")
 # The stack, bottom to top; launcher/ is beside it.
 set(stack common rendezvous ops core frameworks)
 
@@ -49,6 +52,8 @@ function(layer_of_file path out)
     set(layer catalog)
   elseif(path MATCHES "^ops/shm/")
     set(layer shm)
+  elseif(path MATCHES "^ops/algorithms/")
+    set(layer algorithms)
   elseif(path MATCHES "^(common|rendezvous|ops|core|frameworks|launcher)/")
     set(layer ${CMAKE_MATCH_1})
   endif()
@@ -91,6 +96,10 @@ function(include_allowed from name to out)
     if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|cpu/.+|shm/.+)$")
       set(ok TRUE)
     endif()
+  elseif(from STREQUAL "algorithms")
+    if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|algorithms/.+)$")
+      set(ok TRUE)
+    endif()
   elseif(from STREQUAL "core")
     if(to MATCHES "^(common|rendezvous|core)$")
       set(ok TRUE)
@@ -119,6 +128,8 @@ function(rule_text from to out)
     set(text "${path} is shared with launcher/ and may include only ${allowed}")
   elseif(from STREQUAL "shm")
     set(text "ops/shm/ depends on no transport and may include only ${allowed}")
+  elseif(from STREQUAL "algorithms")
+    set(text "ops/algorithms/ depends on no transport and may include only ${allowed}")
   elseif(from STREQUAL "core" AND to STREQUAL "ops")
     string(CONCAT text "core/ never includes a concrete backend (it asks make_backend() for a "
                        "Backend) and may include only ${allowed}")

@@ -27,9 +27,12 @@ inline constexpr const char* kNetworkInterface = "RUNRUN_NETWORK_INTERFACE";
 // 0 turns off the gloo backend's shared-memory path for ranks of one host (ops/shm; default 1:
 // on). docs/backends.md, "Shared memory inside a host".
 inline constexpr const char* kGlooShm = "RUNRUN_GLOO_SHM";
-// 0 makes that path's large allreduce copy through the shared slots even where a rank may read
-// its peers' memory (process_vm_readv); default 1: read peers' buffers directly where permitted.
+// 1 makes that path's large allreduce read its peers' buffers directly where the kernel permits
+// it (process_vm_readv); default 0: copy through the shared slots (measured faster).
 inline constexpr const char* kGlooShmSingleCopy = "RUNRUN_GLOO_SHM_SINGLE_COPY";
+// The gloo backend's allreduce algorithm between hosts: auto (default: by size and rank count,
+// ops/algorithms/allreduce_choice.h), direct, recursive_doubling or halving_doubling.
+inline constexpr const char* kGlooAllreduce = "RUNRUN_GLOO_ALLREDUCE";
 
 // The job's rendezvous server (rendezvous/server.h), set by the launcher for every rank. The
 // secret is 64 hex digits; the launcher never prints it, it is withheld from mpirun's

@@ -2,8 +2,11 @@
 // validates its arguments like every backend (backend_checks), takes the trivial paths
 // (nothing to move, one rank) locally, and has one deadline for all its steps.
 //
-// Algorithms (direct exchanges: every rank talks to every other in one step, which moves the
-// same bytes per rank as a ring but in two steps instead of 2(n-1)):
+// Between hosts, beyond kDirectMaxRanks ranks, the allreduce runs recursive doubling (small) or
+// halving-doubling (large) from ops/algorithms (allreduce_choice.h; RUNRUN_GLOO_ALLREDUCE forces
+// one). The rest, and the allreduce up to kDirectMaxRanks ranks, are direct exchanges (every
+// rank talks to every other in one step, which moves the same bytes per rank as a ring but in
+// two steps instead of 2(n-1)):
 // - allreduce: reduce-scatter (rank p reduces chunk p from every rank), then allgather; the
 //   reduce-scatter moves each chunk in segments of about kSegmentBytes and reduces every segment
 //   as soon as it has arrived, while later segments are still on the wire. Small allreduces
@@ -24,7 +27,10 @@
 #include "ops/cpu/copy_bytes.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/gloo/gloo_backend.h"
+#include "ops/algorithms/halving_doubling.h"
+#include "ops/algorithms/recursive_doubling.h"
 #include "ops/gloo/gloo_exchange.h"
+#include "ops/gloo/gloo_step_transport.h"
 #include "ops/shm/shm_collectives.h"
 
 namespace runrun::gloo_backend {
@@ -92,6 +98,24 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
   if (shm_) return shm::allreduce(*shm_, out, count, type, op);
   const auto deadline = guard_->deadline();
   char* data = static_cast<char*>(out);
+  auto algorithm = options_.allreduce_algorithm;
+  if (algorithm == algorithms::AllreduceAlgorithm::kAuto) {
+    algorithm = algorithms::choose_allreduce(count * esize, size());
+  }
+  if (algorithm != algorithms::AllreduceAlgorithm::kDirect) {
+    GlooStepTransport transport(*data_, *guard_, name, deadline);
+    const algorithms::Reduction reduction{
+        esize, [type, op](void* into, const void* from, size_t elements) {
+          cpu::reduce_into(into, from, elements, type, op);
+        }};
+    char* spare = scratch(count * esize);
+    if (algorithm == algorithms::AllreduceAlgorithm::kRecursiveDoubling) {
+      algorithms::allreduce_recursive_doubling(transport, data, count, reduction, spare);
+    } else {
+      algorithms::allreduce_halving_doubling(transport, data, count, reduction, spare);
+    }
+    return;
+  }
   if (count * esize * static_cast<size_t>(size() - 1) <= kOneStepBytes) {
     allreduce_one_step(data, count, type, op, deadline);
     return;

@@ -6,7 +6,9 @@
 
 #include "common/errors.h"
 #include "ops/backend_checks.h"
+#include "ops/algorithms/recursive_doubling.h"
 #include "ops/gloo/gloo_exchange.h"
+#include "ops/gloo/gloo_step_transport.h"
 
 namespace runrun::gloo_backend {
 
@@ -45,65 +47,25 @@ void allreduce_words(Mesh& mesh, Guard& guard, const char* op, std::vector<uint6
   const int size = mesh.size();
   if (words.empty() || size == 1) return;
   if (size <= kDirectExchangeMaxRanks) {
-    for (const auto& other : allgather_words(mesh, guard, op, words)) combine(words, other);
+    for (const auto& other : allgather_words(mesh, guard, op, words)) {
+      combine(words.data(), other.data(), words.size());
+    }
     return;
   }
-  // Recursive doubling over the largest power of two `group` <= N. The first 2 * extra ranks
-  // pair up around it: an even one hands its words to the odd one above it, which stands for
-  // both in the group, and gets the result back at the end. Every rank takes the same number of
-  // steps (an idle one draws its slots with nothing to move), so the mesh's slots stay aligned.
-  const int rank = mesh.rank();
-  int group = 1;
-  while (group * 2 <= size) group *= 2;
-  const int extra = size - group;
-  const size_t bytes = words.size() * sizeof(uint64_t);
-  std::vector<uint64_t> theirs(words.size());
-  const auto deadline = guard.deadline();
-  const auto step = [&](int send_to, int receive_from, uint64_t* into) {
-    std::vector<Transfer> sends;
-    std::vector<Transfer> receives;
-    if (send_to >= 0) sends.push_back({send_to, words.data(), bytes});
-    if (receive_from >= 0) receives.push_back({receive_from, into, bytes});
-    exchange(mesh, guard, op, deadline, sends, receives);
-  };
-  const bool folded = rank < 2 * extra && rank % 2 == 0;  // stands aside, rank + 1 stands in
-  if (extra > 0) {
-    if (folded) {
-      step(rank + 1, -1, nullptr);
-    } else if (rank < 2 * extra) {
-      step(-1, rank - 1, theirs.data());
-      combine(words, theirs);
-    } else {
-      step(-1, -1, nullptr);
-    }
-  }
-  const int in_group = rank < 2 * extra ? rank / 2 : rank - extra;
-  const auto member = [extra](int index) { return index < extra ? 2 * index + 1 : index + extra; };
-  for (int mask = 1; mask < group; mask <<= 1) {
-    if (folded) {
-      step(-1, -1, nullptr);
-      continue;
-    }
-    const int partner = member(in_group ^ mask);
-    step(partner, partner, theirs.data());
-    combine(words, theirs);
-  }
-  if (extra > 0) {
-    if (folded) {
-      step(-1, rank + 1, words.data());
-    } else if (rank < 2 * extra) {
-      step(rank - 1, -1, nullptr);
-    } else {
-      step(-1, -1, nullptr);
-    }
-  }
+  GlooStepTransport transport(mesh, guard, op, guard.deadline());
+  const algorithms::Reduction reduction{
+      sizeof(uint64_t), [combine](void* into, const void* from, size_t count) {
+        combine(static_cast<uint64_t*>(into), static_cast<const uint64_t*>(from), count);
+      }};
+  std::vector<uint64_t> scratch(words.size());
+  algorithms::allreduce_recursive_doubling(transport, words.data(), words.size(), reduction,
+                                           scratch.data());
 }
 
 void allreduce_min(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& values) {
-  allreduce_words(mesh, guard, op, values,
-                  [](std::vector<uint64_t>& mine, const std::vector<uint64_t>& other) {
-                    for (size_t i = 0; i < mine.size(); ++i) mine[i] = std::min(mine[i], other[i]);
-                  });
+  allreduce_words(mesh, guard, op, values, [](uint64_t* mine, const uint64_t* other, size_t n) {
+    for (size_t i = 0; i < n; ++i) mine[i] = std::min(mine[i], other[i]);
+  });
 }
 
 GlooControlChannel::GlooControlChannel(std::shared_ptr<::gloo::rendezvous::Store> store,
@@ -155,8 +117,8 @@ void GlooControlChannel::check_root(const char* op, int root) const {
 
 void GlooControlChannel::allreduce_and(std::vector<uint64_t>& bits) {
   allreduce_words(*mesh_, *guard_, "control allreduce_and", bits,
-                  [](std::vector<uint64_t>& mine, const std::vector<uint64_t>& other) {
-                    for (size_t i = 0; i < mine.size(); ++i) mine[i] &= other[i];
+                  [](uint64_t* mine, const uint64_t* other, size_t n) {
+                    for (size_t i = 0; i < n; ++i) mine[i] &= other[i];
                   });
 }
 

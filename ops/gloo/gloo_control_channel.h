@@ -24,10 +24,11 @@ namespace runrun::gloo_backend {
 
 // Combines `words` (the same length on every rank) with every other rank's, in place, by an
 // associative and commutative `combine(mine, other)` (AND, min): the same words on every rank.
-// Up to 4 ranks in one direct exchange; beyond, recursive doubling: ceil(log2 N) steps of one
-// message each (two more steps when N is not a power of two), so a negotiation round costs
-// O(log N) messages per rank (issue 40). Waits through `guard`.
-using WordCombine = void (*)(std::vector<uint64_t>& mine, const std::vector<uint64_t>& other);
+// Up to 4 ranks in one direct exchange; beyond, recursive doubling
+// (ops/algorithms/recursive_doubling.h): ceil(log2 N) steps of one message each (two more
+// steps when N is not a power of two), so a negotiation round costs O(log N) messages per rank
+// (issue 40). Waits through `guard`. `combine(mine, other, n)` combines n words into `mine`.
+using WordCombine = void (*)(uint64_t* mine, const uint64_t* other, size_t n);
 void allreduce_words(Mesh& mesh, Guard& guard, const char* op, std::vector<uint64_t>& words,
                      WordCombine combine);
 // Element-wise minimum of `values` across the ranks of `mesh`, in place, waiting through

@@ -60,3 +60,19 @@ TEST_CASE("gloo allreduce: one-step, one-segment and segmented paths give exact 
     });
   }
 }
+
+TEST_CASE("gloo allreduce: beyond 4 ranks recursive doubling and halving-doubling give exact sums") {
+  // Over TCP (RUNRUN_GLOO_SHM=0, the ops.gloo.tcp.* runs) auto picks recursive doubling up to
+  // 64 KiB and halving-doubling above (ops/algorithms/allreduce_choice.h); 5 and 6 ranks fold
+  // into a group of 4, 8 is a power of two.
+  for (int ranks : {5, 6, 8}) {
+    INFO(ranks << " ranks");
+    runrun::testing::run_gloo_ranks(ranks, [](Backend& backend) {
+      for (size_t count : {size_t{1}, size_t{7}, size_t{16384}, size_t{16385},
+                           size_t{(size_t{1} << 20) + 3}, size_t{2}}) {
+        check_allreduce<float>(backend, count, DataType::kFloat32);
+        check_allreduce<int32_t>(backend, count, DataType::kInt32);
+      }
+    });
+  }
+}
