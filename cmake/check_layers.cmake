@@ -22,6 +22,8 @@
 #   build has) and ops/gpu_libraries.h (which GPU libraries this machine would load), which
 #   therefore may include only common/.
 # - runrun/build_config.h, generated into the build folder, is available to every layer.
+# - runrun/dlpack_rules.h, the header-only tensor rules beside the C API (which dtypes and
+#   layouts it takes), is available to frameworks/ too.
 # - a project header is named from the repository root ("ops/mpi/mpi_waiter.h"), never by a
 #   path relative to the including file, so this check sees what it is.
 cmake_minimum_required(VERSION 3.25)
@@ -36,7 +38,8 @@ set(allowed_text_rendezvous "common/, rendezvous/")
 set(allowed_text_ops "common/, rendezvous/, ops/")
 set(allowed_text_core
     "common/, rendezvous/, ops/*.h, ops/cpu/, core/ and its C API runrun/c_api.h")
-set(allowed_text_frameworks "the C API runrun/c_api.h and its own csrc/")
+set(allowed_text_frameworks
+    "the C API runrun/c_api.h, its tensor rules runrun/dlpack_rules.h and its own csrc/")
 set(allowed_text_launcher
     "common/, rendezvous/, launcher/, ops/backend_catalog.h and ops/gpu_libraries.h")
 set(allowed_text_catalog "common/")
@@ -107,7 +110,8 @@ function(include_allowed from name to out)
       set(ok TRUE)
     endif()
   elseif(from STREQUAL "frameworks")
-    if(name STREQUAL "runrun/c_api.h" OR name MATCHES "^csrc/")
+    if(name STREQUAL "runrun/c_api.h" OR name STREQUAL "runrun/dlpack_rules.h" OR
+       name MATCHES "^csrc/")
       set(ok TRUE)
     endif()
   elseif(from STREQUAL "launcher")

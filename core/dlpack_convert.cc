@@ -1,6 +1,6 @@
 #include "core/dlpack_convert.h"
 
-#include <algorithm>
+#include <runrun/dlpack_rules.h>
 
 #include "common/errors.h"
 #include "core/message.h"
@@ -8,40 +8,30 @@
 namespace runrun {
 namespace {
 
-DataType dtype_from_dlpack(DLDataType t, const std::string& what) {
-  if (t.lanes == 1) {
-    if (t.code == kDLUInt && t.bits == 8) return DataType::kUInt8;
-    if (t.code == kDLInt && t.bits == 8) return DataType::kInt8;
-    if (t.code == kDLInt && t.bits == 16) return DataType::kInt16;
-    if (t.code == kDLInt && t.bits == 32) return DataType::kInt32;
-    if (t.code == kDLInt && t.bits == 64) return DataType::kInt64;
-    if (t.code == kDLFloat && t.bits == 16) return DataType::kFloat16;
-    if (t.code == kDLBfloat && t.bits == 16) return DataType::kBFloat16;
-    if (t.code == kDLFloat && t.bits == 32) return DataType::kFloat32;
-    if (t.code == kDLFloat && t.bits == 64) return DataType::kFloat64;
-    if (t.code == kDLPackBoolCode && t.bits == 8) return DataType::kBool;
+// The rules' table gives each accepted dtype its DataType; every DataType appears once.
+constexpr bool every_data_type_once() {
+  if (dlpack_rules::kNumAcceptedDtypes != static_cast<size_t>(kNumDataTypes)) return false;
+  for (int32_t type = 0; type < kNumDataTypes; ++type) {
+    if (dlpack_rules::find_data_type(type) == nullptr) return false;
   }
-  throw InvalidArgumentError(
-      RUNRUN_WHERE, what + ": unsupported dtype (DLPack code " + std::to_string(t.code) +
-                        ", " + std::to_string(t.bits) + " bits, " + std::to_string(t.lanes) +
-                        " lanes); use uint8, int8, int16, int32, int64, float16, bfloat16, "
-                        "float32, float64 or bool");
+  return true;
+}
+static_assert(every_data_type_once(), "runrun/dlpack_rules.h: one entry per DataType");
+
+DataType dtype_from_dlpack(DLDataType t, const std::string& what) {
+  const dlpack_rules::AcceptedDtype* accepted = dlpack_rules::find_accepted_dtype(t);
+  if (accepted == nullptr) {
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               what + ": " + dlpack_rules::unsupported_dtype_message(t));
+  }
+  return static_cast<DataType>(accepted->data_type);
 }
 
 DLDataType dtype_to_dlpack(DataType type) {
-  switch (type) {
-    case DataType::kUInt8: return {kDLUInt, 8, 1};
-    case DataType::kInt8: return {kDLInt, 8, 1};
-    case DataType::kInt16: return {kDLInt, 16, 1};
-    case DataType::kInt32: return {kDLInt, 32, 1};
-    case DataType::kInt64: return {kDLInt, 64, 1};
-    case DataType::kFloat16: return {kDLFloat, 16, 1};
-    case DataType::kBFloat16: return {kDLBfloat, 16, 1};
-    case DataType::kFloat32: return {kDLFloat, 32, 1};
-    case DataType::kFloat64: return {kDLFloat, 64, 1};
-    case DataType::kBool: return {kDLPackBoolCode, 8, 1};
-  }
-  return {kDLUInt, 8, 1};
+  const dlpack_rules::AcceptedDtype* d =
+      dlpack_rules::find_data_type(static_cast<int32_t>(type));
+  if (d == nullptr) return {kDLUInt, 8, 1};
+  return {d->code, d->bits, 1};
 }
 
 struct ManagedContext {
@@ -67,17 +57,9 @@ void view_from_dlpack(const DLTensor* tensor, const std::string& what, TensorVie
   RUNRUN_ENFORCE(tensor->ndim == 0 || tensor->shape != nullptr, InvalidArgumentError,
                  what + ": ndim is " + std::to_string(tensor->ndim) + " but shape is null");
   view.shape.assign(tensor->shape, tensor->shape + tensor->ndim);
-  const bool empty = std::find(view.shape.begin(), view.shape.end(), 0) != view.shape.end();
-  if (tensor->strides && !empty) {  // no element, no layout (torch gives [3, 0] strides [1, 1])
-    int64_t expected = 1;
-    for (int d = tensor->ndim - 1; d >= 0; --d) {
-      bool trivial = tensor->shape[d] == 1 || tensor->strides[d] == expected;
-      RUNRUN_ENFORCE(trivial, InvalidArgumentError,
-                     what + ": the tensor is not contiguous (shape " + shape_string(view.shape) +
-                         "); call .contiguous() on it first");
-      expected *= tensor->shape[d];
-    }
-  }
+  RUNRUN_ENFORCE(dlpack_rules::contiguous(*tensor), InvalidArgumentError,
+                 what + ": the tensor is not contiguous (shape " + shape_string(view.shape) +
+                     "); call .contiguous() on it first");
   view.data = tensor->data ? static_cast<char*>(tensor->data) + tensor->byte_offset : nullptr;
 }
 

@@ -13,9 +13,6 @@
 
 namespace runrun {
 
-// DLPack >= 0.8 names bool kDLBool = 6; the Debian header (0.6) predates it.
-inline constexpr uint8_t kDLPackBoolCode = 6;
-
 // Throws InvalidArgumentError naming `what` (e.g. "allreduce of tensor 'w' on rank 1: input").
 TensorView view_from_dlpack(const DLTensor* tensor, const std::string& what);
 // The same into `into`, whose shape keeps its capacity (a recycled entry's view: no allocation

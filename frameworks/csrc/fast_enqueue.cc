@@ -2,6 +2,7 @@
 
 #include <dlpack/dlpack.h>
 #include <runrun/c_api.h>
+#include <runrun/dlpack_rules.h>
 
 #include <cstdint>
 #include <cstring>
@@ -30,36 +31,6 @@ struct Exported {
   bool ok = false;
   const DLTensor* tensor() const { return ok ? &view : nullptr; }
 };
-
-// DLPack's bool type code (kDLBool), which this dlpack.h predates.
-constexpr uint8_t kDLPackBool = 6;
-
-// The dtypes every adapter accepts (runrun.torch's SUPPORTED_DTYPES; numpy's subset of them).
-bool supported_dtype(DLDataType t) {
-  if (t.lanes != 1) return false;
-  switch (t.code) {
-    case kDLUInt: return t.bits == 8;
-    case kDLInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case kDLFloat: return t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case kDLBfloat: return t.bits == 16;
-    case kDLPackBool: return t.bits == 8;
-    default: return false;
-  }
-}
-
-// Row-major without gaps; dimensions of size 1 may have any stride (torch's is_contiguous).
-bool contiguous(const DLTensor& t) {
-  if (t.strides == nullptr) return true;
-  for (int i = 0; i < t.ndim; ++i) {
-    if (t.shape[i] == 0) return true;
-  }
-  int64_t expected = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
-    expected *= t.shape[i];
-  }
-  return true;
-}
 
 // False when obj.__dlpack_device__() names a device other than the host (any error cleared:
 // then __dlpack__() decides). Only for what the buffer protocol could not read.
@@ -121,7 +92,11 @@ Exported export_tensor(PyObject* obj, PyObject* exporter, bool writable) {
     return out;
   }
   const DLTensor& t = managed->dl_tensor;
-  if (t.device.device_type != kDLCPU || !supported_dtype(t.dtype) || !contiguous(t)) return out;
+  // The rules of runrun/dlpack_rules.h; a device tensor takes the general path.
+  if (t.device.device_type != kDLCPU || !dlpack_rules::accepted_dtype(t.dtype) ||
+      !dlpack_rules::contiguous(t)) {
+    return out;
+  }
   out.view = t;
   out.ok = true;
   return out;

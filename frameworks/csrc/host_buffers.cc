@@ -1,5 +1,7 @@
 #include "csrc/host_buffers.h"
 
+#include <runrun/dlpack_rules.h>
+
 #include "csrc/output_blocks.h"
 
 #include <cstdint>
@@ -12,7 +14,6 @@ namespace py = pybind11;
 namespace runrun::python {
 namespace {
 
-constexpr uint8_t kDLPackBool = 6;  // kDLBool, which this dlpack.h predates
 constexpr size_t kAlignment = 64;
 
 static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "DLPack shapes are int64_t");
@@ -35,7 +36,7 @@ bool dtype_of(const char* format, Py_ssize_t itemsize, DLDataType& out) {
       out.code = kDLFloat;
       return itemsize == 2 || itemsize == 4 || itemsize == 8;
     case '?':
-      out.code = kDLPackBool;
+      out.code = dlpack_rules::kDLPackBool;
       return itemsize == 1;
     default:
       return false;

@@ -2,6 +2,7 @@
 // Nothing here knows a framework: tensors are DLPack capsules.
 
 #include <runrun/c_api.h>
+#include <runrun/dlpack_rules.h>
 #include <pybind11/pybind11.h>
 
 #include "csrc/elastic.h"
@@ -46,6 +47,14 @@ PYBIND11_MODULE(_core, m) {
         "Blocks (GIL released) until the work enqueued so far on the CUDA stream (an int) of "
         "the device ran (runrun_cuda_stream_wait_host).");
   m.attr("STATUS_IN_PROGRESS") = static_cast<int>(RUNRUN_IN_PROGRESS);
+  // The dtypes the runtime accepts, by name, in the order messages list them
+  // (runrun/dlpack_rules.h): the adapters' SUPPORTED_DTYPES are made from it.
+  py::tuple accepted(runrun::dlpack_rules::kNumAcceptedDtypes);
+  for (size_t i = 0; i < runrun::dlpack_rules::kNumAcceptedDtypes; ++i) {
+    accepted[i] = py::str(runrun::dlpack_rules::kAcceptedDtypes[i].name.data(),
+                          runrun::dlpack_rules::kAcceptedDtypes[i].name.size());
+  }
+  m.attr("ACCEPTED_DTYPES") = accepted;
   runrun::python::bind_handle(m);
   runrun::python::bind_runtime(m);
   runrun::python::bind_elastic(m);

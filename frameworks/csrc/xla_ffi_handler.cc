@@ -1,5 +1,5 @@
 // The XLA FFI handlers of runrun.jax's native jit path (xla_ffi_targets.h), against the C API
-// header only.
+// header (and its dtype rules, runrun/dlpack_rules.h) only.
 //
 // Call frame (frameworks/python/runrun/jax/ffi_ops.py builds it): args = [token, inputs...],
 // rets = [token, outputs...]; the token is JAX's ordered-effect token, threaded by XLA through
@@ -22,6 +22,7 @@
 // Threading: XLA calls them on its threads; one op per call; the counters take a mutex.
 
 #include <dlpack/dlpack.h>
+#include <runrun/dlpack_rules.h>
 #include <xla/ffi/api/c_api.h>
 
 #include <cstddef>
@@ -135,7 +136,7 @@ bool decode_attrs(const XLA_FFI_Attrs& attrs, Attrs* out, std::string* error) {
 
 bool to_dl_dtype(XLA_FFI_DataType t, DLDataType* out) {
   switch (t) {
-    case XLA_FFI_DataType_PRED: *out = {6, 8, 1}; return true;  // kDLBool as DLPack >= 0.8
+    case XLA_FFI_DataType_PRED: *out = {dlpack_rules::kDLPackBool, 8, 1}; return true;
     case XLA_FFI_DataType_S8: *out = {kDLInt, 8, 1}; return true;
     case XLA_FFI_DataType_S16: *out = {kDLInt, 16, 1}; return true;
     case XLA_FFI_DataType_S32: *out = {kDLInt, 32, 1}; return true;

@@ -50,7 +50,9 @@ function(write_good_tree root)
         core/runtime.h runrun/c_api.h)
   write(${root} core/runtime.h)
   write(${root} core/include/runrun/c_api.h <stdint.h>)
-  write(${root} frameworks/csrc/module.cc <runrun/c_api.h> csrc/errors.h <pybind11/pybind11.h>)
+  write(${root} core/include/runrun/dlpack_rules.h <dlpack/dlpack.h>)
+  write(${root} frameworks/csrc/module.cc <runrun/c_api.h> <runrun/dlpack_rules.h> csrc/errors.h
+        <pybind11/pybind11.h>)
   write(${root} frameworks/csrc/errors.h)
   write(${root} launcher/main.cc ops/backend_catalog.h ops/gpu_libraries.h common/errors.h
         rendezvous/client.h runrun/build_config.h)
@@ -104,7 +106,8 @@ common/, rendezvous/ ${generated}"
   "core/test_only.cc:3 includes tests/unit/anything.h: core/ is part of the library and may not \
 include tests/, only common/"
   "frameworks/csrc/inside.cc:3 includes core/runtime.h: frameworks/ reaches the core through its \
-C API only and may include only the C API runrun/c_api.h and its own csrc/"
+C API only and may include only the C API runrun/c_api.h, its tensor rules \
+runrun/dlpack_rules.h and its own csrc/"
   "launcher/backend.cc:3 includes ops/backend.h: ${launcher_rule}"
   "launcher/backend.cc:4 includes core/runtime.h: ${launcher_rule}"
   "ops/backend_catalog.h:3 includes ops/backend.h: ops/backend_catalog.h is shared with \

@@ -9,12 +9,14 @@ Importing this module imports numpy. Thread-safety: stateless; any thread.
 
 import numpy as np
 
+from runrun.common import loader
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.tensor_protocol import TensorAdapter
 
-SUPPORTED_DTYPES = tuple(np.dtype(d) for d in (
-    np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64,
-    np.bool_))
+# The runtime's accepted dtypes (runrun/dlpack_rules.h, through runrun._core.ACCEPTED_DTYPES)
+# but bfloat16: numpy has none of its own, and ndarray.__dlpack__ refuses ml_dtypes' one.
+SUPPORTED_DTYPES = tuple(
+    np.dtype(name) for name in loader.core().ACCEPTED_DTYPES if name != "bfloat16")
 
 
 class _Capsule:

@@ -35,9 +35,8 @@ from runrun.common import loader
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.tensor_protocol import TensorAdapter
 
-SUPPORTED_DTYPES = tuple(np.dtype(d) for d in (
-    jnp.uint8, jnp.int8, jnp.int16, jnp.int32, jnp.int64, jnp.float16, jnp.bfloat16,
-    jnp.float32, jnp.float64, jnp.bool_))
+# The runtime's accepted dtypes (runrun/dlpack_rules.h, through runrun._core.ACCEPTED_DTYPES).
+SUPPORTED_DTYPES = tuple(np.dtype(getattr(jnp, name)) for name in loader.core().ACCEPTED_DTYPES)
 _BFLOAT16 = np.dtype(jnp.bfloat16)
 _KDL_BFLOAT = 4
 _KDL_UINT = 1

@@ -35,10 +35,8 @@ from runrun.common import loader
 from runrun.common.exceptions import InvalidArgumentError
 from runrun.common.tensor_protocol import TensorAdapter
 
-SUPPORTED_DTYPES = (
-    tf.uint8, tf.int8, tf.int16, tf.int32, tf.int64, tf.float16, tf.bfloat16, tf.float32,
-    tf.float64, tf.bool,
-)
+# The runtime's accepted dtypes (runrun/dlpack_rules.h, through runrun._core.ACCEPTED_DTYPES).
+SUPPORTED_DTYPES = tuple(tf.as_dtype(name) for name in loader.core().ACCEPTED_DTYPES)
 
 # dtypes the runtime has no type for that the ops which only move bytes (allgather, broadcast,
 # alltoall: Horovod's TF ops take uint16 there, not in its reductions) carry as another type of

@@ -14,10 +14,8 @@ from runrun.common import loader
 from runrun.common.exceptions import InvalidArgumentError, InvalidArgumentRuntimeError
 from runrun.common.tensor_protocol import TensorAdapter
 
-SUPPORTED_DTYPES = (
-    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
-    torch.float32, torch.float64, torch.bfloat16, torch.bool,
-)
+# The runtime's accepted dtypes (runrun/dlpack_rules.h, through runrun._core.ACCEPTED_DTYPES).
+SUPPORTED_DTYPES = tuple(getattr(torch, name) for name in loader.core().ACCEPTED_DTYPES)
 
 
 def check_tensor(tensor, op, name, in_place=False):
