@@ -8,11 +8,10 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 
-#include "common/knobs.h"
+#include "launcher/peer_timeout.h"
 
 namespace runrun::launcher {
 namespace {
@@ -84,15 +83,8 @@ bool is_open_mpi_daemon(std::string_view process_name) {
 }
 
 long daemon_reaper_grace_ms(const char* peer_timeout_text) {
-  const std::string fallback(knobs::kPeerTimeout.default_value);
-  const std::string text =
-      peer_timeout_text != nullptr && *peer_timeout_text != '\0' ? peer_timeout_text : fallback;
-  char* end = nullptr;
-  double seconds = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 ||
-      seconds > 1e6) {
-    seconds = std::strtod(fallback.c_str(), nullptr);
-  }
+  double seconds = peer_timeout_seconds(peer_timeout_text);
+  if (seconds == 0) seconds = peer_timeout_seconds(nullptr);  // monitoring off: the default
   const long grace_ms = std::lround(seconds * 1000.0);
   return grace_ms < kMinimumGraceMs ? kMinimumGraceMs
                                     : grace_ms > kMaximumGraceMs ? kMaximumGraceMs : grace_ms;

@@ -25,6 +25,7 @@
 #include "launcher/gloo_rank_commands.h"
 #include "launcher/mpirun_command.h"
 #include "launcher/network_check.h"
+#include "launcher/peer_timeout.h"
 #include "launcher/preflight.h"
 #include "launcher/rank_shim.h"
 #include "launcher/shell_words.h"
@@ -74,16 +75,12 @@ std::string rank_path(const ForwardedEnv& forwarded, const Environment& env) {
 // environment, else the knob's default); a value the ranks would refuse counts as the default.
 int ranks_peer_timeout_s(const ForwardedEnv& forwarded, const Environment& env) {
   const std::string name(knobs::kPeerTimeout.env_name);
-  std::string text(knobs::kPeerTimeout.default_value);
+  std::string text;
   if (const auto found = env.find(name); found != env.end()) text = found->second;
   for (const auto& [forwarded_name, value] : forwarded.with_value) {
     if (forwarded_name == name) text = value;
   }
-  char* end = nullptr;
-  const double seconds = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !(seconds >= 0) || seconds > 1e6) {
-    return std::atoi(std::string(knobs::kPeerTimeout.default_value).c_str());
-  }
+  const double seconds = peer_timeout_seconds(text.c_str());
   return seconds > 0 && seconds < 1 ? 1 : static_cast<int>(seconds);
 }
 

@@ -62,35 +62,31 @@ TEST_CASE("launcher/daemon_reaper: the grace is the peer timeout within 5-10 s")
   CHECK(daemon_reaper_grace_ms("120") == 10000);
 }
 
-TEST_CASE("launcher/daemon_reaper: a daemon still there after the grace is ended") {
-  const pid_t daemon = start_daemon(60, false);
+// Starts a stand-in daemon, leaves a reaper for it with `grace_ms`, and returns the daemon's
+// wait status.
+int status_after_reaper(int daemon_seconds, bool ignore_term, long grace_ms) {
+  const pid_t daemon = start_daemon(daemon_seconds, ignore_term);
   REQUIRE(daemon > 0);
   const int pidfd = pidfd_of(daemon);
   REQUIRE(pidfd >= 0);
-  leave_daemon_reaper(pidfd, 200);
-  const int status = wait_status(daemon);
+  leave_daemon_reaper(pidfd, grace_ms);
+  return wait_status(daemon);
+}
+
+TEST_CASE("launcher/daemon_reaper: a daemon still there after the grace is ended") {
+  const int status = status_after_reaper(60, false, 200);
   REQUIRE(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGTERM);
 }
 
 TEST_CASE("launcher/daemon_reaper: a daemon that ignores SIGTERM is killed") {
-  const pid_t daemon = start_daemon(60, true);
-  REQUIRE(daemon > 0);
-  const int pidfd = pidfd_of(daemon);
-  REQUIRE(pidfd >= 0);
-  leave_daemon_reaper(pidfd, 200);
-  const int status = wait_status(daemon);
+  const int status = status_after_reaper(60, true, 200);
   REQUIRE(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGKILL);
 }
 
 TEST_CASE("launcher/daemon_reaper: a daemon that ends within the grace is left alone") {
-  const pid_t daemon = start_daemon(1, false);
-  REQUIRE(daemon > 0);
-  const int pidfd = pidfd_of(daemon);
-  REQUIRE(pidfd >= 0);
-  leave_daemon_reaper(pidfd, 20000);
-  const int status = wait_status(daemon);
+  const int status = status_after_reaper(1, false, 20000);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 7);
 }
