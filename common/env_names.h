@@ -30,9 +30,16 @@ inline constexpr const char* kGlooShm = "RUNRUN_GLOO_SHM";
 // 1 makes that path's large allreduce read its peers' buffers directly where the kernel permits
 // it (process_vm_readv); default 0: copy through the shared slots (measured faster).
 inline constexpr const char* kGlooShmSingleCopy = "RUNRUN_GLOO_SHM_SINGLE_COPY";
-// The gloo backend's allreduce algorithm between hosts: auto (default: by size and rank count,
-// ops/algorithms/allreduce_choice.h), direct, recursive_doubling or halving_doubling.
+// The gloo backend's algorithm for each collective between hosts (docs/configuration.md): auto
+// (default: by size and rank count, ops/algorithms/algorithm_choice.h) or one forced.
+// Allreduce: direct, recursive_doubling or halving_doubling.
 inline constexpr const char* kGlooAllreduce = "RUNRUN_GLOO_ALLREDUCE";
+// Allgather: direct, bruck or ring.
+inline constexpr const char* kGlooAllgather = "RUNRUN_GLOO_ALLGATHER";
+// Broadcast: direct, binomial_tree or scatter_allgather.
+inline constexpr const char* kGlooBroadcast = "RUNRUN_GLOO_BROADCAST";
+// Reducescatter: direct, recursive_doubling or ring.
+inline constexpr const char* kGlooReducescatter = "RUNRUN_GLOO_REDUCESCATTER";
 
 // The job's rendezvous server (rendezvous/server.h), set by the launcher for every rank. The
 // secret is 64 hex digits; the launcher never prints it, it is withheld from mpirun's

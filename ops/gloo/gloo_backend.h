@@ -30,7 +30,7 @@
 #include <gloo/transport/device.h>
 
 #include "common/logging.h"
-#include "ops/algorithms/allreduce_choice.h"
+#include "ops/algorithms/algorithm_choice.h"
 #include "ops/backend.h"
 #include "ops/host_backend.h"
 #include "ops/gloo/gloo_control_channel.h"
@@ -66,9 +66,9 @@ struct GlooBackendOptions {
   // Large allreduces over shared memory read peers' buffers directly where the kernel permits
   // (RUNRUN_GLOO_SHM_SINGLE_COPY; ops/shm/shm_cma.h); off by default: the slots measured faster.
   bool shared_memory_single_copy = false;
-  // The allreduce algorithm between hosts (RUNRUN_GLOO_ALLREDUCE): by size and rank count, or
-  // one forced (ops/algorithms/allreduce_choice.h).
-  algorithms::AllreduceAlgorithm allreduce_algorithm = algorithms::AllreduceAlgorithm::kAuto;
+  // Each collective's algorithm between hosts (RUNRUN_GLOO_ALLREDUCE, _ALLGATHER, _BROADCAST,
+  // _REDUCESCATTER): by size and rank count, or one forced (ops/algorithms/algorithm_choice.h).
+  algorithms::CollectiveAlgorithms algorithms;
 };
 
 // A backend over the `size` ranks that call it with the same store and prefix; collective over

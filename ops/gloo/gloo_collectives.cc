@@ -2,11 +2,14 @@
 // validates its arguments like every backend (backend_checks), takes the trivial paths
 // (nothing to move, one rank) locally, and has one deadline for all its steps.
 //
-// Between hosts, beyond kDirectMaxRanks ranks, the allreduce runs recursive doubling (small) or
-// halving-doubling (large) from ops/algorithms (allreduce_choice.h; RUNRUN_GLOO_ALLREDUCE forces
-// one). The rest, and the allreduce up to kDirectMaxRanks ranks, are direct exchanges (every
-// rank talks to every other in one step, which moves the same bytes per rank as a ring but in
-// two steps instead of 2(n-1)):
+// Between hosts, beyond kDirectMaxRanks ranks, the collectives run the algorithms of
+// ops/algorithms chosen by size (algorithm_choice.h; RUNRUN_GLOO_ALLREDUCE, _ALLGATHER,
+// _BROADCAST and _REDUCESCATTER force one): the allreduce recursive doubling or
+// halving-doubling, the allgather Bruck's or a ring, the broadcast a binomial tree or a
+// scatter and a ring, the reducescatter recursive doubling or a ring, the barrier
+// dissemination. Up to kDirectMaxRanks ranks (and alltoallv always) they are direct exchanges
+// (every rank talks to every other in one step, which moves the same bytes per rank as a ring
+// but in two steps instead of 2(n-1)):
 // - allreduce: reduce-scatter (rank p reduces chunk p from every rank), then allgather; the
 //   reduce-scatter moves each chunk in segments of about kSegmentBytes and reduces every segment
 //   as soon as it has arrived, while later segments are still on the wire. Small allreduces
@@ -27,8 +30,12 @@
 #include "ops/cpu/copy_bytes.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/gloo/gloo_backend.h"
+#include "ops/algorithms/allgather.h"
+#include "ops/algorithms/barrier.h"
+#include "ops/algorithms/broadcast.h"
 #include "ops/algorithms/halving_doubling.h"
 #include "ops/algorithms/recursive_doubling.h"
+#include "ops/algorithms/reducescatter.h"
 #include "ops/gloo/gloo_exchange.h"
 #include "ops/gloo/gloo_step_transport.h"
 #include "ops/shm/shm_collectives.h"
@@ -40,6 +47,13 @@ std::vector<char> copy_of(const void* data, size_t bytes) {
   std::vector<char> copy(bytes + 1);  // +1: data() is never null
   if (bytes > 0) std::memcpy(copy.data(), data, bytes);
   return copy;
+}
+
+// `type` and `op` as the algorithms' element-wise reduction.
+algorithms::Reduction reduction_of(DataType type, ReduceOp op) {
+  return {element_size(type), [type, op](void* into, const void* from, size_t elements) {
+            cpu::reduce_into(into, from, elements, type, op);
+          }};
 }
 
 constexpr size_t kOneStepBytes = size_t{64} << 10;
@@ -98,16 +112,13 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
   if (shm_) return shm::allreduce(*shm_, out, count, type, op);
   const auto deadline = guard_->deadline();
   char* data = static_cast<char*>(out);
-  auto algorithm = options_.allreduce_algorithm;
+  auto algorithm = options_.algorithms.allreduce;
   if (algorithm == algorithms::AllreduceAlgorithm::kAuto) {
     algorithm = algorithms::choose_allreduce(count * esize, size());
   }
   if (algorithm != algorithms::AllreduceAlgorithm::kDirect) {
     GlooStepTransport transport(*data_, *guard_, name, deadline);
-    const algorithms::Reduction reduction{
-        esize, [type, op](void* into, const void* from, size_t elements) {
-          cpu::reduce_into(into, from, elements, type, op);
-        }};
+    const algorithms::Reduction reduction = reduction_of(type, op);
     char* spare = scratch(count * esize);
     if (algorithm == algorithms::AllreduceAlgorithm::kRecursiveDoubling) {
       algorithms::allreduce_recursive_doubling(transport, data, count, reduction, spare);
@@ -188,6 +199,20 @@ void GlooBackend::run_allgatherv(const void* in, size_t send_bytes, void* out,
   char* my_block = data + offsets[static_cast<size_t>(rank())];
   if (in != my_block && send_bytes > 0) std::memmove(my_block, in, send_bytes);
   if (size() == 1) return;
+  auto algorithm = options_.algorithms.allgather;
+  if (algorithm == algorithms::AllgatherAlgorithm::kAuto) {
+    algorithm = algorithms::choose_allgather(total, size());
+  }
+  if (algorithm != algorithms::AllgatherAlgorithm::kDirect) {
+    GlooStepTransport transport(*data_, *guard_, name, guard_->deadline());
+    const auto spans = algorithms::spans_in_rank_order(recv_bytes);
+    if (algorithm == algorithms::AllgatherAlgorithm::kBruck) {
+      algorithms::allgather_bruck(transport, data, spans, scratch(total));
+    } else {
+      algorithms::allgather_ring(transport, data, spans);
+    }
+    return;
+  }
   std::vector<Transfer> sends;
   std::vector<Transfer> receives;
   for (int p = 0; p < size(); ++p) {
@@ -205,6 +230,20 @@ void GlooBackend::run_broadcast(void* buffer, size_t bytes, int root) {
   guard_->check_usable(name);
   if (bytes == 0 || size() == 1) return;
   if (shm_) return shm::broadcast(*shm_, buffer, bytes, root);
+  auto algorithm = options_.algorithms.broadcast;
+  if (algorithm == algorithms::BroadcastAlgorithm::kAuto) {
+    algorithm = algorithms::choose_broadcast(bytes, size());
+  }
+  if (algorithm != algorithms::BroadcastAlgorithm::kDirect) {
+    GlooStepTransport transport(*data_, *guard_, name, guard_->deadline());
+    auto* data = static_cast<char*>(buffer);
+    if (algorithm == algorithms::BroadcastAlgorithm::kBinomialTree) {
+      algorithms::broadcast_binomial_tree(transport, data, bytes, root);
+    } else {
+      algorithms::broadcast_scatter_allgather(transport, data, bytes, root);
+    }
+    return;
+  }
   std::vector<Transfer> sends;
   std::vector<Transfer> receives;
   if (rank() == root) {
@@ -263,6 +302,28 @@ void GlooBackend::run_reducescatter(const void* in, void* out, const std::vector
   const size_t my_bytes = mine * esize;
   const auto offsets = offsets_of(recv_counts);
   const char* input = static_cast<const char*>(in);
+  auto algorithm = options_.algorithms.reducescatter;
+  if (algorithm == algorithms::ReducescatterAlgorithm::kAuto) {
+    algorithm = algorithms::choose_reducescatter(total * esize, size());
+  }
+  if (size() > 1 && algorithm != algorithms::ReducescatterAlgorithm::kDirect) {
+    // The algorithms reduce a copy of the input (`in` may overlap `out`), then this rank's
+    // block goes to `out`.
+    const size_t total_bytes = total * esize;
+    const size_t largest = *std::max_element(recv_counts.begin(), recv_counts.end()) * esize;
+    char* work = scratch(total_bytes + std::max(total_bytes, largest));
+    char* spare = work + total_bytes;
+    std::memcpy(work, input, total_bytes);
+    GlooStepTransport transport(*data_, *guard_, name, guard_->deadline());
+    const algorithms::Reduction reduction = reduction_of(type, op);
+    if (algorithm == algorithms::ReducescatterAlgorithm::kRing) {
+      algorithms::reducescatter_ring(transport, work, recv_counts, reduction, spare);
+    } else {
+      algorithms::reducescatter_recursive_doubling(transport, work, recv_counts, reduction, spare);
+    }
+    if (mine > 0) std::memmove(out, work + offsets[me] * esize, my_bytes);
+    return;
+  }
   char* received = scratch(static_cast<size_t>(size()) * my_bytes);
   if (size() > 1) {
     std::vector<Transfer> sends;
@@ -289,6 +350,10 @@ void GlooBackend::run_barrier() {
   guard_->check_usable(name);
   if (size() == 1) return;
   if (shm_) return shm::barrier(*shm_);
+  if (size() > algorithms::kDirectMaxRanks) {
+    GlooStepTransport transport(*data_, *guard_, name, guard_->deadline());
+    return algorithms::barrier_dissemination(transport);
+  }
   char token = 1;
   std::vector<char> tokens(static_cast<size_t>(size()));
   std::vector<Transfer> sends;

@@ -54,7 +54,7 @@ GlooBackendOptions gloo_options_for(const GlooEnvironmentOptions& options,
   gloo_options.collective_timeout = options.collective_timeout;
   gloo_options.shared_memory = shared_memory_from_environment();
   gloo_options.shared_memory_single_copy = single_copy_from_environment();
-  gloo_options.allreduce_algorithm = algorithms::allreduce_algorithm_from_environment();
+  gloo_options.algorithms = algorithms::collective_algorithms_from_environment();
   gloo_options.connect_timeout = connect_timeout;
   return gloo_options;
 }

@@ -29,8 +29,8 @@ inline gloo_backend::GlooBackendOptions gloo_test_options() {
   options.collective_timeout = std::chrono::seconds(90);
   // The ranks share this host: shared memory unless RUNRUN_GLOO_SHM=0 (the ctest variants).
   options.shared_memory = gloo_backend::shared_memory_from_environment();
-  // By size and rank count unless RUNRUN_GLOO_ALLREDUCE forces one (the ctest variants).
-  options.allreduce_algorithm = algorithms::allreduce_algorithm_from_environment();
+  // By size and rank count unless RUNRUN_GLOO_ALLREDUCE etc. force one (the ctest variants).
+  options.algorithms = algorithms::collective_algorithms_from_environment();
   return options;
 }
 

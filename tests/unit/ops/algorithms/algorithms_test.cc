@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/algorithms/allreduce_choice.h"
+#include "ops/algorithms/algorithm_choice.h"
 #include "ops/algorithms/halving_doubling.h"
 #include "ops/algorithms/recursive_doubling.h"
 #include "ops/cpu/reduce_kernels.h"
