@@ -1,4 +1,5 @@
-// Why: entry point of runrun._core. Binds the C API's queries, the Runtime and the Handle.
+// Why: entry point of runrun._core. Binds the C API's queries, the Runtime, the Handle and the
+// job store (an elastic driver's rendezvous server and client, csrc/job_store.h).
 // Nothing here knows a framework: tensors are DLPack capsules.
 
 #include <runrun/c_api.h>
@@ -10,6 +11,7 @@
 #include "csrc/bound_call.h"
 #include "csrc/fast_enqueue.h"
 #include "csrc/handle.h"
+#include "csrc/job_store.h"
 #include "csrc/orphaned_ops.h"
 #include "csrc/runtime.h"
 #include "csrc/xla_ffi.h"
@@ -58,6 +60,7 @@ PYBIND11_MODULE(_core, m) {
   runrun::python::bind_handle(m);
   runrun::python::bind_runtime(m);
   runrun::python::bind_elastic(m);
+  runrun::python::bind_job_store(m);
   runrun::python::bind_fast_enqueue(m);
   runrun::python::bind_bound_calls(m);
   runrun::python::bind_xla_ffi(m);

@@ -92,6 +92,50 @@ runrun_status runrun_elastic_generations(uint64_t* joined, uint64_t* latest);
 /* Tells the launcher that this rank's collectives failed in the generation it joined. */
 runrun_status runrun_elastic_report_failure(void);
 
+/* --- job store (an elastic driver outside the launcher: runrun.ray, docs/ray.md) ----------
+ * Why: an elastic job's generations live in its rendezvous store (rendezvous/elastic_keys.h),
+ * which must outlive every rank. The launcher serves it itself; a driver written in another
+ * language (the Ray driver) serves it and writes the generations through these functions, so
+ * that the wire protocol and its secret handshake have one implementation (rendezvous/).
+ * Secrets are 64 hex digits; no message ever contains them.
+ * Threading: a server runs its own thread; start/port/stop from any thread, stop once. A client
+ * may be used from any thread (calls are serialised); a failed call leaves it unusable (every
+ * later call fails). Every call that talks to the store blocks (bounded by the client's
+ * timeout): call them without holding locks that the store's other users need. */
+typedef struct runrun_store_server runrun_store_server;
+typedef struct runrun_store_client runrun_store_client;
+
+/* Serves a store on bind_address:port (port 0: one the OS picks). RUNRUN_INVALID_ARGUMENT when
+ * the secret is malformed or the address cannot be bound. */
+runrun_status runrun_store_server_start(const char* bind_address, uint16_t port,
+                                        const char* secret_hex, runrun_store_server** out);
+uint16_t runrun_store_server_port(const runrun_store_server* server);
+/* Connections refused so far (a wrong or missing secret, protocol errors). */
+size_t runrun_store_server_refused(const runrun_store_server* server);
+/* Stops serving (waiting clients see their connection close) and frees the server. */
+void runrun_store_server_stop(runrun_store_server* server);
+
+/* Connects within timeout_s and proves the secret; every later request is bounded by
+ * timeout_s too. `who` names this client in messages ("the Ray elastic driver"). */
+runrun_status runrun_store_client_connect(const char* host, uint16_t port, const char* secret_hex,
+                                          double timeout_s, const char* who,
+                                          runrun_store_client** out);
+runrun_status runrun_store_client_set(runrun_store_client* client, uint64_t generation,
+                                      const char* key, const char* value, size_t value_size);
+/* *found = 0 when the key does not exist; else *value (free it with runrun_store_free) and
+ * *value_size. Never waits for the key. */
+runrun_status runrun_store_client_get(runrun_store_client* client, uint64_t generation,
+                                      const char* key, int* found, char** value,
+                                      size_t* value_size);
+/* Adds delta to a counter (absent: 0); *result = the new value. */
+runrun_status runrun_store_client_add(runrun_store_client* client, uint64_t generation,
+                                      const char* key, int64_t delta, int64_t* result);
+/* *exists = 1 when the key exists. */
+runrun_status runrun_store_client_check(runrun_store_client* client, uint64_t generation,
+                                        const char* key, int* exists);
+void runrun_store_client_close(runrun_store_client* client);
+void runrun_store_free(char* value);
+
 /* Name of the data backend in use ("mpi", "gloo", "local"). Valid while rt lives. */
 const char* runrun_backend_name(const runrun_runtime* rt);
 
