@@ -21,7 +21,7 @@ export RAY_USAGE_STATS_ENABLED=0 PYSPARK_PYTHON="$("$PYTHON" -c 'import sys; pri
 status=0
 total_start=$(date +%s)
 for module in ray_tests/test_ray_executor.py ray_tests/test_ray_two_nodes.py \
-              ray_tests/test_ray_train.py \
+              ray_tests/test_ray_elastic.py ray_tests/test_ray_train.py \
               spark_tests/test_spark_local.py spark_tests/test_spark_local_cluster.py; do
   start=$(date +%s)
   timeout -k 20 "$PER_MODULE_TIMEOUT" "$PYTHON" -m pytest -q -p no:cacheprovider \

@@ -37,7 +37,7 @@ class NamespaceRayCluster:
     stop(): `ray stop` in each node, then what is left (see there); cleanup(): removes the namespaces and
     links, killing what is left (always safe)."""
 
-    def __init__(self, cpus_per_node=2):
+    def __init__(self, cpus_per_node=2, extra_env=None):
         tag = f"re{os.getpid() % 100000}"
         octet = os.getpid() % 200 + 20
         self.cpus_per_node = cpus_per_node
@@ -48,7 +48,7 @@ class NamespaceRayCluster:
         self.address = f"{self.node_addresses[0]}:6379"
         self.work = tempfile.mkdtemp(prefix="runrun_ray_netns.")
         self.env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32),
-                        RAY_USAGE_STATS_ENABLED="0")
+                        RAY_USAGE_STATS_ENABLED="0", **(extra_env or {}))
         self.nodes = []  # the `ray start --block` processes (unshare), head first
         self._made = []  # what cleanup() removes, in order made
 
@@ -148,6 +148,28 @@ class NamespaceRayCluster:
         for node in self.nodes:
             node.wait(timeout=deadline_s)
         return left_by_ray_stop, self._wait_until_only(set(), deadline_s)
+
+    def kill_raylet(self, i):
+        """SIGKILL node i's raylet (as a lost machine, or an OOM kill, ends it): that node's
+        `ray start --block` then stops its other processes and ends, and with it its PID
+        namespace (--kill-child). Returns the raylet's pid."""
+        ns = self.namespaces[i - 1]
+        done = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+        for pid in done.stdout.split():
+            if "/raylet/raylet" in _cmdline(pid).split(" ", 2)[1]:
+                os.kill(int(pid), 9)
+                return int(pid)
+        raise AssertionError(f"no raylet in {ns}: {[_cmdline(p) for p in done.stdout.split()]}")
+
+    def wait_until_empty(self, i, deadline_s=60):
+        """What is left in node i's namespace after deadline_s at most ({} when nothing)."""
+        deadline = time.monotonic() + deadline_s
+        while True:
+            left = {ns: procs for ns, procs in self.processes_left().items()
+                    if ns == self.namespaces[i - 1]}
+            if not left or time.monotonic() > deadline:
+                return left
+            time.sleep(0.2)
 
     def _wait_until_only(self, own, deadline_s):
         deadline = time.monotonic() + deadline_s

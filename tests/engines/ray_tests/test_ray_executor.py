@@ -145,9 +145,37 @@ def test_a_failed_rank_fails_run_naming_it_and_leaves_nothing(fn, how):
         executor.run(fn)
 
 
-def test_elastic_options_are_refused_until_implemented():
-    with pytest.raises(NotImplementedError, match="elastic training") as refusal:
-        RayExecutor(RayExecutor.create_settings(), num_workers=2, min_workers=1, max_workers=2)
-    # The reason and where to read more, not only the refusal.
-    assert "rendezvous store and an elastic driver" in str(refusal.value)
-    assert 'docs/ray.md, "Elastic"' in str(refusal.value)
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(min_workers=0), ValueError, r"min_workers=0 must be an integer >= 1"),
+    (dict(min_workers=3, max_workers=2), ValueError, r"max_workers=2 must be an integer >= "
+                                                     r"min_workers \(3\)"),
+    (dict(min_workers=1, max_workers=2, num_workers=3), ValueError,
+     r"num_workers=3 \(the first generation's size\) must be between"),
+    (dict(min_workers=1, reset_limit=-1), ValueError, r"reset_limit=-1 must be an integer >= 0"),
+    (dict(max_workers=2, elastic_timeout=0), ValueError, r"elastic_timeout=0 must be a positive"),
+    (dict(max_workers=2, cooldown_range=(5, 1)), ValueError, r"cooldown_range=\(5, 1\) must be"),
+    (dict(max_workers=2, override_discovery=False), ValueError,
+     r"always discovers hosts from ray.nodes\(\); override_discovery=False"),
+    (dict(max_workers=2, num_hosts=2), ValueError, r"num_hosts/num_workers_per_host cannot be "
+                                                   r"elastic"),
+    (dict(num_workers=2, reset_limit=1), ValueError, r"reset_limit only apply to an elastic job"),
+    (dict(max_workers=2, discovery_script="x"), TypeError,
+     r"unexpected keyword arguments \['discovery_script'\]"),
+])
+def test_elastic_options_are_checked_under_horovods_names(kwargs, error, match):
+    """Refused when made, before any Ray call, naming the option and why."""
+    with pytest.raises(error, match=match):
+        RayExecutor(RayExecutor.create_settings(), **kwargs)
+
+
+def test_what_an_elastic_executor_does_not_offer_is_refused_with_the_reason():
+    executor = RayExecutor(RayExecutor.create_settings(), min_workers=1, max_workers=2)
+    assert (executor.elastic.min_workers, executor.elastic.max_workers,
+            executor.elastic.reset_limit, executor.elastic.elastic_timeout) == (1, 2, -1, 600.0)
+    for call in (lambda: executor.run_remote(len), lambda: executor.execute_single(len)):
+        with pytest.raises(NotImplementedError, match="not available in an elastic job"):
+            call()
+    with pytest.raises(NotImplementedError, match="callbacks"):
+        executor.run(len, callbacks=[print])
+    with pytest.raises(RuntimeError, match="not started"):
+        executor.run(len)

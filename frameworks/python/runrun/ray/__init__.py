@@ -1,14 +1,16 @@
-"""runrun on Ray: Horovod's RayExecutor (workers are Ray actors in a placement group) and a Ray
-Train backend (RunrunConfig, RunrunTrainer). docs/ray.md.
+"""runrun on Ray: Horovod's RayExecutor (workers are Ray actors in a placement group, or,
+elastic, pinned to the nodes as they come and go) and a Ray Train backend (RunrunConfig,
+RunrunTrainer). docs/ray.md.
 
 Why: one import for the driver script; Ray is imported only here, so `import runrun` never
 needs it. Thread-safety: see each class.
 """
 
-from runrun.ray.errors import WorkerFailedError
+from runrun.ray.errors import ElasticJobFailedError, WorkerFailedError
 from runrun.ray.executor import RayExecutor, RaySettings
 
-__all__ = ["RayExecutor", "RaySettings", "WorkerFailedError", "RunrunConfig", "RunrunTrainer"]
+__all__ = ["RayExecutor", "RaySettings", "WorkerFailedError", "ElasticJobFailedError",
+           "RunrunConfig", "RunrunTrainer"]
 
 
 def __getattr__(name):

@@ -18,3 +18,13 @@ class WorkerFailedError(RuntimeError):
                 else "its function raised")
         super().__init__(f"runrun.ray: rank {rank} on node {node} failed: {what}; every "
                          f"worker of the job was stopped.\n{cause}")
+
+
+class ElasticJobFailedError(RuntimeError):
+    """An elastic RayExecutor job ended without a result: fewer than min_workers could run for
+    elastic_timeout, the resets exceeded reset_limit, or a worker failed after another returned.
+    The message names what was lost (which worker, rank, node, and how)."""
+
+    def __init__(self, why):
+        super().__init__(f"runrun.ray: elastic job failed: {why}; every worker of the job was "
+                         "stopped")
