@@ -179,3 +179,51 @@ def test_what_an_elastic_executor_does_not_offer_is_refused_with_the_reason():
         executor.run(len, callbacks=[print])
     with pytest.raises(RuntimeError, match="not started"):
         executor.run(len)
+
+
+def raise_on_rank_1_then_train():
+    """Elastic: rank 1 raises at once; rank 0 trains (commits every step) until it is stopped."""
+    import torch
+
+    import runrun.torch as hvd
+
+    hvd.init()
+    if hvd.rank() == 1:
+        raise ValueError("boom on rank 1")
+    state = hvd.elastic.TorchState(step=0)
+
+    @hvd.elastic.run
+    def train(state):
+        while True:
+            hvd.allreduce(torch.tensor([1.0]), name="step")
+            state.step += 1
+            state.commit()
+            time.sleep(0.05)
+
+    train(state)
+
+
+def test_elastic_job_below_min_workers_for_elastic_timeout_fails_naming_what_was_lost():
+    """One node, two workers, min_workers=2: a worker whose function raises is killed, its node
+    cools down (no replacement), the survivor waits for a generation that cannot come, and after
+    elastic_timeout (10 s: the workers import torch within it) run() raises ElasticJobFailedError naming the lost worker and its error;
+    every actor is dead and its process gone."""
+    from runrun.ray import ElasticJobFailedError
+
+    executor = RayExecutor(RayExecutor.create_settings(timeout_s=60), min_workers=2,
+                           max_workers=2, elastic_timeout=10, cooldown_range=(60, 60))
+    executor.start()
+    workers = list(executor._elastic_driver.workers.values())
+    ids = [w.actor._actor_id.hex() for w in workers]
+    pids = ray.get([w.actor.node.remote() for w in workers])
+    started = time.monotonic()
+    with pytest.raises(ElasticJobFailedError) as failure:
+        executor.run(raise_on_rank_1_then_train)
+    message = str(failure.value)
+    # The survivor's own wait for a generation (elastic_timeout too) may end first: 0 or 1.
+    assert "can run, fewer than min_workers 2 for elastic_timeout 10 s; lost: " in message
+    assert "(rank 1 of generation 1)" in message and "its function raised" in message
+    assert "ValueError: boom on rank 1" in message
+    assert time.monotonic() - started < 60
+    assert executor._elastic_driver is None
+    assert_nothing_left([p["pid"] for p in pids], ids)

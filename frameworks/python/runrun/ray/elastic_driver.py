@@ -230,7 +230,7 @@ class ElasticDriver:
             return  # _finished() reports it if it was a member of the finishing generation
         cooldown = self.hosts.record_failure(worker.node_id, now)
         _say(f"{self.lost[-1]}; node {self.hosts.name(worker.node_id)} gets no new worker for "
-             f"{cooldown:g} s")
+             f"{cooldown:.0f} s")
         self._schedule_change(now)
 
     def _poll_store(self, now):
