@@ -34,6 +34,7 @@ def _ip(*args):
 
 class NamespaceRayCluster:
     """start(): the two nodes running; `address` (the head's GCS), `node_addresses`;
+    kill_raylet(i) / restart_node(i): node i lost, and a new node in its host;
     stop(): `ray stop` in each node, then what is left (see there); cleanup(): removes the namespaces and
     links, killing what is left (always safe)."""
 
@@ -50,6 +51,7 @@ class NamespaceRayCluster:
         self.env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32),
                         RAY_USAGE_STATS_ENABLED="0", **(extra_env or {}))
         self.nodes = []  # the `ray start --block` processes (unshare), head first
+        self._restarts = 0
         self._made = []  # what cleanup() removes, in order made
 
     def make_hosts(self):
@@ -80,18 +82,30 @@ class NamespaceRayCluster:
     def start(self):
         """Both nodes at once (the worker node retries until the head's GCS answers)."""
         self.make_hosts()
+        for i in (1, 2):
+            self.nodes.append(self._start_node(i))
+
+    def restart_node(self, i):
+        """A new Ray node in host i (after the previous one ended there: a machine that came
+        back); it joins the cluster under a new node id."""
+        assert self.nodes[i - 1].poll() is not None, f"node {i} is still running"
+        self._restarts += 1
+        self.nodes[i - 1] = self._start_node(i, suffix=f"r{self._restarts}")
+
+    def _start_node(self, i, suffix=""):
         common = ["--block", f"--num-cpus={self.cpus_per_node}", "--num-gpus=0",
                   "--object-store-memory=100000000"]
-        head = ["--head", "--port=6379", "--include-dashboard=false"]
-        worker = [f"--address={self.address}"]
-        for i, (ns, address, role) in enumerate(
-                zip(self.namespaces, self.node_addresses, (head, worker)), start=1):
-            log = open(os.path.join(self.work, f"node{i}.log"), "w")
-            self.nodes.append(subprocess.Popen(
+        role = (["--head", "--port=6379", "--include-dashboard=false"] if i == 1
+                else [f"--address={self.address}"])
+        ns, address = self.namespaces[i - 1], self.node_addresses[i - 1]
+        log = open(os.path.join(self.work, f"node{i}{suffix}.log"), "w")
+        try:
+            return subprocess.Popen(
                 ["ip", "netns", "exec", ns, "unshare", "--pid", "--fork", "--mount-proc",
                  "--kill-child", "ray", "start", *role, *common, f"--node-ip-address={address}",
-                 f"--temp-dir={os.path.join(self.work, f'ray{i}')}"],
-                stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True))
+                 f"--temp-dir={os.path.join(self.work, f'ray{i}{suffix}')}"],
+                stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
+        finally:
             log.close()
 
     def authenticate_this_process(self):
