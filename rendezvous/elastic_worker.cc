@@ -70,16 +70,19 @@ ElasticAssignment ElasticWorker::join() {
     if (std::chrono::steady_clock::now() >= deadline) {
       throw TimeoutError(RUNRUN_WHERE,
                          "elastic worker " + worker_ + ": no new generation of the job within "
-                             "--elastic-timeout (" + std::to_string(timeout_.count() / 1000) +
-                             " s) after generation " + std::to_string(joined_) +
-                             "; the launcher is gone or cannot gather --min-np ranks");
+                             "the elastic timeout (" + std::to_string(timeout_.count() / 1000) +
+                             " s: --elastic-timeout, RayExecutor's elastic_timeout) after "
+                             "generation " + std::to_string(joined_) +
+                             "; the elastic driver (the launcher, or runrun.ray's driver) is "
+                             "gone or cannot gather the minimum of ranks (--min-np, "
+                             "min_workers)");
     }
     std::this_thread::sleep_for(kPollInterval);
   }
   const auto text = client().get(generation, elastic_assignment_key(worker_));
   RUNRUN_ENFORCE(text.has_value(), InvalidArgumentError,
                  "elastic worker " + worker_ + " has no place in generation " +
-                     std::to_string(generation) + " of the job (the launcher is stopping it)");
+                     std::to_string(generation) + " of the job (the elastic driver is stopping it)");
   const auto assignment = parse_assignment(generation, *text);
   RUNRUN_ENFORCE(assignment.has_value(), InternalError,
                  "elastic worker " + worker_ + ": malformed assignment '" + *text +
