@@ -1,21 +1,15 @@
 #include "launcher/elastic_discovery.h"
 
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "common/errors.h"
+#include "launcher/child_io.h"
 #include "launcher/subprocess.h"
 
 namespace runrun::launcher {
 namespace {
-
-void close_fd(int& fd) {
-  if (fd >= 0) close(fd);
-  fd = -1;
-}
 
 std::string script_failed(const std::string& script, const std::string& what) {
   return "--host-discovery-script '" + script + "' " + what;
@@ -58,47 +52,38 @@ std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_
 DiscoveryRun::DiscoveryRun(std::string script, std::chrono::milliseconds timeout,
                            int default_slots)
     : script_(std::move(script)), timeout_(timeout), default_slots_(default_slots) {
-  const SpawnedProcess spawned = spawn_with_pipes(discovery_command(script_), {});
+  SpawnedProcess spawned = spawn_with_pipes(discovery_command(script_), {});
   pid_ = spawned.pid;
-  stdout_fd_ = spawned.stdout_fd;
-  stderr_fd_ = spawned.stderr_fd;
+  stdout_fd_ = std::move(spawned.stdout_fd);
+  stderr_fd_ = std::move(spawned.stderr_fd);
   deadline_ = Clock::now() + timeout;
 }
 
 DiscoveryRun::~DiscoveryRun() {
-  close_fd(stdout_fd_);
-  close_fd(stderr_fd_);
+  stdout_fd_.reset();
+  stderr_fd_.reset();
   if (pid_ <= 0) return;
   kill_session(pid_);  // also what it left running in its session
-  while (!exited_ && waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
-  }
+  if (!exited_) wait_for_exit(pid_);
 }
 
 void DiscoveryRun::pump(bool from_stderr) {
-  int& fd = from_stderr ? stderr_fd_ : stdout_fd_;
-  if (fd < 0) return;
   char buffer[4096];
-  const ssize_t n = read(fd, buffer, sizeof(buffer));
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (n <= 0) {
-    close_fd(fd);
-    return;
-  }
-  (from_stderr ? stderr_text_ : output_).append(buffer, static_cast<std::size_t>(n));
+  (from_stderr ? stderr_text_ : output_) += read_available(from_stderr ? stderr_fd_ : stdout_fd_,
+                                                           buffer);
 }
 
 bool DiscoveryRun::done(Clock::time_point now) {
   if (hosts_ || !error_.empty()) return true;
   if (!exited_) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (const auto status = reap_if_exited(pid_)) {
       exited_ = true;
-      status_ = status;
+      status_ = *status;
     }
   }
   // Exited with its output read (what it left running in its session may hold the pipes: the
   // deadline ends those).
-  if (exited_ && stdout_fd_ < 0 && stderr_fd_ < 0) {
+  if (exited_ && !stdout_fd_.valid() && !stderr_fd_.valid()) {
     finish_with(status_);
     return true;
   }
@@ -106,12 +91,11 @@ bool DiscoveryRun::done(Clock::time_point now) {
   kill_session(pid_);
   const bool exited = exited_;
   if (!exited_) {
-    while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
-    }
+    if (const auto status = wait_for_exit(pid_)) status_ = *status;
     exited_ = true;
   }
-  close_fd(stdout_fd_);
-  close_fd(stderr_fd_);
+  stdout_fd_.reset();
+  stderr_fd_.reset();
   if (exited) {  // it ended in time; what it left running held its output open
     finish_with(status_);
   } else {

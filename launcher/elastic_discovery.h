@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "launcher/host_list.h"
+#include "launcher/unique_fd.h"
 
 namespace runrun::launcher {
 
@@ -37,7 +38,7 @@ class DiscoveryRun {
   DiscoveryRun& operator=(const DiscoveryRun&) = delete;
 
   // Its output pipes (stdout, stderr), to poll; -1 once closed.
-  int output_fd(bool from_stderr) const { return from_stderr ? stderr_fd_ : stdout_fd_; }
+  int output_fd(bool from_stderr) const { return (from_stderr ? stderr_fd_ : stdout_fd_).get(); }
   // Reads what is available on one of them.
   void pump(bool from_stderr);
   // When it must have ended.
@@ -53,7 +54,7 @@ class DiscoveryRun {
 
   std::string script_;
   pid_t pid_ = -1;  // also its session id
-  int stdout_fd_ = -1, stderr_fd_ = -1;
+  UniqueFd stdout_fd_, stderr_fd_;
   bool exited_ = false;
   int status_ = 0;
   Clock::time_point deadline_;

@@ -4,7 +4,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 
 #include "common/errors.h"
 #include "launcher/elastic_driver_state.h"
+#include "launcher/signal_scope.h"
 #include "launcher/supervisor.h"
 
 namespace runrun::launcher {
@@ -21,10 +21,8 @@ namespace {
 using Clock = ElasticClock;
 using std::chrono::milliseconds;
 
-void handle_signals(ElasticDriver& driver, int signal_fd) {
-  signalfd_siginfo info{};
-  while (read(signal_fd, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
-    const int sig = static_cast<int>(info.ssi_signo);
+void handle_signals(ElasticDriver& driver, ScopedSignalFd& signals) {
+  for (const int sig : signals.take()) {
     if (sig == SIGCHLD) continue;
     if (driver.stopping && driver.stop_signal != 0) {
       std::fprintf(stderr, "runrun: second stop request: killing every worker\n");
@@ -125,16 +123,16 @@ void decide(ElasticDriver& driver, Clock::time_point now) {
   }
 }
 
-void run_loop(ElasticDriver& driver, int signal_fd) {
+void run_loop(ElasticDriver& driver, ScopedSignalFd& signals) {
   for (;;) {
     const auto now = Clock::now();
     if (driver.all_exited() && (driver.stopping || driver.finishing)) break;
-    PollSet set = poll_set(driver, signal_fd);
+    PollSet set = poll_set(driver, signals.fd());
     if (poll(set.fds.data(), set.fds.size(), next_timeout_ms(driver, now)) < 0 &&
         errno != EINTR) {
       break;
     }
-    if (set.fds[0].revents != 0) handle_signals(driver, signal_fd);
+    if (set.fds[0].revents != 0) handle_signals(driver, signals);
     pump_output(driver, set);
     const auto later = Clock::now();
     reap(driver, later);
@@ -170,14 +168,8 @@ int report(ElasticDriver& driver) {
 }  // namespace
 
 int run_elastic_job(const ElasticJobSettings& settings) {
-  sigset_t mask, previous;
-  sigemptyset(&mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&mask, sig);
-  sigprocmask(SIG_BLOCK, &mask, &previous);
-  const int signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-  struct sigaction ignore_pipe {}, previous_pipe {};
-  ignore_pipe.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ignore_pipe, &previous_pipe);
+  ScopedSignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGCHLD});
+  const ScopedIgnoredSignal ignore_pipe(SIGPIPE);
   int exit_code = kExitLauncherFailure;
   std::unique_ptr<ElasticDriver> driver;
   try {
@@ -189,7 +181,7 @@ int run_elastic_job(const ElasticJobSettings& settings) {
     for (int host : first.start_on) start_worker(*driver, host);
     publish(*driver, driver->running());
     driver->next_discovery = Clock::now() + kDiscoveryInterval;
-    run_loop(*driver, signal_fd);
+    run_loop(*driver, signals);
     exit_code = report(*driver);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "runrun: %s\n", error.what());
@@ -199,9 +191,6 @@ int run_elastic_job(const ElasticJobSettings& settings) {
       for (auto& [id, worker] : driver->workers) worker->wait_blocking();
     }
   }
-  sigaction(SIGPIPE, &previous_pipe, nullptr);
-  close(signal_fd);
-  sigprocmask(SIG_SETMASK, &previous, nullptr);
   return exit_code;
 }
 

@@ -1,15 +1,13 @@
 #include "launcher/elastic_worker_process.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "common/env_names.h"
+#include "launcher/child_io.h"
 #include "launcher/gloo_rank_commands.h"
 #include "launcher/rank_report.h"
 #include "launcher/rank_shim.h"
@@ -20,11 +18,6 @@ namespace runrun::launcher {
 namespace {
 
 constexpr int kFinishDrainMs = 2000;  // output still open at the end of the job
-
-void close_fd(int& fd) {
-  if (fd >= 0) close(fd);
-  fd = -1;
-}
 
 }  // namespace
 
@@ -52,32 +45,18 @@ WorkerLaunch settings_for_worker(const ElasticJobSettings& settings, const std::
   return launch;
 }
 
-ElasticWorkerProcess::~ElasticWorkerProcess() {
-  close_fd(fds_.stdin_fd);
-  close_fd(fds_.stdout_fd);
-  close_fd(fds_.stderr_fd);
-}
-
 void ElasticWorkerProcess::start(const WorkerLaunch& launch) {
   program_ = launch.argv.front();
   fds_ = spawn_with_pipes(launch.argv, {}, true);
   start_deadline = Clock::now() + std::chrono::seconds(launch.start_timeout_s);
-  const std::string& block = launch.stdin_block;
-  if (block.size() > 60000) fcntl(fds_.stdin_fd, F_SETPIPE_SZ, static_cast<int>(block.size() + 4096));
-  std::size_t done = 0;
-  while (done < block.size()) {
-    const ssize_t n = write(fds_.stdin_fd, block.data() + done, block.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // it is gone already; its exit is reported like any other
-    done += static_cast<std::size_t>(n);
-  }
+  write_block(fds_.stdin_fd.get(), launch.stdin_block);
 }
 
 void ElasticWorkerProcess::request_stop(Clock::time_point kill_at) {
   if (stopping) return;
   stopping = true;
   kill_deadline = kill_at;
-  close_fd(fds_.stdin_fd);
+  fds_.stdin_fd.reset();
 }
 
 void ElasticWorkerProcess::kill_now() {
@@ -88,16 +67,19 @@ void ElasticWorkerProcess::kill_now() {
 
 bool ElasticWorkerProcess::reap() {
   if (exited || fds_.pid <= 0) return false;
-  if (waitpid(fds_.pid, &status_, WNOHANG) != fds_.pid) return false;
+  const auto status = reap_if_exited(fds_.pid);
+  if (!status) return false;
+  status_ = *status;
   exited = true;
-  close_fd(fds_.stdin_fd);
+  fds_.stdin_fd.reset();
   return true;
 }
 
 void ElasticWorkerProcess::wait_blocking() {
-  while (!exited && fds_.pid > 0) {
-    if (waitpid(fds_.pid, &status_, 0) == fds_.pid) exited = true;
-    else if (errno != EINTR) break;
+  if (exited) return;
+  if (const auto status = wait_for_exit(fds_.pid)) {
+    status_ = *status;
+    exited = true;
   }
 }
 
@@ -118,29 +100,23 @@ std::string ElasticWorkerProcess::describe_end() const {
 }
 
 void ElasticWorkerProcess::pump(OutputRouter& router, bool from_stderr) {
-  int& fd = from_stderr ? fds_.stderr_fd : fds_.stdout_fd;
-  if (fd < 0) return;
   char buffer[65536];
-  const ssize_t n = read(fd, buffer, sizeof(buffer));
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (n <= 0) {
-    close_fd(fd);
-    return;
-  }
-  router.feed_rank(id, from_stderr, std::string_view(buffer, static_cast<std::size_t>(n)));
+  const std::string_view bytes =
+      read_available(from_stderr ? fds_.stderr_fd : fds_.stdout_fd, buffer);
+  if (!bytes.empty()) router.feed_rank(id, from_stderr, bytes);
 }
 
 void ElasticWorkerProcess::finish(OutputRouter& router) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(kFinishDrainMs);
-  while ((fds_.stdout_fd >= 0 || fds_.stderr_fd >= 0) && Clock::now() < deadline) {
-    pollfd fds[2] = {{fds_.stdout_fd, POLLIN, 0}, {fds_.stderr_fd, POLLIN, 0}};
+  while ((fds_.stdout_fd.valid() || fds_.stderr_fd.valid()) && Clock::now() < deadline) {
+    pollfd fds[2] = {{fds_.stdout_fd.get(), POLLIN, 0}, {fds_.stderr_fd.get(), POLLIN, 0}};
     if (poll(fds, 2, 100) <= 0) continue;
     if (fds[0].revents != 0) pump(router, false);
     if (fds[1].revents != 0) pump(router, true);
   }
-  close_fd(fds_.stdin_fd);
-  close_fd(fds_.stdout_fd);
-  close_fd(fds_.stderr_fd);
+  fds_.stdin_fd.reset();
+  fds_.stdout_fd.reset();
+  fds_.stderr_fd.reset();
   if (fds_.pid > 0) kill_session(fds_.pid);  // whatever it left in its session
   wait_blocking();
 }

@@ -43,7 +43,6 @@ class ElasticWorkerProcess {
   Clock::time_point start_deadline{}, kill_deadline{};
 
   ElasticWorkerProcess() = default;
-  ~ElasticWorkerProcess();
   ElasticWorkerProcess(const ElasticWorkerProcess&) = delete;
   ElasticWorkerProcess& operator=(const ElasticWorkerProcess&) = delete;
 
@@ -61,7 +60,9 @@ class ElasticWorkerProcess {
   int exit_code() const;
   std::string describe_end() const;  // "exit code 3", "signal 9 (Killed)"
 
-  int output_fd(bool from_stderr) const { return from_stderr ? fds_.stderr_fd : fds_.stdout_fd; }
+  int output_fd(bool from_stderr) const {
+    return (from_stderr ? fds_.stderr_fd : fds_.stdout_fd).get();
+  }
   // Reads what is available on one output pipe into the router (closes it at end of file).
   void pump(OutputRouter& router, bool from_stderr);
   // At the end of the job: reads what is left of its output (briefly), closes everything,

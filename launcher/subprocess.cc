@@ -14,8 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "common/errors.h"
+#include "launcher/child_io.h"
 
 namespace runrun::launcher {
 namespace {
@@ -64,36 +66,26 @@ int spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_f
   for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
   environment.insert(environment.end(), env_words.begin(), env_words.end());
   auto envp = c_strings(environment);
-  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0) return errno;
+  const UniqueFd null_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!null_fd.valid()) return errno;
   int error_pipe[2];
-  if (pipe2(error_pipe, O_CLOEXEC) != 0) {
-    const int error = errno;
-    close(null_fd);
-    return error;
-  }
+  if (pipe2(error_pipe, O_CLOEXEC) != 0) return errno;
+  UniqueFd error_read(error_pipe[0]), error_write(error_pipe[1]);
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child == 0) {
-    exec_child(args.data(), envp.data(), in_fd >= 0 ? in_fd : null_fd, out_fd, err_fd,
-               error_pipe[1], new_session,
-               parent, parent_death_signal);
+    exec_child(args.data(), envp.data(), in_fd >= 0 ? in_fd : null_fd.get(), out_fd, err_fd,
+               error_write.get(), new_session, parent, parent_death_signal);
   }
   const int fork_error = errno;
-  close(null_fd);
-  close(error_pipe[1]);
-  if (child < 0) {
-    close(error_pipe[0]);
-    return fork_error;
-  }
+  error_write.reset();
+  if (child < 0) return fork_error;
   int exec_error = 0;
   ssize_t n = 0;
-  while ((n = read(error_pipe[0], &exec_error, sizeof(exec_error))) < 0 && errno == EINTR) {
+  while ((n = read(error_read.get(), &exec_error, sizeof(exec_error))) < 0 && errno == EINTR) {
   }
-  close(error_pipe[0]);
   if (n == static_cast<ssize_t>(sizeof(exec_error))) {  // exec failed: the child exited 127
-    while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    wait_for_exit(child);
     return exec_error;
   }
   *pid = child;
@@ -111,30 +103,30 @@ std::vector<CapturedRun> run_all_captured(const std::vector<std::vector<std::str
                                           double timeout_s) {
   std::vector<CapturedRun> runs(commands.size());
   std::vector<pid_t> pids(commands.size(), -1);
-  std::vector<int> fds(commands.size(), -1);
+  std::vector<UniqueFd> fds(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) {
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
       runs[i].error = std::strerror(errno);
       continue;
     }
+    UniqueFd read_end(pipe_fds[0]);
     const int rc = spawn(commands[i], -1, pipe_fds[1], pipe_fds[1], {}, false, 0, &pids[i]);
     close(pipe_fds[1]);
     if (rc != 0) {
       runs[i].error = std::strerror(rc);
-      close(pipe_fds[0]);
       continue;
     }
     runs[i].started = true;
-    fds[i] = pipe_fds[0];
+    fds[i] = std::move(read_end);
   }
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     std::vector<pollfd> polls;
     std::vector<std::size_t> owners;
     for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i] >= 0) {
-        polls.push_back({fds[i], POLLIN, 0});
+      if (fds[i].valid()) {
+        polls.push_back({fds[i].get(), POLLIN, 0});
         owners.push_back(i);
       }
     }
@@ -147,31 +139,21 @@ std::vector<CapturedRun> run_all_captured(const std::vector<std::vector<std::str
     for (std::size_t k = 0; k < polls.size(); ++k) {
       if (polls[k].revents == 0) continue;
       char buffer[4096];
-      const ssize_t n = read(polls[k].fd, buffer, sizeof(buffer));
-      if (n > 0) {
-        runs[owners[k]].output.append(buffer, static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        close(polls[k].fd);
-        fds[owners[k]] = -1;
-      }
+      runs[owners[k]].output += read_available(fds[owners[k]], buffer);
     }
   }
   for (std::size_t i = 0; i < commands.size(); ++i) {
     if (pids[i] < 0) continue;
-    if (fds[i] >= 0) close(fds[i]);
-    int status = 0;
-    pid_t done = 0;
+    fds[i].reset();
     // Output closed does not mean exited: wait for the exit until the deadline, then kill.
-    while ((done = waitpid(pids[i], &status, WNOHANG)) == 0 && Clock::now() < deadline) {
-      usleep(5000);
-    }
-    if (done == 0) {
+    std::optional<int> status;
+    while (!(status = reap_if_exited(pids[i])) && Clock::now() < deadline) usleep(5000);
+    if (!status) {
       runs[i].timed_out = true;
       kill(-pids[i], SIGKILL);
-      while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {
-      }
+      status = wait_for_exit(pids[i]);
     }
-    record_status(status, &runs[i]);
+    record_status(status.value_or(0), &runs[i]);
   }
   return runs;
 }
@@ -194,38 +176,27 @@ std::string find_executable(const std::string& name, const std::string& path_env
 SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
                                 const std::vector<std::string>& extra_env, bool stdin_pipe) {
   // [0] stdin (the child reads [0]), [1] stdout, [2] stderr (the child writes [1]).
-  int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
-  const auto close_all = [&pipes]() {
-    for (auto& ends : pipes) {
-      for (int& fd : ends) {
-        if (fd >= 0) close(fd);
-        fd = -1;
-      }
-    }
-  };
+  UniqueFd pipes[3][2];
   for (int i = stdin_pipe ? 0 : 1; i < 3; ++i) {
-    if (pipe2(pipes[i], O_CLOEXEC) != 0) {
-      const int error = errno;
-      close_all();
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) {
       throw InvalidArgumentError(RUNRUN_WHERE, std::string("cannot create a pipe: ") +
-                                                   std::strerror(error));
+                                                   std::strerror(errno));
     }
+    pipes[i][0].reset(ends[0]);
+    pipes[i][1].reset(ends[1]);
   }
   SpawnedProcess process;
-  const int rc = spawn(argv, pipes[0][0], pipes[1][1], pipes[2][1], extra_env, true, SIGTERM,
-                       &process.pid);
+  const int rc = spawn(argv, pipes[0][0].get(), pipes[1][1].get(), pipes[2][1].get(), extra_env,
+                       true, SIGTERM, &process.pid);
   if (rc != 0) {
-    close_all();
     throw InvalidArgumentError(RUNRUN_WHERE, "cannot start " + argv[0] + ": " +
                                                  std::strerror(rc));
   }
-  process.stdin_fd = pipes[0][1];
-  process.stdout_fd = pipes[1][0];
-  process.stderr_fd = pipes[2][0];
-  for (int fd : {pipes[0][0], pipes[1][1], pipes[2][1]}) {
-    if (fd >= 0) close(fd);
-  }
-  return process;
+  process.stdin_fd = std::move(pipes[0][1]);
+  process.stdout_fd = std::move(pipes[1][0]);
+  process.stderr_fd = std::move(pipes[2][0]);
+  return process;  // the child's ends close here
 }
 
 void kill_session(pid_t session) {

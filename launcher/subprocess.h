@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "launcher/unique_fd.h"
+
 namespace runrun::launcher {
 
 struct CapturedRun {
@@ -29,12 +31,12 @@ std::vector<CapturedRun> run_all_captured(const std::vector<std::vector<std::str
 // returned as is when executable).
 std::string find_executable(const std::string& name, const std::string& path_env);
 
-// A running child whose stdout and stderr come through pipes.
+// A running child whose stdout and stderr come through pipes (read ends owned here).
 struct SpawnedProcess {
   pid_t pid = -1;  // also its process group id
-  int stdin_fd = -1;  // the write end of its stdin, with stdin_pipe; else -1
-  int stdout_fd = -1;
-  int stderr_fd = -1;
+  UniqueFd stdin_fd;  // the write end of its stdin, with stdin_pipe; else none
+  UniqueFd stdout_fd;
+  UniqueFd stderr_fd;
 };
 
 // Starts `argv` in a new session (so also a new process group; session id = process group id =

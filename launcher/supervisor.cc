@@ -1,9 +1,7 @@
 #include "launcher/supervisor.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,10 +11,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "launcher/child_io.h"
 #include "launcher/failure_ledger.h"
 #include "launcher/mpirun_aftermath.h"
 #include "launcher/output_router.h"
 #include "launcher/rank_topology.h"
+#include "launcher/signal_scope.h"
 #include "launcher/subprocess.h"
 
 namespace runrun::launcher {
@@ -30,7 +30,7 @@ constexpr auto kDrainLimit = Seconds(3);  // output still open after mpirun exit
 // A started process and what the loop knows of it.
 struct Child {
   const ChildCommand* command = nullptr;
-  SpawnedProcess process;  // its fds are -1 once closed
+  SpawnedProcess process;  // its fds are invalid once closed
   bool exited = false;
   int status = 0;
   bool settled = false;  // exited and its output read to the end (or given up on)
@@ -72,11 +72,6 @@ struct Job {
   bool all_exited() const { return exited_count == static_cast<int>(children.size()); }
 };
 
-void close_fd(int& fd) {
-  if (fd >= 0) close(fd);
-  fd = -1;
-}
-
 // SIGKILL to every process of every child's session (what is left of it).
 void kill_children(Job& job) {
   for (const Child& child : job.children) kill_session(child.process.pid);
@@ -106,7 +101,7 @@ void request_stop(Job& job, int user_signal) {
   job.stopping = true;
   for (Child& child : job.children) {
     if (job.direct) {
-      close_fd(child.process.stdin_fd);
+      child.process.stdin_fd.reset();
     } else if (!child.exited) {
       kill(child.process.pid, SIGTERM);
     }
@@ -183,21 +178,21 @@ void handle_events(Job& job) {
   }
 }
 
-void handle_signals(Job& job, int signal_fd) {
-  signalfd_siginfo info{};
-  while (read(signal_fd, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
-    const int sig = static_cast<int>(info.ssi_signo);
+void handle_signals(Job& job, ScopedSignalFd& signals) {
+  for (const int sig : signals.take()) {
     if (sig != SIGCHLD) {
       std::fprintf(stderr, "runrun: got %s: stopping every rank\n", strsignal(sig));
       request_stop(job, sig);
     }
   }
   for (Child& child : job.children) {
-    if (!child.exited && waitpid(child.process.pid, &child.status, WNOHANG) > 0) {
+    if (child.exited) continue;
+    if (const auto status = reap_if_exited(child.process.pid)) {
+      child.status = *status;
       child.exited = true;
       ++job.exited_count;
       // A dead child's lifeline is closed; nothing is written to it any more.
-      close_fd(child.process.stdin_fd);
+      child.process.stdin_fd.reset();
       if (job.all_exited()) job.drain_deadline = Clock::now() + kDrainLimit;
     }
   }
@@ -312,15 +307,10 @@ void handle_deadlines(Job& job) {
 }
 
 // Reads what is available from one of `child`'s pipes; closes it at end of file.
-void pump(Job& job, const Child& child, int& fd, bool from_stderr) {
+void pump(Job& job, const Child& child, UniqueFd& fd, bool from_stderr) {
   char buffer[65536];
-  const ssize_t n = read(fd, buffer, sizeof(buffer));
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (n <= 0) {
-    close_fd(fd);
-    return;
-  }
-  const std::string_view bytes(buffer, static_cast<std::size_t>(n));
+  const std::string_view bytes = read_available(fd, buffer);
+  if (bytes.empty()) return;
   if (child.command->rank >= 0) {
     job.router.feed_rank(child.command->rank, from_stderr, bytes);
   } else {
@@ -330,25 +320,25 @@ void pump(Job& job, const Child& child, int& fd, bool from_stderr) {
 }
 
 bool output_open(const Child& child) {
-  return child.process.stdout_fd >= 0 || child.process.stderr_fd >= 0;
+  return child.process.stdout_fd.valid() || child.process.stderr_fd.valid();
 }
 
-void run_loop(Job& job, int signal_fd) {
+void run_loop(Job& job, ScopedSignalFd& signals) {
   for (;;) {
     const bool output_left = std::any_of(job.children.begin(), job.children.end(), output_open);
     if (job.all_exited() && (!output_left || Clock::now() >= job.drain_deadline)) break;
-    std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
+    std::vector<pollfd> fds = {{signals.fd(), POLLIN, 0}};
     std::vector<std::pair<Child*, bool>> owners;  // (child, from_stderr) of fds[1...]
     for (Child& child : job.children) {
       for (bool from_stderr : {false, true}) {
-        const int fd = from_stderr ? child.process.stderr_fd : child.process.stdout_fd;
-        if (fd < 0) continue;
-        fds.push_back({fd, POLLIN, 0});
+        const UniqueFd& fd = from_stderr ? child.process.stderr_fd : child.process.stdout_fd;
+        if (!fd.valid()) continue;
+        fds.push_back({fd.get(), POLLIN, 0});
         owners.emplace_back(&child, from_stderr);
       }
     }
     if (poll(fds.data(), fds.size(), next_timeout_ms(job)) < 0 && errno != EINTR) break;
-    if (fds[0].revents != 0) handle_signals(job, signal_fd);
+    if (fds[0].revents != 0) handle_signals(job, signals);
     for (std::size_t i = 1; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       auto& [child, from_stderr] = owners[i - 1];
@@ -356,18 +346,18 @@ void run_loop(Job& job, int signal_fd) {
            from_stderr);
     }
     // Output closed does not say the process exited (nor the reverse): look again each round.
-    handle_signals(job, signal_fd);
+    handle_signals(job, signals);
     for (Child& child : job.children) {
       settle(job, child, !output_open(child) || Clock::now() >= job.drain_deadline);
     }
     handle_deadlines(job);
   }
   for (Child& child : job.children) {
-    close_fd(child.process.stdout_fd);
-    close_fd(child.process.stderr_fd);
-    close_fd(child.process.stdin_fd);
-    while (!child.exited && waitpid(child.process.pid, &child.status, 0) < 0 && errno == EINTR) {
-    }
+    child.process.stdout_fd.reset();
+    child.process.stderr_fd.reset();
+    child.process.stdin_fd.reset();
+    if (child.exited) continue;
+    if (const auto status = wait_for_exit(child.process.pid)) child.status = *status;
   }
   // Whatever a child started and left behind in its session (a remote-shell client stuck on an
   // unreachable host, say) goes with it.
@@ -433,35 +423,14 @@ int report(Job& job) {
   return 0;
 }
 
-// Writes the child's environment block to its stdin (left open: the lifeline). The pipe is made
-// large enough first, so the write never waits for the child.
-void write_block(Child& child) {
-  const std::string& block = child.command->stdin_block;
-  int& fd = child.process.stdin_fd;
-  if (block.size() > 60000) fcntl(fd, F_SETPIPE_SZ, static_cast<int>(block.size() + 4096));
-  std::size_t done = 0;
-  while (done < block.size()) {
-    const ssize_t n = write(fd, block.data() + done, block.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the child is gone already; its exit is reported like any other
-    done += static_cast<std::size_t>(n);
-  }
-}
-
 }  // namespace
 
 int supervise(const SupervisorSettings& settings) {
-  sigset_t mask, previous;
-  sigemptyset(&mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&mask, sig);
-  sigprocmask(SIG_BLOCK, &mask, &previous);
-  const int signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  ScopedSignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGCHLD});
   Job job(settings);
   int exit_code = kExitLauncherFailure;
   // A lifeline of a rank that died is closed, not written to; never die of SIGPIPE anyway.
-  struct sigaction ignore_pipe {}, previous_pipe {};
-  ignore_pipe.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ignore_pipe, &previous_pipe);
+  const ScopedIgnoredSignal ignore_pipe(SIGPIPE);
   try {
     job.children.reserve(settings.children.size());
     for (const ChildCommand& command : settings.children) {
@@ -469,29 +438,23 @@ int supervise(const SupervisorSettings& settings) {
       child.command = &command;
       child.process = spawn_with_pipes(command.argv, settings.extra_env,
                                        !command.stdin_block.empty());
-      job.children.push_back(child);
-      if (!command.stdin_block.empty()) write_block(job.children.back());
+      if (!command.stdin_block.empty()) write_block(child.process.stdin_fd.get(), command.stdin_block);
+      job.children.push_back(std::move(child));
     }
     job.start_deadline = Clock::now() + Seconds(settings.start_timeout_s);
-    run_loop(job, signal_fd);
+    run_loop(job, signals);
     exit_code = report(job);
     exit_code = report_lost_output(job.router, settings.output_dir, exit_code);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "runrun: %s\n", error.what());
     for (Child& child : job.children) {
-      close_fd(child.process.stdin_fd);
-      close_fd(child.process.stdout_fd);
-      close_fd(child.process.stderr_fd);
+      child.process.stdin_fd.reset();
+      child.process.stdout_fd.reset();
+      child.process.stderr_fd.reset();
     }
     kill_children(job);
-    for (Child& child : job.children) {
-      while (waitpid(child.process.pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-    }
+    for (const Child& child : job.children) wait_for_exit(child.process.pid);
   }
-  sigaction(SIGPIPE, &previous_pipe, nullptr);
-  close(signal_fd);
-  sigprocmask(SIG_SETMASK, &previous, nullptr);
   return exit_code;
 }
 
