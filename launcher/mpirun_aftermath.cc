@@ -10,10 +10,9 @@
 
 namespace runrun::launcher {
 
-bool report_lost_daemon(const OutputRouter& router, const std::vector<std::string>& host_labels,
-                        const std::vector<int>& layout) {
-  if (router.lost_daemon_nodes().empty()) return false;
-  const std::string& node = router.lost_daemon_nodes().front();
+std::string lost_daemon_summary(const std::string& node,
+                                const std::vector<std::string>& host_labels,
+                                const std::vector<int>& layout) {
   const int host = host_index_of_node(node, host_labels);
   std::string where = "host " + node;
   if (host >= 0 && host < static_cast<int>(layout.size())) {
@@ -24,13 +23,12 @@ bool report_lost_daemon(const OutputRouter& router, const std::vector<std::strin
     where = "host " + host_labels[static_cast<std::size_t>(host)] + " (" +
             describe_ranks(ranks) + ")";
   }
-  std::fprintf(stderr, "runrun: the network link to %s was lost (a network partition, or the "
-                       "host went down): mpirun lost its connection to Open MPI's daemon there "
-                       "(its TCP keepalive, set from RUNRUN_PEER_TIMEOUT, went unanswered); no "
-                       "rank caused the failure, and the ranks were stopped. Check the network "
-                       "between this host and %s\n",
-               where.c_str(), node.c_str());
-  return true;
+  return "the network link to " + where +
+         " was lost (a network partition, or the host went down): mpirun lost its connection "
+         "to Open MPI's daemon there (its TCP keepalive, set from RUNRUN_PEER_TIMEOUT, went "
+         "unanswered); no rank caused the failure, and the ranks were stopped. Check the "
+         "network between this host and " +
+         node;
 }
 
 void report_mpirun_crash(OutputRouter& router, bool after_verdict) {

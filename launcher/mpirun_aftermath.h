@@ -13,10 +13,11 @@
 
 namespace runrun::launcher {
 
-// Prints the summary of a daemon mpirun lost ("runrun: the network link to host ns2 (ranks
-// 2-3) was lost ...") when the router saw one; returns whether it did.
-bool report_lost_daemon(const OutputRouter& router, const std::vector<std::string>& host_labels,
-                        const std::vector<int>& layout);
+// The summary of a daemon mpirun lost on `node` (OutputRouter::lost_daemon_nodes), without
+// "runrun: ": "the network link to host ns2 (ranks 2-3) was lost ...". Pure.
+std::string lost_daemon_summary(const std::string& node,
+                                const std::vector<std::string>& host_labels,
+                                const std::vector<int>& layout);
 
 // Keeps mpirun's crash report, if any, out of the story: written to a file named in one line
 // (`after_verdict`: the job's own summary was said; else the report is printed as it came,

@@ -10,9 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "launcher/child_io.h"
 #include "launcher/failure_ledger.h"
+#include "launcher/job_report.h"
 #include "launcher/mpirun_aftermath.h"
 #include "launcher/output_router.h"
 #include "launcher/rank_topology.h"
@@ -27,6 +29,18 @@ using Seconds = std::chrono::seconds;
 
 constexpr auto kDrainLimit = Seconds(3);  // output still open after mpirun exited
 
+// Where the job is on its way to its end; it only moves forward (the loop in run_loop ends in
+// kDone). A rank reported silent is waited on beside kRunning (silent_deadline), the ranks'
+// start beside kRunning and kFailureGrace (start_deadline), and the output after the last
+// child's exit beside any phase (drain_deadline).
+enum class Phase {
+  kRunning,       // no failure yet
+  kFailureGrace,  // a rank failed: the others get stop_grace_s to end by themselves
+  kStopping,      // every rank was asked to stop; they are killed at kill_deadline
+  kKilled,        // every child's session was killed
+  kDone,          // every child exited and its output was read (or given up on)
+};
+
 // A started process and what the loop knows of it.
 struct Child {
   const ChildCommand* command = nullptr;
@@ -40,24 +54,22 @@ struct Job {
   const SupervisorSettings& settings;
   OutputRouter router;
   std::vector<Child> children;
-  bool direct = false;  // ranks started directly (runrun --gloo), not by mpirun
+  const bool direct;  // ranks started directly (runrun --gloo), not by mpirun
+  Phase phase = Phase::kRunning;
   int exited_count = 0;
   std::vector<bool> started;
   std::vector<bool> ended;  // the rank's shim reported how it ended
   int started_count = 0;
   FailureLedger ledger;  // failures in arrival order, and what the ranks reported of them
   // Per rank: the first peer that reported it silent (stopped or hung), or -1; and when the
-  // first such rank is stopped if it still runs (ranks started directly only).
+  // first such rank is stopped if it still runs (ranks started directly only; none while no
+  // rank is reported silent, or once looked at).
   std::vector<int> silent_to;
   int silent_rank = -1;  // the rank stopped for it, for the summary
-  Clock::time_point silent_deadline;
-  bool silent_seen = false;
+  std::optional<Clock::time_point> silent_deadline;
   int stop_signal = 0;              // the signal that stopped the launcher
-  bool stopping = false;
-  bool killed = false;
-  bool start_timed_out = false;
+  bool start_timed_out = false;     // for the summary (it was said when it happened)
   Clock::time_point start_deadline, kill_deadline, drain_deadline, failure_deadline;
-  bool failure_seen = false;
 
   explicit Job(const SupervisorSettings& s)
       : settings(s),
@@ -70,6 +82,10 @@ struct Job {
         silent_to(s.num_proc, -1) {}
 
   bool all_exited() const { return exited_count == static_cast<int>(children.size()); }
+  bool stopping() const { return phase >= Phase::kStopping; }
+  bool waiting_for_start() const {
+    return !stopping() && started_count < settings.num_proc;
+  }
 };
 
 // SIGKILL to every process of every child's session (what is left of it).
@@ -89,16 +105,16 @@ std::string host_of(const Job& job, int rank) {
 // their lifelines (each shim then stops its command). A second request kills them.
 void request_stop(Job& job, int user_signal) {
   if (user_signal != 0 && job.stop_signal == 0) job.stop_signal = user_signal;
-  if (job.stopping) {
-    if (user_signal != 0 && !job.killed) {
+  if (job.stopping()) {
+    if (user_signal != 0 && job.phase == Phase::kStopping) {
       std::fprintf(stderr, "runrun: second stop request: killing %s\n",
                    job.direct ? "every rank" : "mpirun");
       kill_children(job);
-      job.killed = true;
+      job.phase = Phase::kKilled;
     }
     return;
   }
-  job.stopping = true;
+  job.phase = Phase::kStopping;
   for (Child& child : job.children) {
     if (job.direct) {
       child.process.stdin_fd.reset();
@@ -111,15 +127,15 @@ void request_stop(Job& job, int user_signal) {
 
 void record_failure(Job& job, const RankEvent& event) {
   job.ledger.record_failure(event);
-  if (job.direct && job.ledger.failed_in_init(event.rank) && !job.stopping) {
+  if (job.direct && job.ledger.failed_in_init(event.rank) && !job.stopping()) {
     // A rank that refused its own settings in init(): its peers wait for it inside init() and
     // can only fail later, for no reason of theirs. (mpirun stops them itself at once: the
     // rank exited without MPI_Finalize; a SIGTERM while it aborts only makes it crash.)
     request_stop(job, 0);
     return;
   }
-  if (!job.failure_seen) {
-    job.failure_seen = true;
+  if (job.phase == Phase::kRunning) {
+    job.phase = Phase::kFailureGrace;
     // mpirun stops the others by itself, and ranks started directly fail by themselves once
     // they notice the lost peer; whatever still runs after the grace time is stopped.
     job.failure_deadline = Clock::now() + Seconds(job.settings.stop_grace_s);
@@ -135,8 +151,7 @@ void note_silent(Job& job, const RankEvent& event) {
   int& reporter = job.silent_to[static_cast<std::size_t>(silent)];
   if (reporter >= 0) return;
   reporter = event.rank;
-  if (!job.silent_seen) {
-    job.silent_seen = true;
+  if (!job.silent_deadline) {
     job.silent_deadline = Clock::now() + Seconds(job.settings.stop_grace_s);
   }
 }
@@ -205,7 +220,7 @@ void settle(Job& job, Child& child, bool output_done) {
   if (child.settled || !child.exited || !output_done) return;
   child.settled = true;
   const int rank = child.command->rank;
-  if (rank < 0 || job.ended[static_cast<std::size_t>(rank)] || job.stopping) return;
+  if (rank < 0 || job.ended[static_cast<std::size_t>(rank)] || job.stopping()) return;
   const int status = child.status;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   RankEvent event{RankEvent::Kind::kExited, rank, WIFEXITED(status) ? WEXITSTATUS(status) : 0};
@@ -236,13 +251,11 @@ void report_start_timeout(Job& job) {
 // The next time something must happen, in poll()'s milliseconds (-1: none).
 int next_timeout_ms(const Job& job) {
   std::vector<Clock::time_point> due;
-  if (!job.stopping && job.started_count < job.settings.num_proc) due.push_back(job.start_deadline);
-  if (job.stopping && !job.killed) due.push_back(job.kill_deadline);
+  if (job.waiting_for_start()) due.push_back(job.start_deadline);
+  if (job.phase == Phase::kStopping) due.push_back(job.kill_deadline);
   if (job.all_exited()) due.push_back(job.drain_deadline);
-  if (job.failure_seen && !job.stopping) due.push_back(job.failure_deadline);
-  if (job.silent_seen && !job.failure_seen && !job.stopping) {
-    due.push_back(job.silent_deadline);
-  }
+  if (job.phase == Phase::kFailureGrace) due.push_back(job.failure_deadline);
+  if (job.phase == Phase::kRunning && job.silent_deadline) due.push_back(*job.silent_deadline);
   if (due.empty()) return -1;
   const auto left = *std::min_element(due.begin(), due.end()) - Clock::now();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
@@ -274,18 +287,18 @@ void report_still_running(const Job& job) {
 
 void handle_deadlines(Job& job) {
   const auto now = Clock::now();
-  if (!job.stopping && job.started_count < job.settings.num_proc && now >= job.start_deadline) {
+  if (job.waiting_for_start() && now >= job.start_deadline) {
     report_start_timeout(job);
     job.start_timed_out = true;
     request_stop(job, 0);
   }
-  if (job.failure_seen && !job.stopping && now >= job.failure_deadline) {
+  if (job.phase == Phase::kFailureGrace && now >= job.failure_deadline) {
     if (job.direct) report_still_running(job);
     request_stop(job, 0);
   }
   // After a failure, its own grace names and stops whatever still runs (report_still_running).
-  if (job.silent_seen && !job.failure_seen && !job.stopping && now >= job.silent_deadline) {
-    job.silent_seen = false;  // looked at once
+  if (job.phase == Phase::kRunning && job.silent_deadline && now >= *job.silent_deadline) {
+    job.silent_deadline.reset();  // looked at once
     const int rank = silent_still_running(job);
     if (rank >= 0) {
       job.silent_rank = rank;
@@ -297,12 +310,12 @@ void handle_deadlines(Job& job) {
       request_stop(job, 0);
     }
   }
-  if (job.stopping && !job.killed && now >= job.kill_deadline) {
+  if (job.phase == Phase::kStopping && now >= job.kill_deadline) {
     std::fprintf(stderr, "runrun: %s did not stop within %d s: killing %s\n",
                  job.direct ? "some ranks" : "mpirun", job.settings.stop_grace_s,
                  job.direct ? "them" : "it");
     kill_children(job);
-    job.killed = true;
+    job.phase = Phase::kKilled;
   }
 }
 
@@ -324,9 +337,12 @@ bool output_open(const Child& child) {
 }
 
 void run_loop(Job& job, ScopedSignalFd& signals) {
-  for (;;) {
+  while (job.phase != Phase::kDone) {
     const bool output_left = std::any_of(job.children.begin(), job.children.end(), output_open);
-    if (job.all_exited() && (!output_left || Clock::now() >= job.drain_deadline)) break;
+    if (job.all_exited() && (!output_left || Clock::now() >= job.drain_deadline)) {
+      job.phase = Phase::kDone;
+      break;
+    }
     std::vector<pollfd> fds = {{signals.fd(), POLLIN, 0}};
     std::vector<std::pair<Child*, bool>> owners;  // (child, from_stderr) of fds[1...]
     for (Child& child : job.children) {
@@ -366,61 +382,47 @@ void run_loop(Job& job, ScopedSignalFd& signals) {
   handle_events(job);
 }
 
-int report(Job& job) {
-  const int status = job.children.front().status;
-  const int mpirun_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (job.stop_signal != 0) {
-    std::fprintf(stderr, "runrun: stopped by %s; every rank was stopped\n",
-                 strsignal(job.stop_signal));
-    report_mpirun_crash(job.router, true);
-    return 128 + job.stop_signal;
-  }
+// What happened, for job_report.
+JobRecord record_of(const Job& job) {
+  JobRecord record;
+  record.direct = job.direct;
+  record.stop_signal = job.stop_signal;
   if (!job.ledger.empty()) {
     std::vector<int> host_of_rank(static_cast<std::size_t>(job.settings.num_proc));
     for (int rank = 0; rank < job.settings.num_proc; ++rank) {
       host_of_rank[static_cast<std::size_t>(rank)] =
           topology_of_rank(rank, job.settings.layout).host_index;
     }
-    const FailureLedger::Summary summary =
-        job.ledger.summarize(host_of_rank, job.settings.host_labels);
-    std::fprintf(stderr, "runrun: %s\n", summary.text.c_str());
-    report_mpirun_crash(job.router, true);
-    return summary.exit_code;
+    record.failure = job.ledger.summarize(host_of_rank, job.settings.host_labels);
   }
-  if (!job.direct &&
-      report_lost_daemon(job.router, job.settings.host_labels, job.settings.layout)) {
-    report_mpirun_crash(job.router, true);
-    return kExitLauncherFailure;
+  if (!job.router.lost_daemon_nodes().empty()) {
+    record.lost_daemon_node = job.router.lost_daemon_nodes().front();
   }
-  if (job.start_timed_out) return kExitLauncherFailure;
-  if (job.silent_rank >= 0) {
-    std::fprintf(stderr, "runrun: rank %d on host %s stopped answering (stopped or hung) and was "
-                         "stopped with the other ranks\n",
-                 job.silent_rank, host_of(job, job.silent_rank).c_str());
-    return kExitLauncherFailure;
-  }
-  if (!job.direct && mpirun_code != 0) {
-    job.router.release_held_boxes();  // mpirun's own account is the only one there is
+  record.host_labels = job.settings.host_labels;
+  record.layout = job.settings.layout;
+  record.start_timed_out = job.start_timed_out;
+  record.silent_rank = job.silent_rank;
+  if (job.silent_rank >= 0) record.silent_rank_host = host_of(job, job.silent_rank);
+  const int status = job.children.front().status;
+  record.mpirun_exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  record.started_count = job.started_count;
+  record.num_proc = job.settings.num_proc;
+  return record;
+}
+
+// Prints the verdict, with mpirun's own reports where it says; returns the exit status.
+int report(Job& job) {
+  const JobReport verdict = job_report(record_of(job));
+  using MpirunOutput = JobReport::MpirunOutput;
+  if (verdict.mpirun_output == MpirunOutput::kReleasedBeforeText) {
+    job.router.release_held_boxes();
     report_mpirun_crash(job.router, false);
-    if (job.started_count == job.settings.num_proc) {
-      // Every rank ran and ended with 0 or was stopped: mpirun counts a rank that ends without
-      // MPI_Finalize as failed, which is how runrun leaves after an error not every rank took
-      // part in (core/runtime.cc: the transport is not finalized then).
-      std::fprintf(stderr, "runrun: mpirun exited with status %d although every rank started "
-                           "and none reported a failure: a rank ended without MPI_Finalize (as "
-                           "runrun's ranks do after a stall shutdown or a lost peer: see the "
-                           "ranks' messages above) or was killed from outside; see mpirun's "
-                           "message above\n",
-                   mpirun_code);
-    } else {
-      std::fprintf(stderr, "runrun: mpirun exited with status %d and no rank reported a "
-                           "failure (a rank killed from outside, or mpirun could not start the "
-                           "ranks); see mpirun's message above\n",
-                   mpirun_code);
-    }
-    return kExitLauncherFailure;
   }
-  return 0;
+  std::fputs(verdict.text.c_str(), stderr);
+  if (verdict.mpirun_output == MpirunOutput::kCrashAfterText) {
+    report_mpirun_crash(job.router, true);
+  }
+  return verdict.exit_code;
 }
 
 }  // namespace
@@ -438,7 +440,9 @@ int supervise(const SupervisorSettings& settings) {
       child.command = &command;
       child.process = spawn_with_pipes(command.argv, settings.extra_env,
                                        !command.stdin_block.empty());
-      if (!command.stdin_block.empty()) write_block(child.process.stdin_fd.get(), command.stdin_block);
+      if (!command.stdin_block.empty()) {
+        write_block(child.process.stdin_fd.get(), command.stdin_block);
+      }
       job.children.push_back(std::move(child));
     }
     job.start_deadline = Clock::now() + Seconds(settings.start_timeout_s);

@@ -7,7 +7,8 @@
 // it routes their output, watches the rank shims' events and signals, and turns all of it into
 // one exit status. A rank started directly gets its environment block on its stdin, which then
 // stays open as its lifeline: stopping the job closes every lifeline (each shim then stops its
-// command), and kills what is left after the grace time.
+// command), and kills what is left after the grace time. Its loop moves through explicit phases
+// (running, failure grace, stopping, killed, done); its final verdict is launcher/job_report.h.
 // Thread-safety: runs on the main thread; blocks SIGINT/SIGTERM/SIGHUP/SIGCHLD while it runs
 // (it receives them through a signalfd).
 
