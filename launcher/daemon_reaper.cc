@@ -90,26 +90,26 @@ long daemon_reaper_grace_ms(const char* peer_timeout_text) {
                                     : grace_ms > kMaximumGraceMs ? kMaximumGraceMs : grace_ms;
 }
 
-int watch_open_mpi_daemon(pid_t parent) {
-  if (parent <= 1 || !is_open_mpi_daemon(process_name(parent))) return -1;
-  const int pidfd = pidfd_open_of(parent);
-  if (pidfd < 0) return -1;
-  fcntl(pidfd, F_SETFD, FD_CLOEXEC);  // the rank's command must not hold it
+UniqueFd watch_open_mpi_daemon(pid_t parent) {
+  if (parent <= 1 || !is_open_mpi_daemon(process_name(parent))) return {};
+  UniqueFd pidfd(pidfd_open_of(parent));
+  // The rank's command must not hold it.
+  if (pidfd.valid()) fcntl(pidfd.get(), F_SETFD, FD_CLOEXEC);
   return pidfd;
 }
 
-void leave_daemon_reaper(int daemon_pidfd, long grace_ms) {
-  if (daemon_pidfd < 0) return;
+void leave_daemon_reaper(UniqueFd daemon_pidfd, long grace_ms) {
+  if (!daemon_pidfd.valid()) return;
+  const int pidfd = daemon_pidfd.get();
   const pid_t reaper = fork();
-  if (reaper == 0) {
-    detach(daemon_pidfd);
-    if (!exits_within(daemon_pidfd, grace_ms)) {
-      pidfd_signal(daemon_pidfd, SIGTERM);
-      if (!exits_within(daemon_pidfd, kKillAfterTermMs)) pidfd_signal(daemon_pidfd, SIGKILL);
+  if (reaper == 0) {  // leaves by _exit: no destructor closes the pidfd here
+    detach(pidfd);
+    if (!exits_within(pidfd, grace_ms)) {
+      pidfd_signal(pidfd, SIGTERM);
+      if (!exits_within(pidfd, kKillAfterTermMs)) pidfd_signal(pidfd, SIGKILL);
     }
     _exit(0);
   }
-  close(daemon_pidfd);
 }
 
 }  // namespace runrun::launcher

@@ -13,6 +13,8 @@
 
 #include <string_view>
 
+#include "launcher/unique_fd.h"
+
 namespace runrun::launcher {
 
 // True for the process names of Open MPI's per-host daemon (orted in 4.x, prted in 5.x).
@@ -25,14 +27,15 @@ bool is_open_mpi_daemon(std::string_view process_name);
 long daemon_reaper_grace_ms(const char* peer_timeout_text);
 
 // A handle on the shim's parent when it is Open MPI's daemon: a pidfd, which stays bound to
-// that very process (no pid reuse). Returns -1 when the parent is something else (mpirun itself
-// for a rank on its own host, the launcher, srun) or pidfds are not available.
-int watch_open_mpi_daemon(pid_t parent);
+// that very process (no pid reuse), close-on-exec. Returns none (!valid()) when the parent is
+// something else (mpirun itself for a rank on its own host, the launcher, srun) or pidfds are
+// not available.
+UniqueFd watch_open_mpi_daemon(pid_t parent);
 
 // Forks a detached reaper (a session of its own, no inherited descriptors but `daemon_pidfd`,
 // standard streams on /dev/null so that the daemon sees the rank's output end) that returns at
 // once when the daemon exits, and otherwise after `grace_ms` sends it SIGTERM, then SIGKILL
-// 3 s later. Closes `daemon_pidfd` in the caller. Does nothing when `daemon_pidfd` is -1.
-void leave_daemon_reaper(int daemon_pidfd, long grace_ms);
+// 3 s later. `daemon_pidfd` is closed in the caller. Does nothing when it holds none.
+void leave_daemon_reaper(UniqueFd daemon_pidfd, long grace_ms);
 
 }  // namespace runrun::launcher

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/env_names.h"
@@ -294,7 +295,7 @@ int run_rank_shim(int argc, char** argv) {
   if (getppid() != parent) forward_signal(SIGTERM);
   // Under mpirun, on a host other than mpirun's, the parent is Open MPI's daemon (see
   // daemon_reaper.h for why a failed rank may have to end it).
-  const int daemon_pidfd = launcher_mode || srun_mode ? -1 : watch_open_mpi_daemon(parent);
+  UniqueFd daemon_pidfd = launcher_mode || srun_mode ? UniqueFd() : watch_open_mpi_daemon(parent);
   write_stderr(format_rank_event({RankEvent::Kind::kStarted, rank, 0}));
   sigset_t child_signal;
   sigemptyset(&child_signal);
@@ -337,11 +338,10 @@ int run_rank_shim(int argc, char** argv) {
   // from its mpirun. A rank the daemon stopped (or one orphaned already) needs no reaper.
   if (exit_code != 0 && !g_stop_requested && getppid() == parent) {
     const std::string peer_timeout_name(knobs::kPeerTimeout.env_name);
-    leave_daemon_reaper(daemon_pidfd, daemon_reaper_grace_ms(std::getenv(peer_timeout_name.c_str())));
-  } else if (daemon_pidfd >= 0) {
-    close(daemon_pidfd);
+    leave_daemon_reaper(std::move(daemon_pidfd),
+                        daemon_reaper_grace_ms(std::getenv(peer_timeout_name.c_str())));
   }
-  return exit_code;
+  return exit_code;  // a pidfd not handed to a reaper closes here
 }
 
 }  // namespace runrun::launcher

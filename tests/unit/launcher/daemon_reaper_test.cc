@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <utility>
+
+#include "launcher/child_io.h"
 
 namespace {
 
@@ -29,13 +31,6 @@ pid_t start_daemon(int seconds, bool ignore_term) {
 
 int pidfd_of(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
-// The daemon's wait status; the wait is bounded by the daemon's own sleep.
-int wait_status(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
 
 }  // namespace
 
@@ -47,7 +42,7 @@ TEST_CASE("launcher/daemon_reaper: only Open MPI's daemons are watched") {
   CHECK_FALSE(is_open_mpi_daemon("orted2"));
   CHECK_FALSE(is_open_mpi_daemon(""));
   // The test process itself is no daemon: its children get no watch.
-  CHECK(runrun::launcher::watch_open_mpi_daemon(getpid()) == -1);
+  CHECK_FALSE(runrun::launcher::watch_open_mpi_daemon(getpid()).valid());
 }
 
 TEST_CASE("launcher/daemon_reaper: the grace is the peer timeout within 5-10 s") {
@@ -67,10 +62,13 @@ TEST_CASE("launcher/daemon_reaper: the grace is the peer timeout within 5-10 s")
 int status_after_reaper(int daemon_seconds, bool ignore_term, long grace_ms) {
   const pid_t daemon = start_daemon(daemon_seconds, ignore_term);
   REQUIRE(daemon > 0);
-  const int pidfd = pidfd_of(daemon);
-  REQUIRE(pidfd >= 0);
-  leave_daemon_reaper(pidfd, grace_ms);
-  return wait_status(daemon);
+  runrun::launcher::UniqueFd pidfd(pidfd_of(daemon));
+  REQUIRE(pidfd.valid());
+  leave_daemon_reaper(std::move(pidfd), grace_ms);
+  // The wait is bounded by the daemon's own sleep.
+  const auto status = runrun::launcher::wait_for_exit(daemon);
+  REQUIRE(status.has_value());
+  return *status;
 }
 
 TEST_CASE("launcher/daemon_reaper: a daemon still there after the grace is ended") {
