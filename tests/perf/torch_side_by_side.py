@@ -19,16 +19,23 @@ process group with backend "gloo" over a TCPStore that rank 0 opens on a free po
 Cases: one float32 sum allreduce per size (runrun: hvd.allreduce_(t, op=hvd.Sum), in place as
 torch's dist.all_reduce is; --out-of-place adds hvd.allreduce, which allocates its output), and
 "many": --many-count tensors of --many-bytes, all started (hvd.allreduce_async_ /
-dist.all_reduce(async_op=True)), then all waited (hvd.synchronize / work.wait()).
+dist.all_reduce(async_op=True)), then all waited (hvd.synchronize / work.wait()); with --mlp,
+a training step of a synthetic MLP (--mlp-width wide, 3 layers, a batch of 64 per rank):
+hvd.DistributedOptimizer against DistributedDataParallel, both from the same weights, checked to
+reach the same weights after one step before anything is timed.
 Thread-safety: a script; one thread drives both libraries.
 """
 
 import argparse
+import copy
 import datetime
+import fcntl
+import ipaddress
 import json
 import os
 import socket
 import statistics
+import struct
 import sys
 import time
 
@@ -62,7 +69,58 @@ def parse_args():
     p.add_argument("--out-of-place", action="store_true",
                    help="also time hvd.allreduce (allocates its output)")
     p.add_argument("--timeout", type=float, default=300, help="torch store/process group timeout s")
+    p.add_argument("--mlp", action="store_true",
+                   help="also time a training step: DistributedOptimizer against DDP")
+    p.add_argument("--mlp-width", type=int, default=1024, help="hidden width of the MLP")
     return p.parse_args()
+
+
+def interface_addresses():
+    """{interface name: IPv4 address} of this host's interfaces that have one."""
+    found = {}
+    for name in sorted(os.listdir("/sys/class/net")):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            packed = fcntl.ioctl(s.fileno(), 0x8915,  # SIOCGIFADDR
+                                 struct.pack("256s", name.encode()[:15]))
+            found[name] = socket.inet_ntoa(packed[20:24])
+        except OSError:
+            pass
+        finally:
+            s.close()
+    return found
+
+
+def runrun_network():
+    """(interface name, address) of the network runrun's ranks use: RUNRUN_NETWORK_INTERFACE
+    or Open MPI's btl_tcp_if_include (an interface name or a CIDR block, as the launcher's
+    --network-interface gives them), else
+    the route to the launcher's rendezvous server; (None, None) when neither says. Host names
+    need not resolve between hosts (network-namespace hosts), so torch is given addresses."""
+    addresses = interface_addresses()
+    spec = (os.environ.get("RUNRUN_NETWORK_INTERFACE") or  # runrun --gloo
+            os.environ.get("OMPI_MCA_btl_tcp_if_include") or "")  # --mpi: mpirun's --mca
+    for item in filter(None, spec.split(",")):
+        if item in addresses:
+            return item, addresses[item]
+        try:
+            block = ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            continue
+        for name, address in addresses.items():
+            if ipaddress.ip_address(address) in block:
+                return name, address
+    target = os.environ.get("RUNRUN_RENDEZVOUS_ADDR")
+    if not target:
+        return None, None
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect((target, int(os.environ.get("RUNRUN_RENDEZVOUS_PORT", "9"))))
+        address = probe.getsockname()[0]
+    finally:
+        probe.close()
+    name = next((n for n, a in addresses.items() if a == address), None)
+    return name, address
 
 
 def init_torch_gloo(timeout_s):
@@ -72,9 +130,14 @@ def init_torch_gloo(timeout_s):
     timeout = datetime.timedelta(seconds=timeout_s)
     if one_host:
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # as runrun's own ranks: loopback
+        address = "127.0.0.1"
+    else:
+        interface, address = runrun_network()
+        if interface:
+            os.environ.setdefault("GLOO_SOCKET_IFNAME", interface)
     store = None
     if rank == 0:
-        host = "127.0.0.1" if one_host else socket.getfqdn()
+        host = "127.0.0.1" if one_host else (address or socket.getfqdn())
         store = dist.TCPStore("0.0.0.0" if not one_host else host, 0, size, True, timeout,
                               wait_for_workers=False)
         where = (host, store.port)
@@ -202,6 +265,55 @@ def run_case(op, tensors, batch, args, emit):
     emit(result)
 
 
+def run_mlp(args, emit):
+    """A training step of the same MLP on both sides: hvd.DistributedOptimizer (gradients
+    averaged by runrun as backward produces them) against DistributedDataParallel."""
+    torch.manual_seed(0)
+    width = args.mlp_width
+    base = torch.nn.Sequential(torch.nn.Linear(784, width), torch.nn.ReLU(),
+                               torch.nn.Linear(width, width), torch.nn.ReLU(),
+                               torch.nn.Linear(width, 10))
+    ours, theirs = copy.deepcopy(base), copy.deepcopy(base)
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(ours.parameters(), lr=0.01),
+                                         named_parameters=ours.named_parameters())
+    ddp = torch.nn.parallel.DistributedDataParallel(theirs)
+    ddp_optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    generator = torch.Generator().manual_seed(1 + hvd.rank())
+    x = torch.randn(64, 784, generator=generator)
+    y = torch.randint(0, 10, (64,), generator=generator)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def runrun_step():
+        optimizer.zero_grad()
+        loss_fn(ours(x), y).backward()
+        optimizer.step()
+
+    def torch_step():
+        ddp_optimizer.zero_grad()
+        loss_fn(ddp(x), y).backward()
+        ddp_optimizer.step()
+
+    runrun_step()
+    torch_step()
+    for (name, a), b in zip(ours.named_parameters(), theirs.parameters()):
+        if not torch.allclose(a, b, rtol=1e-4, atol=1e-6):
+            raise SystemExit(f"torch_side_by_side rank {hvd.rank()}: after one MLP step, {name} "
+                             f"differs between runrun and DDP by {(a - b).abs().max().item()} "
+                             f"(checked before timing; one side averages wrongly)")
+    times = time_sides([runrun_step, torch_step], 1, args)
+    params = list(ours.parameters())
+    result = {"op": "mlp_step", "bytes": sum(p.numel() * p.element_size() for p in params),
+              "tensors": len(params), "ranks": hvd.size(), "batch": 1}
+    stats = [summary(us) for us in times]
+    for label, st in zip(("runrun", "torch"), stats):
+        result[f"{label}_us"] = round(st["median"], 3)
+        result[f"{label}_min_us"] = round(st["min"], 3)
+        result["iters"] = st["n"]
+    result["ratio"] = round(stats[0]["median"] / stats[1]["median"], 4)
+    result["ratio_min"] = round(stats[0]["min"] / stats[1]["min"], 4)
+    emit(result)
+
+
 def human(nbytes):
     for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if nbytes >= scale and nbytes % scale == 0:
@@ -226,7 +338,8 @@ def make_emitter(args, rank):
             header_done.append(True)
             print(f"{'case':<12} {'bytes':>10} {'tensors':>7} {'runrun med (min) us':>22} "
                   f"{'torch med (min) us':>22} {'ratio':>6} {'min/min':>7}", flush=True)
-        label = "allreduce" if row["tensors"] == 1 else "many async"
+        label = ("mlp step" if row["op"] == "mlp_step" else
+                 "allreduce" if row["tensors"] == 1 else "many async")
         rr = f"{row['runrun_us']:.1f} ({row['runrun_min_us']:.1f})"
         tt = f"{row['torch_us']:.1f} ({row['torch_min_us']:.1f})"
         line = (f"{label:<12} {human(row['bytes']):>10} {row['tensors']:>7} {rr:>22} {tt:>22} "
@@ -259,6 +372,8 @@ def main():
         count = max(1, parse_bytes(args.many_bytes) // 4)
         tensors = [torch.zeros(count, dtype=torch.float32) for _ in range(args.many_count)]
         run_case("allreduce.many", tensors, 1, args, emit)
+    if args.mlp:
+        run_mlp(args, emit)
     dist.barrier()
     dist.destroy_process_group()
     hvd.shutdown()
