@@ -18,7 +18,7 @@
 #
 # Usage: tests/perf/scale/scale_bench.sh BUILD_DIR [options]
 #   --layouts "2 4 8 2x2"   layouts to run (default)
-#   --rate 1gbit            per-host link rate for tc (default 1gbit)
+#   --rate 1gbit            per-host link rate for tc (default 1gbit; none: no shaping)
 #   --sizes 4,64K,1M,16M,64M
 #   --out DIR               where the JSON lines go (default /tmp/runrun_scale)
 #   --skip-mpi              no `runrun --mpi` runs
@@ -64,6 +64,7 @@ make_hosts "$most"
 # Both directions of every host's link: the host's egress on its end of the veth pair, its
 # ingress as the bridge port's egress.
 for i in $(seq 1 "$most"); do
+  [ "$rate" = none ] && break
   ns="${HOST_NAMESPACES[$((i - 1))]}"
   tag="${ns%ns*}"
   for where in "ip netns exec $ns tc" "tc"; do

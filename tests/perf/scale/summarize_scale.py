@@ -14,6 +14,8 @@ import os
 
 
 def rate_bytes_per_s(text):
+    if text == "none":
+        return None
     units = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
     for unit, scale in units.items():
         if text.lower().endswith(unit):
@@ -42,7 +44,7 @@ def ranks_of(layout):
 
 def link_fraction(nbytes, us, ranks, link):
     """Bus bandwidth (2 (N-1)/N of the buffer each way per rank) over the link rate."""
-    if not us:
+    if not us or not link:
         return None
     return 2 * (ranks - 1) / ranks * nbytes / (us * 1e-6) / link
 
