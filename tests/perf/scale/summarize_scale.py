@@ -1,7 +1,8 @@
 """Tables of a scale_bench.sh run: per layout, every allreduce size with runrun over Gloo, raw
 Gloo, torch.distributed's gloo and runrun over MPI (median microseconds, and bus bandwidth as a
 fraction of the shaped link), the cached step of 100 tensors and the MLP training step; then
-one line per layout for the 4-byte latency and the largest size's link fraction.
+one line per layout for the 4-byte latency and the largest size's link fraction; then the cost
+model of docs/scaling.md, fitted on the smallest layout, against every layout's measurements.
 
 Usage: python3 tests/perf/scale/summarize_scale.py --rate 1gbit OUT_DIR LAYOUT...
 Thread-safety: a script.
@@ -47,6 +48,50 @@ def link_fraction(nbytes, us, ranks, link):
     if not us or not link:
         return None
     return 2 * (ranks - 1) / ranks * nbytes / (us * 1e-6) / link
+
+
+def small_steps(ranks):
+    """Steps of a small allreduce (and of a negotiation round) at N ranks: one direct step up
+    to 4 ranks, else recursive doubling (log2 of the largest power of two, +2 to fold)."""
+    if ranks <= 4:
+        return 1
+    group = 1 << (ranks.bit_length() - 1)
+    return int(math.log2(group)) + (2 if group != ranks else 0)
+
+
+def large_time_s(ranks, nbytes, alpha_s, link):
+    """A large allreduce: direct reduce-scatter + allgather up to 4 ranks (2 steps), else
+    halving-doubling (2 log2 P steps, plus the fold's two whole-buffer steps)."""
+    group = 1 << (ranks.bit_length() - 1)
+    if ranks <= 4:
+        return 2 * alpha_s + 2 * (ranks - 1) / ranks * nbytes / link
+    fold = 0 if group == ranks else 2 * (alpha_s + nbytes / link)
+    return 2 * math.log2(group) * alpha_s + 2 * (group - 1) / group * nbytes / link + fold
+
+
+def model_table(overview, link, rate):
+    """The model fitted on the first layout: alpha = raw Gloo's 4-byte allreduce (one step),
+    the runtime's fixed cost = its 4-byte op minus a negotiation round and an allreduce."""
+    first = overview[0]
+    if not first[2] or not link:
+        return
+    alpha_s = first[2]["raw_us"] * 1e-6 / small_steps(first[1])
+    fixed_s = first[2]["runtime_us"] * 1e-6 - 2 * small_steps(first[1]) * alpha_s
+    print(f"\n## Model against measurements, links {rate}\n")
+    print(f"Fitted on {first[0]}: alpha {alpha_s * 1e6:.0f} us per step (raw Gloo's 4 B), the "
+          f"runtime's fixed cost {fixed_s * 1e6:.0f} us per op.\n")
+    print("| layout | ranks | steps (small) | 4 B measured us | 4 B model us | largest | "
+          "measured ms | model ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for layout, ranks, small, _, large_size, large in overview:
+        steps = small_steps(ranks)
+        predicted_small = (fixed_s + 2 * steps * alpha_s) * 1e6
+        predicted_large = (fixed_s + large_time_s(ranks, large_size, alpha_s, link)) * 1e3 \
+            if large_size else None
+        print(f"| {layout} | {ranks} | {steps} | {cell(small and small['runtime_us'])} | "
+              f"{predicted_small:.0f} | {human(large_size) if large_size else '—'} | "
+              f"{cell(large and large['runtime_us'] / 1e3, '{:.1f}')} | "
+              f"{cell(predicted_large, '{:.1f}')} |")
 
 
 def cell(value, fmt="{:.0f}"):
@@ -106,6 +151,7 @@ def main():
               f"{cell(small and small['runtime_us'])} | "
               f"{cell(torch_small and torch_small.get('torch_us'))} | "
               f"{human(large_size) if large_size else '—'} | {cell(fraction, '{:.2f}')} |")
+    model_table(overview, link, args.rate)
 
 
 if __name__ == "__main__":
