@@ -3,7 +3,8 @@
 // a peer (the peer was lost, or shut its runtime down while this rank still ran ops) usually
 // exits first, a moment before the peer itself, so the first exit is often the wrong rank to
 // name. The rank's runtime tells the launcher why it failed with a marker line on its stderr:
-// the same channel the rank shim reports starts and exits on (launcher/rank_report.h), which
+// the same channel the rank shim reports starts and exits on (launcher/processes/rank_report.h),
+// which
 // the launcher recognises and hides.
 // Thread-safety: any thread; each (cause, peer) is reported once per process, and the launcher
 // weighs them (a peer that failed itself is the cause to name).

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "launcher/subprocess.h"
+#include "launcher/processes/subprocess.h"
 #include "ops/backend_catalog.h"
 #include "ops/gpu_libraries.h"
 

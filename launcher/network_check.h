@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/launch_options.h"
+#include "launcher/options/launch_options.h"
 
 namespace runrun::launcher {
 

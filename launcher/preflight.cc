@@ -14,9 +14,9 @@
 #include <set>
 
 #include "common/errors.h"
-#include "launcher/remote_shell.h"
-#include "launcher/shell_words.h"
-#include "launcher/subprocess.h"
+#include "launcher/remote/remote_shell.h"
+#include "launcher/remote/shell_words.h"
+#include "launcher/processes/subprocess.h"
 
 namespace runrun::launcher {
 namespace {

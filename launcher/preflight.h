@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "launcher/environment.h"
-#include "launcher/host_list.h"
-#include "launcher/launch_options.h"
-#include "launcher/local_host.h"
+#include "launcher/remote/environment.h"
+#include "launcher/hosts/host_list.h"
+#include "launcher/options/launch_options.h"
+#include "launcher/hosts/local_host.h"
 
 namespace runrun::launcher {
 

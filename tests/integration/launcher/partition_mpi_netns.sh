@@ -7,7 +7,8 @@
 # mpirun's own crash while shutting down (if any) must not reach the terminal, and the job
 # must fail. With RUNRUN_TEST_CHATTER=1 every rank prints after each allreduce, so the daemons'
 # connections hold unacknowledged output when the link is cut: TCP keepalive never probes such
-# a connection, and only the reaper a failed rank's shim leaves (launcher/daemon_reaper.h) ends
+# a connection, and only the reaper a failed rank's shim leaves
+# (launcher/processes/daemon_reaper.h) ends
 # ns2's daemon in time. Usage: partition_mpi_netns.sh RUNRUN TOPOLOGY_PROBE
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/netns_hosts.sh"

@@ -1,5 +1,5 @@
-// The launcher's child-process helpers (launcher/child_io.h) on real pipes and children.
-#include "launcher/child_io.h"
+// The launcher's child-process helpers (launcher/processes/child_io.h) on real pipes and children.
+#include "launcher/processes/child_io.h"
 
 #include <catch2/catch.hpp>
 #include <fcntl.h>

@@ -10,9 +10,9 @@
 
 #include "common/errors.h"
 #include "common/slurm_lists.h"
-#include "launcher/cluster_hosts.h"
-#include "launcher/command_line.h"
-#include "launcher/srun_command.h"
+#include "launcher/hosts/cluster_hosts.h"
+#include "launcher/options/command_line.h"
+#include "launcher/remote/srun_command.h"
 
 using runrun::InvalidArgumentError;
 using runrun::slurm::expand_counts;

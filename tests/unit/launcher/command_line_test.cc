@@ -6,7 +6,7 @@
 
 #include "common/errors.h"
 #include "common/knobs.h"
-#include "launcher/command_line.h"
+#include "launcher/options/command_line.h"
 
 using namespace runrun::launcher;
 using Args = std::vector<std::string>;

@@ -1,6 +1,7 @@
-// The reaper a failed rank's shim leaves for Open MPI's daemon (launcher/daemon_reaper.h), with
+// The reaper a failed rank's shim leaves for Open MPI's daemon
+// (launcher/processes/daemon_reaper.h), with
 // real processes standing in for the daemon: a child of this test, watched through a pidfd.
-#include "launcher/daemon_reaper.h"
+#include "launcher/processes/daemon_reaper.h"
 
 #include <catch2/catch.hpp>
 #include <signal.h>
@@ -10,7 +11,7 @@
 
 #include <utility>
 
-#include "launcher/child_io.h"
+#include "launcher/processes/child_io.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "common/errors.h"
-#include "launcher/elastic_hosts.h"
-#include "launcher/elastic_options.h"
+#include "launcher/elastic/elastic_hosts.h"
+#include "launcher/elastic/elastic_options.h"
 
 using namespace runrun::launcher;
 
@@ -130,7 +130,7 @@ TEST_CASE("elastic options: defaults and the checks between -np, --min-np and --
 
 #include <sstream>
 
-#include "launcher/command_line.h"
+#include "launcher/options/command_line.h"
 
 TEST_CASE("elastic flags on the command line: Gloo implied, conflicts refused") {
   std::ostringstream out;

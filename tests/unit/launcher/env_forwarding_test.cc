@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/errors.h"
-#include "launcher/env_forwarding.h"
+#include "launcher/remote/env_forwarding.h"
 
 using namespace runrun::launcher;
 using Names = std::vector<std::string>;

@@ -1,9 +1,10 @@
-// The launcher's summary of a failed job (launcher/failure_ledger.h): which rank it names, and
-// the network partition it names instead of a rank (launcher/partition_verdict.h).
+// The launcher's summary of a failed job (launcher/processes/failure_ledger.h): which rank it
+// names, and
+// the network partition it names instead of a rank (launcher/processes/partition_verdict.h).
 #include <catch2/catch.hpp>
 
-#include "launcher/failure_ledger.h"
-#include "launcher/partition_verdict.h"
+#include "launcher/processes/failure_ledger.h"
+#include "launcher/processes/partition_verdict.h"
 
 using namespace runrun::launcher;
 using Kind = RankEvent::Kind;

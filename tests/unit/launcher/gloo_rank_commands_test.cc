@@ -1,7 +1,7 @@
 // runrun --gloo: each rank's exact command and the environment block it gets on its stdin.
 #include <catch2/catch.hpp>
 
-#include "launcher/gloo_rank_commands.h"
+#include "launcher/remote/gloo_rank_commands.h"
 
 using namespace runrun::launcher;
 using Args = std::vector<std::string>;

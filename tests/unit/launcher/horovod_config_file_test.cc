@@ -6,8 +6,8 @@
 
 #include "common/errors.h"
 #include "common/knobs.h"
-#include "launcher/command_line.h"
-#include "launcher/yaml_mapping.h"
+#include "launcher/options/command_line.h"
+#include "launcher/options/yaml_mapping.h"
 
 using namespace runrun::launcher;
 using Args = std::vector<std::string>;

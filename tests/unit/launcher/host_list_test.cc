@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "common/errors.h"
-#include "launcher/host_list.h"
+#include "launcher/hosts/host_list.h"
 
 using runrun::InvalidArgumentError;
 using namespace runrun::launcher;

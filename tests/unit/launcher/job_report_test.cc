@@ -1,12 +1,13 @@
-// The launcher's verdict on a job (launcher/job_report.h): its exit status, the line it prints
+// The launcher's verdict on a job (launcher/processes/job_report.h): its exit status, the line it
+// prints
 // and where mpirun's own reports go, for each thing that can end a job.
-#include "launcher/job_report.h"
+#include "launcher/processes/job_report.h"
 
 #include <catch2/catch.hpp>
 #include <signal.h>
 
-#include "launcher/failure_ledger.h"
-#include "launcher/supervisor.h"
+#include "launcher/processes/failure_ledger.h"
+#include "launcher/processes/supervisor.h"
 
 using namespace runrun::launcher;
 using Kind = RankEvent::Kind;

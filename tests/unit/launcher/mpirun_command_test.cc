@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "launcher/mpirun_command.h"
+#include "launcher/remote/mpirun_command.h"
 
 using namespace runrun::launcher;
 using Args = std::vector<std::string>;

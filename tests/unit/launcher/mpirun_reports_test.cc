@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "launcher/mpirun_reports.h"
+#include "launcher/processes/mpirun_reports.h"
 
 using namespace runrun::launcher;
 

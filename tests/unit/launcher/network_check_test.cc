@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "common/errors.h"
-#include "launcher/command_line.h"
+#include "launcher/options/command_line.h"
 #include "launcher/network_check.h"
 
 using namespace runrun::launcher;

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "launcher/output_router.h"
+#include "launcher/processes/output_router.h"
 
 using namespace runrun::launcher;
 

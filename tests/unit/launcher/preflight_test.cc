@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "common/errors.h"
-#include "launcher/local_host.h"
+#include "launcher/hosts/local_host.h"
 #include "launcher/preflight.h"
 
 using namespace runrun::launcher;

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "common/errors.h"
-#include "launcher/command_line.h"
+#include "launcher/options/command_line.h"
 
 using namespace runrun::launcher;
 using Args = std::vector<std::string>;

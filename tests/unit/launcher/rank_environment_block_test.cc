@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "common/errors.h"
-#include "launcher/rank_environment_block.h"
+#include "launcher/remote/rank_environment_block.h"
 
 using namespace runrun::launcher;
 

@@ -2,7 +2,7 @@
 
 #include <csignal>
 
-#include "launcher/rank_report.h"
+#include "launcher/processes/rank_report.h"
 
 using namespace runrun::launcher;
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/errors.h"
-#include "launcher/rank_topology.h"
+#include "launcher/hosts/rank_topology.h"
 
 using namespace runrun::launcher;
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/errors.h"
-#include "launcher/shell_words.h"
+#include "launcher/remote/shell_words.h"
 
 using namespace runrun::launcher;
 

@@ -1,6 +1,7 @@
-// The signal scopes of the launcher's poll loops (launcher/signal_scope.h): signals arrive on
+// The signal scopes of the launcher's poll loops (launcher/processes/signal_scope.h): signals
+// arrive on
 // the fd while the scope lasts, and the mask and SIGPIPE's disposition are restored after.
-#include "launcher/signal_scope.h"
+#include "launcher/processes/signal_scope.h"
 
 #include <catch2/catch.hpp>
 #include <pthread.h>

@@ -1,6 +1,7 @@
-// The launcher's owning file descriptor (launcher/unique_fd.h): closed when its owner goes,
+// The launcher's owning file descriptor (launcher/processes/unique_fd.h): closed when its owner
+// goes,
 // moved without being closed, given up by release().
-#include "launcher/unique_fd.h"
+#include "launcher/processes/unique_fd.h"
 
 #include <catch2/catch.hpp>
 #include <fcntl.h>

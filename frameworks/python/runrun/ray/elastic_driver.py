@@ -1,5 +1,5 @@
 """The elastic driver of RayExecutor(min_workers=..., max_workers=...): the launcher's elastic
-driver (launcher/elastic_*.cc, docs/elastic.md) over Ray actors.
+driver (launcher/elastic/, docs/elastic.md) over Ray actors.
 
 Why: runrun's elastic ranks (hvd.elastic.run, the State classes) follow generations that a
 driver publishes in the job's rendezvous store (rendezvous/elastic_keys.h), and that store must
@@ -27,7 +27,7 @@ from runrun.ray import elastic_workers as keys
 from runrun.ray.elastic_workers import ElasticWorkerRecord, kill, start_actor, worker_env
 from runrun.ray.errors import ElasticJobFailedError
 
-SETTLE_S = 0.25           # launcher/elastic_driver_state.h: kElasticSettle
+SETTLE_S = 0.25           # launcher/elastic/elastic_driver_state.h: kElasticSettle
 # A rank's report of a failed collective comes before Ray's word on the worker that died (its
 # actor call failing; 1.4 s later on the two-node test cluster): wait longer after a report, so
 # that one loss makes one generation, not a first one that still counts the dead worker (which
