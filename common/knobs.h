@@ -1,6 +1,7 @@
 #pragma once
 // Why: every tunable of the runtime is declared exactly once, here: its environment variable,
-// its default and a one-line doc. core/config.cc reads them, the launcher maps its flags onto
+// its default and a one-line doc. core/runtime/config.cc reads them, the launcher maps its flags
+// onto
 // them, and docs/configuration.md lists them (tests/unit checks the doc names every knob).
 // Thread-safety: constants.
 

@@ -6,7 +6,7 @@
 // made to wait on. These are the few wrappers that model needs over the CUDA runtime loaded at
 // run time (ops/cuda/cuda_runtime_library.h); every failed call throws naming the call and the
 // device. A top-level ops header (as gpu_libraries.h), so the core's device path
-// (core/device_staging.h) uses it without including a backend folder.
+// (core/execution/device_staging.h) uses it without including a backend folder.
 // Threading contract: CudaEvent is used by one thread at a time (it is handed from the enqueuing
 // thread to the background thread through the queue); runrun_stream() and the pinned pool are
 // thread-safe; the per-thread framework stream is the calling thread's own.

@@ -3,7 +3,8 @@
 // runrun's stream of the device, completed by a CUDA event. A Backend (ops/backend.h) plus what
 // the core needs beyond it: an allreduce that scales without kernels of runrun's own (NCCL's
 // average and pre-multiplied sum), and the question whether it can. A top-level ops header (as
-// cuda_streams.h), so the core's device path (core/device_collectives.h) makes and drives one
+// cuda_streams.h), so the core's device path (core/execution/device_collectives.h) makes and
+// drives one
 // without including a backend folder; the NCCL implementation is ops/nccl/nccl_backend.h.
 // Threading contract: as Backend's (one driving thread; abort() from any thread).
 

@@ -1,5 +1,6 @@
 #pragma once
-// Why: the autotuner (core/autotuner.h) tries hierarchical allreduce on and off at run time,
+// Why: the autotuner (core/autotune/autotuner.h) tries hierarchical allreduce on and off at run
+// time,
 // but core/ may not name a concrete backend (docs/architecture.md, Layers). A backend whose
 // allreduce can switch between its hierarchical and its flat form implements this; the core
 // finds it with dynamic_cast on the Backend it was given.

@@ -3,7 +3,7 @@
 // --autotune-warmup-samples, --autotune-steps-per-sample; horovodrun's --no-autotune and its
 // Bayesian optimization settings, which runrun's search does not have) are declared and validated in one
 // place and become the ranks' RUNRUN_AUTOTUNE* knobs (docs/profiling.md, "Autotuning"); the
-// runtime does the tuning (core/autotuner.h).
+// runtime does the tuning (core/autotune/autotuner.h).
 // Thread-safety: plain functions.
 
 #include <string>

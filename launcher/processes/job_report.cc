@@ -40,7 +40,7 @@ JobReport job_report(const JobRecord& record) {
     const std::string status = std::to_string(record.mpirun_exit_code);
     // Every rank ran and ended with 0 or was stopped: mpirun counts a rank that ends without
     // MPI_Finalize as failed, which is how runrun leaves after an error not every rank took
-    // part in (core/runtime.cc: the transport is not finalized then).
+    // part in (core/runtime/runtime.cc: the transport is not finalized then).
     const std::string text =
         record.started_count == record.num_proc
             ? "mpirun exited with status " + status +

@@ -4,7 +4,8 @@
 // them on that stream, and the host never waits for them here. Scaling and the average's
 // division need arithmetic on the device, which runrun does without kernels of its own: the
 // NCCL backend will use NCCL's average and pre-multiplied sum; CUDA tensors over a host backend
-// are staged to host memory first (core/device_staging.h) and scaled there. So scale() and
+// are staged to host memory first (core/execution/device_staging.h) and scaled there. So scale()
+// and
 // divide() throw UnsupportedError.
 // Threading contract: one immutable object per device; any thread.
 

@@ -46,9 +46,9 @@ function(write_good_tree root)
   write(${root} ops/mpi/mpi_backend.h <mpi.h>)
   write(${root} ops/gloo/store.cc rendezvous/client.h "#  include \"ops/backend.h\""
         <gloo/context.h>)
-  write(${root} core/runtime.cc ops/backend.h ops/cpu/kernels.h ops/backend_catalog.h
-        core/runtime.h runrun/c_api.h)
-  write(${root} core/runtime.h)
+  write(${root} core/runtime/runtime.cc ops/backend.h ops/cpu/kernels.h ops/backend_catalog.h
+        core/runtime/runtime.h runrun/c_api.h)
+  write(${root} core/runtime/runtime.h)
   write(${root} core/include/runrun/c_api.h <stdint.h>)
   write(${root} core/include/runrun/dlpack_rules.h <dlpack/dlpack.h>)
   write(${root} frameworks/csrc/module.cc <runrun/c_api.h> <runrun/dlpack_rules.h> csrc/errors.h
@@ -58,7 +58,7 @@ function(write_good_tree root)
         rendezvous/client.h runrun/build_config.h)
   write(${root} ops/shm/group.cc common/errors.h ops/backend.h ops/cpu/kernels.h ops/shm/group.h)
   write(${root} ops/shm/group.h)
-  write(${root} tests/unit/anything.cc core/runtime.h ops/mpi/mpi_backend.h)
+  write(${root} tests/unit/anything.cc core/runtime/runtime.h ops/mpi/mpi_backend.h)
   write(${root} examples/cpp/example.cc ops/mpi/mpi_backend.h)
 endfunction()
 
@@ -71,14 +71,14 @@ endif()
 
 set(bad "${WORK}/bad")
 write_good_tree(${bad})
-write(${bad} ops/gloo/up.cc ops/backend.h core/tensor.h)
+write(${bad} ops/gloo/up.cc ops/backend.h core/runtime/tensor.h)
 write(${bad} common/up.h ops/backend.h)
 write(${bad} rendezvous/up.cc ops/backend.h)
 write(${bad} ops/up.h <runrun/c_api.h>)
 write(${bad} core/concrete.cc ops/mpi/mpi_backend.h)
 write(${bad} core/test_only.cc tests/unit/anything.h)
-write(${bad} frameworks/csrc/inside.cc core/runtime.h)
-write(${bad} launcher/backend.cc ops/backend.h core/runtime.h)
+write(${bad} frameworks/csrc/inside.cc core/runtime/runtime.h)
+write(${bad} launcher/backend.cc ops/backend.h core/runtime/runtime.h)
 write(${bad} ops/backend_catalog.h ops/backend.h)
 write(${bad} ops/gpu_libraries.h ops/nccl/nccl_library.h)
 write(${bad} ops/mpi/relative.cc mpi_backend.h)
@@ -95,7 +95,7 @@ set(launcher_rule "launcher/ sits on common/ and rendezvous/ and may include onl
                   "${generated}")
 string(CONCAT launcher_rule ${launcher_rule})
 set(expected
-  "ops/gloo/up.cc:4 includes core/tensor.h: ops/ is below core/ and may include only common/, \
+  "ops/gloo/up.cc:4 includes core/runtime/tensor.h: ops/ is below core/ and may include only common/, \
 rendezvous/, ops/ ${generated}"
   "common/up.h:3 includes ops/backend.h: common/ is below ops/ and may include only common/ \
 ${generated}"
@@ -105,11 +105,11 @@ common/, rendezvous/ ${generated}"
   "core/concrete.cc:3 includes ops/mpi/mpi_backend.h: core/ never includes a concrete backend"
   "core/test_only.cc:3 includes tests/unit/anything.h: core/ is part of the library and may not \
 include tests/, only common/"
-  "frameworks/csrc/inside.cc:3 includes core/runtime.h: frameworks/ reaches the core through its \
+  "frameworks/csrc/inside.cc:3 includes core/runtime/runtime.h: frameworks/ reaches the core through its \
 C API only and may include only the C API runrun/c_api.h, its tensor rules \
 runrun/dlpack_rules.h and its own csrc/"
   "launcher/backend.cc:3 includes ops/backend.h: ${launcher_rule}"
-  "launcher/backend.cc:4 includes core/runtime.h: ${launcher_rule}"
+  "launcher/backend.cc:4 includes core/runtime/runtime.h: ${launcher_rule}"
   "ops/backend_catalog.h:3 includes ops/backend.h: ops/backend_catalog.h is shared with \
 launcher/ and may include only common/ ${generated}"
   "ops/gpu_libraries.h:3 includes ops/nccl/nccl_library.h: ops/gpu_libraries.h is shared with \

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "core/handle.h"
-#include "core/runtime.h"
+#include "core/runtime/handle.h"
+#include "core/runtime/runtime.h"
 #include "tests/perf/bench_options.h"
 #include "tests/perf/bench_raw.h"
 #include "tests/perf/bench_report.h"

@@ -19,9 +19,9 @@
 #include <memory>
 #include <optional>
 
-#include "core/config.h"
+#include "core/runtime/config.h"
 #include "common/env_names.h"
-#include "core/runtime.h"
+#include "core/runtime/runtime.h"
 #include "ops/backend_factory.h"
 #include "tests/perf/bench_collectives.h"
 #include "tests/perf/bench_context.h"

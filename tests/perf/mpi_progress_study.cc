@@ -80,7 +80,7 @@ void poll_with_backoff(MPI_Request& request) {
 struct AlignedFree {
   void operator()(float* p) const { ::operator delete[](p, std::align_val_t(64)); }
 };
-// Uninitialised 64-byte aligned floats, as core/tensor.cc allocates runtime outputs.
+// Uninitialised 64-byte aligned floats, as core/runtime/tensor.cc allocates runtime outputs.
 std::unique_ptr<float[], AlignedFree> fresh_floats(size_t n) {
   return std::unique_ptr<float[], AlignedFree>(
       static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t(64))));

@@ -250,7 +250,7 @@ runrun_status runrun_get_counters(const runrun_runtime* rt, int32_t process_set,
 
 /* runrun --profile (RUNRUN_PROFILE set when init ran): how late each rank's readiness reached
  * the global set's negotiation, the "slowest rank" of the profile table (docs/profiling.md,
- * core/rank_lateness.h). Per tensor agreed, a rank's lateness is its readiness minus the
+ * core/negotiation/rank_lateness.h). Per tensor agreed, a rank's lateness is its readiness minus the
  * earliest rank's, on one time line built from the round that agreed it (no clock sync); per
  * rank the median and mean of its last 1024 such samples. Rank 0 only, gathered from the other
  * ranks after 1, 2, 4, ... then every 16 rounds that agreed work: *n is the set's size on rank

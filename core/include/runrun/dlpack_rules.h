@@ -1,6 +1,6 @@
 #pragma once
 // Why: the one statement of which DLPack tensors runrun accepts, so the core (the C API's
-// check, core/dlpack_convert.cc), the extension's fast path (frameworks/csrc/fast_enqueue.cc)
+// check, core/api/dlpack_convert.cc), the extension's fast path (frameworks/csrc/fast_enqueue.cc)
 // and the Python adapters (which read the dtype names from runrun._core.ACCEPTED_DTYPES) cannot
 // drift apart. Header-only and on DLPack alone: core/ and frameworks/csrc/ both include it
 // (the layer rule allows frameworks/ this header beside the C API); not installed.
@@ -11,7 +11,7 @@
 //   have any stride (torch's is_contiguous); a tensor with no element (a dimension of size 0)
 //   has no layout and is always accepted (torch exports [3, 0] with strides [1, 1]).
 // - device: the core describes any device and decides at enqueue whether the build can move it
-//   (core/enqueue_checks.cc, naming the device); the fast path takes host tensors (kDLCPU)
+//   (core/api/enqueue_checks.cc, naming the device); the fast path takes host tensors (kDLCPU)
 //   only and leaves the others to the general path.
 // Thread-safety: constants and pure functions.
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime.h"
+#include "core/runtime/runtime.h"
 #include "ops/backend_factory.h"
 #include "tests/support/backend_conformance_values.h"
 

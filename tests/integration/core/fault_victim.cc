@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/runtime.h"
+#include "core/runtime/runtime.h"
 #include "ops/backend_factory.h"
 
 namespace {

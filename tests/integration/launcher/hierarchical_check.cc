@@ -22,7 +22,7 @@
 #include "common/data_type.h"
 #include "ops/cpu/half.h"
 #include "common/reduce_op.h"
-#include "core/config.h"
+#include "core/runtime/config.h"
 #include "ops/backend_factory.h"
 #include "ops/hierarchical/hierarchical_backend.h"
 

@@ -15,7 +15,7 @@
 
 #include "common/env_names.h"
 #include "common/errors.h"
-#include "core/runtime.h"
+#include "core/runtime/runtime.h"
 #include "ops/backend_factory.h"
 #include "rendezvous/client.h"
 #include "rendezvous/job_secret.h"

@@ -1,4 +1,5 @@
-// Autotuning (core/autotune_search.h, core/autotuner.h): the search's decisions from given
+// Autotuning (core/autotune/autotune_search.h, core/autotune/autotuner.h): the search's decisions
+// from given
 // scores, agreement across ranks with a scoring clock the test controls (deterministic, never
 // timed), the CSV log, and a runtime that tunes while its allreduces must stay exact.
 #include <catch2/catch.hpp>
@@ -9,7 +10,7 @@
 #include <thread>
 
 #include "common/knobs.h"
-#include "core/autotuner.h"
+#include "core/autotune/autotuner.h"
 #include "ops/hierarchical/hierarchical_backend.h"
 #include "ops/local/local_backend.h"
 #include "tests/unit/core/rank_threads.h"

@@ -1,8 +1,8 @@
 // The byte counts and output shapes of allgather, alltoall and reducescatter
-// (core/collective_layout.h), which the host executor and the NCCL path share.
+// (core/negotiation/collective_layout.h), which the host executor and the NCCL path share.
 #include <catch2/catch.hpp>
 
-#include "core/collective_layout.h"
+#include "core/negotiation/collective_layout.h"
 
 using namespace runrun;
 

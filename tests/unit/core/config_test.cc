@@ -8,7 +8,7 @@
 
 #include "common/horovod_env.h"
 #include "common/knobs.h"
-#include "core/config.h"
+#include "core/runtime/config.h"
 
 using namespace runrun;
 

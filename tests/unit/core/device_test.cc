@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "core/allocated_output.h"
-#include "core/dlpack_convert.h"
-#include "core/fusion_planner.h"
-#include "core/message.h"
-#include "core/message_table.h"
+#include "core/api/allocated_output.h"
+#include "core/api/dlpack_convert.h"
+#include "core/execution/fusion_planner.h"
+#include "core/negotiation/message.h"
+#include "core/negotiation/message_table.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/device_ops.h"
 #include "runrun/c_api.h"

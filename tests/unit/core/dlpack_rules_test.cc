@@ -12,7 +12,7 @@
 
 #include "common/data_type.h"
 #include "common/errors.h"
-#include "core/dlpack_convert.h"
+#include "core/api/dlpack_convert.h"
 
 using namespace runrun;
 namespace rules = runrun::dlpack_rules;

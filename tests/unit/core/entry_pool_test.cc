@@ -1,4 +1,5 @@
-// The pool of finished entries (core/entry_pool.h): a recycled entry must look exactly like a
+// The pool of finished entries (core/runtime/entry_pool.h): a recycled entry must look exactly
+// like a
 // new one (no field of the earlier op survives), keep its buffers' capacity, and the pool must
 // keep no more than its capacity.
 #include <catch2/catch.hpp>
@@ -7,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/entry_pool.h"
-#include "core/handle.h"
+#include "core/runtime/entry_pool.h"
+#include "core/runtime/handle.h"
 
 using namespace runrun;
 

@@ -12,7 +12,7 @@
 
 #include <spdlog/sinks/ostream_sink.h>
 
-#include "core/enqueue_checks.h"
+#include "core/api/enqueue_checks.h"
 #include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;

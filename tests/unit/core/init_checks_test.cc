@@ -1,4 +1,4 @@
-// What a rank refuses before its transport connects it (core/init_checks.h): its place from
+// What a rank refuses before its transport connects it (core/api/init_checks.h): its place from
 // the launcher's variables, an unwritable RUNRUN_TIMELINE on rank 0 only, and a
 // RUNRUN_THREAD_AFFINITY CPU this process may not run on.
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/errors.h"
-#include "core/init_checks.h"
+#include "core/api/init_checks.h"
 
 using namespace runrun;
 

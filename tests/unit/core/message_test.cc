@@ -5,10 +5,10 @@
 
 #include "common/errors.h"
 #include "common/reduce_op.h"
-#include "core/message.h"
-#include "core/message_table.h"
-#include "core/response_cache.h"
-#include "core/response_list.h"
+#include "core/negotiation/message.h"
+#include "core/negotiation/message_table.h"
+#include "core/negotiation/response_cache.h"
+#include "core/negotiation/response_list.h"
 #include "runrun/c_api.h"
 
 using namespace runrun;

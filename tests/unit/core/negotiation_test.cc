@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/fusion_planner.h"
+#include "core/execution/fusion_planner.h"
 #include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;

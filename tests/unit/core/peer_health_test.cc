@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/peer_health.h"
-#include "core/enqueue_checks.h"
+#include "core/health/peer_health.h"
+#include "core/api/enqueue_checks.h"
 #include "ops/local/local_backend.h"
 
 using namespace runrun;

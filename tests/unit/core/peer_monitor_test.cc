@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/peer_monitor.h"
+#include "core/health/peer_monitor.h"
 #include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/process_set_registry.h"
+#include "core/runtime/process_set_registry.h"
 #include "ops/local/local_backend.h"
 
 using namespace runrun;

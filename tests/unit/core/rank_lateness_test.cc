@@ -1,4 +1,5 @@
-// runrun --profile's slowest rank (core/rank_lateness.h): the per-rank aggregation of lateness
+// runrun --profile's slowest rank (core/negotiation/rank_lateness.h): the per-rank aggregation of
+// lateness
 // from given ages (exact), and a runtime whose rank k enqueues each allreduce late: rank 0
 // names rank k, also when k is rank 0 itself (the coordinator cannot see its own lateness from
 // when the others' bits arrive, only from the ranks' ages). The only time bound is "late by more
@@ -8,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/rank_lateness.h"
+#include "core/negotiation/rank_lateness.h"
 #include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime.h"
+#include "core/runtime/runtime.h"
 #include "ops/local/local_world.h"
 #include "tests/unit/ops/rank_errors.h"  // RANK_CHECK
 

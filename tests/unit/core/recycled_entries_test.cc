@@ -1,4 +1,5 @@
-// Entries are recycled (core/entry_pool.h): an op enqueued under a name that an earlier op used
+// Entries are recycled (core/runtime/entry_pool.h): an op enqueued under a name that an earlier op
+// used
 // gets that op's entry back, emptied. Nothing of the earlier op may reach the new one: a group
 // tag would make a single op wait for a group forever, a longer shape or another dtype would
 // reduce the wrong bytes. Checked through real ranks, with exact results.

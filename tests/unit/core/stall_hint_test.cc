@@ -1,6 +1,6 @@
 // The stall message's hint: which tensor the missing ranks submitted instead, and when the two
 // names look like one name made from a per-process counter.
-#include "core/stall_hint.h"
+#include "core/negotiation/stall_hint.h"
 
 #include <catch2/catch.hpp>
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/handle.h"
-#include "core/tensor_queue.h"
+#include "core/runtime/handle.h"
+#include "core/runtime/tensor_queue.h"
 
 using namespace runrun;
 
@@ -44,7 +44,7 @@ TEST_CASE("pop_all hands over the pushed entries in order and keeps the vectors'
   queue.pop_all(next);
   REQUIRE(next.size() == 1);
   CHECK(next[0]->request.name == "d");
-  // The queue hashed each name once, for every table after it (core/hashed_name.h).
+  // The queue hashed each name once, for every table after it (core/negotiation/hashed_name.h).
   CHECK(arrivals[0]->name_hash == hash_name("a"));
   CHECK(next[0]->name_hash == hash_name("d"));
   queue.finished({arrivals[0]->request.name, arrivals[0]->name_hash});

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/thread_placement.h"
+#include "core/runtime/config.h"
+#include "core/runtime/thread_placement.h"
 #include "tests/unit/core/rank_threads.h"
 
 using namespace runrun;

@@ -6,7 +6,8 @@
 // output once the handle completed — checked with streams the fake holds back or delays.
 // Built twice: as cuda_staging_tests (staging over the local backend), and with RUNRUN_FAKE_NCCL
 // as cuda_nccl_tests, where the fake NCCL (fake_nccl.cc) is found, so the same ops run over the
-// NCCL data backend (core/device_collectives.h) — except what NCCL cannot do without a kernel
+// NCCL data backend (core/execution/device_collectives.h) — except what NCCL cannot do without a
+// kernel
 // (int16, a sum of bools, integer scaling and averages), which is still staged.
 
 #include <stdlib.h>

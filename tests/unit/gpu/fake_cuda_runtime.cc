@@ -1,6 +1,7 @@
 // Test fixture of tests/unit/gpu: a working fake of the CUDA runtime (the entry points runrun
 // resolves, ops/cuda/cuda_runtime_library.cc), so the stream/event model and the staging of
-// CUDA tensors (core/device_staging.h) run on machines without a GPU. "Device memory" is host
+// CUDA tensors (core/execution/device_staging.h) run on machines without a GPU. "Device memory" is
+// host
 // memory; each stream is a FIFO worker thread, so work enqueued on a stream runs later and in
 // order, and a missing wait shows up as stale bytes: fake_cuda_set_delay_us() delays every item
 // of every stream (fake_cuda_set_stream_delay_us() those of one), fake_cuda_hold_stream() keeps

@@ -1,4 +1,5 @@
-// Through the runtime (core/device_collectives.h), the hierarchical allreduce of CUDA tensors with
+// Through the runtime (core/execution/device_collectives.h), the hierarchical allreduce of CUDA
+// tensors with
 // RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS=staging against RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS=nccl:
 // 4 thread-ranks on a local world of 2 hosts x 2 ranks, the fake CUDA runtime and NCCL. The same
 // ops under both (a fused, uneven, averaged and pre/postscaled bucket; every reduce op of int32

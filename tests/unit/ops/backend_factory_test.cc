@@ -72,7 +72,7 @@ TEST_CASE("the backend catalog (what --check-build and *_built() report) matches
   CHECK_FALSE(creatable("nccl"));  // ...which is no controller: never a make_backend name
   CHECK(creatable("local") == built.local);
   CHECK(built.mpi == static_cast<bool>(RUNRUN_HAVE_MPI));  // creating it would initialize MPI
-  CHECK(built.cuda_tensors);  // over NCCL or staged (core/device_collectives.h)
+  CHECK(built.cuda_tensors);  // over NCCL or staged (core/execution/device_collectives.h)
   const auto names = runrun::built_backends();
   CHECK(std::count(names.begin(), names.end(), "gloo") == (built.gloo ? 1 : 0));
   CHECK(std::count(names.begin(), names.end(), "nccl") == 0);

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "common/errors.h"
-#include "core/timeline.h"
+#include "core/timeline/timeline.h"
 #include "tests/unit/timeline/trace_file.h"
 
 namespace runrun {

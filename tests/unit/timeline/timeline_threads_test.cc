@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/timeline.h"
+#include "core/timeline/timeline.h"
 #include "tests/unit/timeline/trace_file.h"
 
 namespace runrun {

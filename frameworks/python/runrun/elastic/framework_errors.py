@@ -13,7 +13,7 @@ import functools
 from runrun.common.exceptions import HorovodInternalError
 
 # The runtime failures (HorovodInternalError and its subclasses) by class name, and the openings
-# of the core's failure messages (core/peer_health.cc, process_set_worker.cc, controller.cc).
+# of the core's failure messages (core/health/peer_health.cc, process_set_worker.cc, controller.cc).
 _MARKERS = ("HorovodInternalError", "PeerFailureError", "CollectiveTimeoutError",
             "ShutDownError", "runrun on rank ", "runrun is shut down", "runrun was shut down",
             "runrun shut down")

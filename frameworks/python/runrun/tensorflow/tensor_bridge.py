@@ -132,7 +132,7 @@ def adopt(capsule):
 
 # TF's kernels (Eigen) require 64-byte aligned buffers and tf.experimental.dlpack.from_dlpack
 # adopts foreign memory without copying, so output buffers are allocated aligned here (the
-# runtime's own outputs are 64-byte aligned too: core/tensor.h).
+# runtime's own outputs are 64-byte aligned too: core/runtime/tensor.h).
 _ALIGNMENT = 64
 
 
