@@ -3,13 +3,16 @@
 #include "runrun/c_api.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/env_names.h"
 #include "common/errors.h"
+#include "common/logging.h"
 #include "common/fork_generation.h"
 #include "common/rank_events.h"
 #include "core/api/allocated_output.h"
@@ -228,6 +231,7 @@ runrun_status runrun_init(const char* backend, runrun_runtime** out) {
     runrun::watch_forks();
     runrun::Config config;
     runrun::rendezvous::LaunchPlan launch;
+    runrun::EarlyPlace place;
     // What this rank alone can refuse is refused before the transport connects the ranks: the
     // rank then fails alone and at once, and tells its launcher so (core/api/init_checks.h).
     try {
@@ -236,13 +240,22 @@ runrun_status runrun_init(const char* backend, runrun_runtime** out) {
       // environment, which the description mentions.
       launch = runrun::rendezvous::detect_launch_of_this_process();
       const bool alone = launch.kind == runrun::rendezvous::LaunchKind::kSingle;
-      runrun::check_before_transport(config, runrun::early_place_of_this_process(alone));
+      place = runrun::early_place_of_this_process(alone);
+      runrun::check_before_transport(config, place);
     } catch (...) {
       runrun::report_init_failure(-1);
       throw;
     }
     runrun::BackendOptions options;
     options.name = backend && *backend ? backend : config.backend;
+    // At debug or trace level the backend logs while it connects (the Gloo backend's start-up
+    // phases, read by tests/perf/scale/startup_bench.sh), before the runtime's logger exists.
+    // At other levels it gets none, as before: its warnings keep their own fallbacks.
+    if (runrun::parse_log_level(config.log_level) <= spdlog::level::debug) {
+      const char* size = std::getenv(runrun::env::kSize);
+      options.logger = runrun::make_rank_logger(place.rank, size ? std::atoi(size) : -1,
+                                                config.log_level);
+    }
     options.collective_timeout = config.collective_timeout;
     options.hierarchical_allreduce = config.hierarchical_allreduce;
     options.hierarchical_tunable = config.autotune.enabled;

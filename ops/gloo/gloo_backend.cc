@@ -1,5 +1,6 @@
 #include "ops/gloo/gloo_backend.h"
 
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -8,9 +9,19 @@
 #include "common/errors.h"
 #include "ops/gloo/gloo_shm_board.h"
 #include "ops/gloo/gloo_topology.h"
+#include "ops/gloo/rendezvous_store.h"
 #include "ops/shm/shm_control_channel.h"
 
 namespace runrun::gloo_backend {
+namespace {
+
+using StartupClock = std::chrono::steady_clock;
+
+double ms_since(StartupClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(StartupClock::now() - start).count();
+}
+
+}  // namespace
 
 std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store> store,
                                            int rank, int size, GlooBackendOptions options) {
@@ -34,17 +45,26 @@ GlooBackend::GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::
       device_(std::move(device)),
       options_(std::move(options)),
       hosts_(std::move(hosts)) {
+  // Start-up phases, logged at debug level (tests/perf/scale/startup_bench.sh reads them).
+  const auto start = StartupClock::now();
   if (hosts_.empty()) hosts_ = exchange_hosts(rank, size);
+  const double hosts_ms = ms_since(start);
   topology_ = topology_from_hosts(hosts_, rank);
   guard_ = std::make_unique<Guard>(rank, options_.collective_timeout);
+  const auto mesh_start = StartupClock::now();
   data_ = std::make_unique<Mesh>(*store_, prefix_ + "/data", rank, size, device_,
                                  options_.connect_timeout);
+  const double mesh_ms = ms_since(mesh_start);
   guard_->watch(data_.get());
   board_ = std::make_shared<StoreBoard>(store_);
   shm_ = connect_shared_memory(prefix_ + "/shm");
   if (options_.logger) {
     options_.logger->debug("gloo backend rank {}/{} connected (store prefix '{}', device {})",
                            rank, size, prefix_, device_->str());
+    options_.logger->debug("gloo start-up rank {}/{} '{}': hosts exchange {:.1f} ms, data mesh "
+                           "{:.1f} ms, in all {:.1f} ms; {}",
+                           rank, size, prefix_, hosts_ms, mesh_ms, ms_since(start),
+                           ops::traffic_summary(*store_));
   }
 }
 
@@ -94,8 +114,14 @@ std::unique_ptr<ControlChannel> GlooBackend::create_control_channel() {
                                                       group_options);
     }
   }
-  return std::make_unique<GlooControlChannel>(store_, prefix, rank(), size(), device_,
-                                              channel_options);
+  const auto start = StartupClock::now();
+  auto channel = std::make_unique<GlooControlChannel>(store_, prefix, rank(), size(), device_,
+                                                      channel_options);
+  if (options_.logger) {
+    options_.logger->debug("gloo start-up rank {}/{} '{}': control mesh {:.1f} ms; {}", rank(),
+                           size(), prefix, ms_since(start), ops::traffic_summary(*store_));
+  }
+  return channel;
 }
 
 std::vector<std::string> GlooBackend::exchange_hosts(int rank, int size) {

@@ -7,7 +7,9 @@
 
 #include <gloo/rendezvous/store.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,11 +34,25 @@ class RendezvousStore : public gloo::rendezvous::Store {
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override;
 
+  // What this store asked the rendezvous server so far, for start-up measurements
+  // (tests/perf/scale/startup_bench.sh reads it from the gloo backend's debug log). A get is a
+  // wait and a get on the wire: both are counted. Any thread.
+  struct Traffic {
+    uint64_t requests = 0;    // round trips to the server
+    uint64_t bytes_read = 0;  // values fetched by get
+  };
+  Traffic traffic() const;
+
  private:
   std::shared_ptr<void> server_;  // declared first: destroyed after the client
   std::shared_ptr<rendezvous::RendezvousClient> client_;
   uint64_t generation_;
   std::chrono::milliseconds get_timeout_;
+  std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> bytes_read_{0};
 };
+
+// "N store requests, B bytes read" when `store` is a RendezvousStore, else empty.
+std::string traffic_summary(const gloo::rendezvous::Store& store);
 
 }  // namespace runrun::ops

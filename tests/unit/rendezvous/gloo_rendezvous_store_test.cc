@@ -21,6 +21,7 @@ TEST_CASE("gloo connects a full mesh through the rendezvous store", "[rendezvous
   constexpr int kRanks = 3;
   std::vector<std::string> failures(kRanks);
   std::vector<std::vector<float>> data(kRanks);
+  std::vector<uint64_t> traffic(kRanks);
   std::atomic<int> done{0}, failed{0};
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < kRanks; ++rank) {
@@ -32,6 +33,10 @@ TEST_CASE("gloo connects a full mesh through the rendezvous store", "[rendezvous
         auto context = std::make_shared<gloo::rendezvous::Context>(rank, kRanks);
         context->setTimeout(20s);
         context->connectFullMesh(store, device);
+        // gloo's full mesh, as docs/scaling.md models it: rank r sets its host name, gets the
+        // r names below it, sets its N-1 pair addresses as one value, and waits for and gets
+        // each other rank's value (a get is a wait and a get on the wire).
+        traffic[rank] = store.traffic().requests;
         data[rank] = {1.0f * (rank + 1), 10.0f};
         gloo::AllreduceRing<float> allreduce(context, {data[rank].data()}, 2);
         allreduce.run();
@@ -51,6 +56,7 @@ TEST_CASE("gloo connects a full mesh through the rendezvous store", "[rendezvous
     INFO("rank " << rank << ": " << failures[rank]);
     CHECK(failures[rank].empty());
     CHECK(data[rank] == std::vector<float>{6.0f, 30.0f});
+    CHECK(traffic[rank] == static_cast<uint64_t>(2 + 2 * rank + 3 * (kRanks - 1)));
   }
 }
 
@@ -68,4 +74,18 @@ TEST_CASE("the gloo store's get waits for a late key and its wait is bounded",
   // Another generation does not see the key.
   RendezvousStore other(std::shared_ptr(server.client()), 1, 100ms);
   CHECK_THROWS_AS(other.get("late"), runrun::TimeoutError);
+}
+
+TEST_CASE("the gloo store counts its requests and the bytes it read", "[rendezvous][gloo]") {
+  TestServer server;
+  RendezvousStore store(std::shared_ptr(server.client()), 0, 20s);
+  CHECK(store.traffic().requests == 0);
+  store.set("a", {'x', 'y', 'z'});
+  CHECK(store.traffic().requests == 1);
+  store.wait({"a"});
+  CHECK(store.traffic().requests == 2);
+  CHECK(store.get("a") == std::vector<char>{'x', 'y', 'z'});
+  CHECK(store.traffic().requests == 4);  // a wait and a get
+  CHECK(store.traffic().bytes_read == 3);
+  CHECK(runrun::ops::traffic_summary(store) == "4 store requests, 3 bytes read");
 }
