@@ -4,10 +4,12 @@
 
 #include <exception>
 #include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/context.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
 
@@ -34,6 +36,51 @@ void ignore_sigpipe_unless_handled() {
   });
 }
 
+// A gloo context whose pairs runrun connects itself. gloo 0.5's rendezvous::Context::
+// connectFullMesh stores each rank's N-1 pair addresses as one value and has every rank read
+// every other rank's whole value for the one address meant for it: 136*(N-1)^2 bytes per rank
+// through the store (docs/scaling.md, "Connections and start-up"). Here each pair has a key of
+// its own, "pair/<from>/<to>" holding one address: 136*(N-1) bytes per rank. gloo::Context keeps
+// its device and transport context protected for exactly such subclasses (as
+// gloo::rendezvous::Context is one).
+class PairwiseContext final : public ::gloo::Context {
+ public:
+  PairwiseContext(int this_rank, int group_size,
+                  const std::shared_ptr<::gloo::transport::Device>& device,
+                  std::chrono::milliseconds timeout)
+      : ::gloo::Context(this_rank, group_size) {
+    setTimeout(timeout);
+    device_ = device;
+    transportContext_ = device->createContext(this_rank, group_size);
+    transportContext_->setTimeout(timeout);
+  }
+
+  // Every rank creates a pair for every other rank and publishes its address, then waits for
+  // the addresses meant for it (one wait for all) and connects each pair in rank order, as
+  // connectFullMesh does (gloo lets the side with the lower address listen; a connect completes
+  // in the device's thread, so the ranks connecting one after another cannot wait in a cycle).
+  void connect_full_mesh(::gloo::rendezvous::Store& store) {
+    std::vector<std::string> theirs;
+    for (int peer = 0; peer < size; ++peer) {
+      if (peer == rank) continue;
+      auto& pair = transportContext_->createPair(peer);
+      store.set(pair_key(rank, peer), pair->address().bytes());
+      theirs.push_back(pair_key(peer, rank));
+    }
+    if (theirs.empty()) return;  // a group of one
+    store.wait(theirs, getTimeout());
+    for (int peer = 0, i = 0; peer < size; ++peer) {
+      if (peer == rank) continue;
+      transportContext_->getPair(peer)->connect(store.get(theirs[static_cast<size_t>(i++)]));
+    }
+  }
+
+ private:
+  static std::string pair_key(int from, int to) {
+    return "pair/" + std::to_string(from) + "/" + std::to_string(to);
+  }
+};
+
 }  // namespace
 
 std::shared_ptr<::gloo::transport::Device> make_tcp_device(const std::string& hostname,
@@ -55,12 +102,11 @@ std::shared_ptr<::gloo::transport::Device> make_tcp_device(const std::string& ho
 Mesh::Mesh(::gloo::rendezvous::Store& store, const std::string& prefix, int rank, int size,
            const std::shared_ptr<::gloo::transport::Device>& device,
            std::chrono::milliseconds connect_timeout) {
-  auto context = std::make_shared<::gloo::rendezvous::Context>(rank, size);
-  context->setTimeout(connect_timeout);
+  std::shared_ptr<PairwiseContext> context;
   try {
+    context = std::make_shared<PairwiseContext>(rank, size, device, connect_timeout);
     ::gloo::rendezvous::PrefixStore scoped(prefix, store);
-    auto device_copy = device;
-    context->connectFullMesh(scoped, device_copy);
+    context->connect_full_mesh(scoped);
   } catch (const std::exception& e) {
     const std::string text = e.what();
     const std::string what = "connecting the gloo backend on rank " + std::to_string(rank) +

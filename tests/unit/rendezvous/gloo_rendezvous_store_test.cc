@@ -3,12 +3,14 @@
 #include <gloo/allreduce_ring.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <thread>
 
 #include "common/errors.h"
+#include "ops/gloo/gloo_mesh.h"
 #include "ops/gloo/rendezvous_store.h"
 #include "rendezvous_fixture.h"
 
@@ -88,4 +90,49 @@ TEST_CASE("the gloo store counts its requests and the bytes it read", "[rendezvo
   CHECK(store.traffic().requests == 4);  // a wait and a get
   CHECK(store.traffic().bytes_read == 3);
   CHECK(runrun::ops::traffic_summary(store) == "4 store requests, 3 bytes read");
+}
+
+TEST_CASE("runrun's mesh reads one address per peer from the store and connects every pair",
+          "[rendezvous][gloo]") {
+  TestServer server;
+  constexpr int kRanks = 3;
+  std::vector<std::string> failures(kRanks);
+  std::vector<RendezvousStore::Traffic> traffic(kRanks);
+  std::vector<int> received(kRanks, -1);
+  std::atomic<int> done{0}, failed{0};
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    ranks.emplace_back([&, rank] {
+      try {
+        RendezvousStore store(std::shared_ptr(server.client()), /*generation=*/3, 20s);
+        auto device = runrun::gloo_backend::make_tcp_device("127.0.0.1", "");
+        runrun::gloo_backend::Mesh mesh(store, "test/mesh", rank, kRanks, device, 20s);
+        traffic[rank] = store.traffic();
+        // Every pair carries bytes: each rank sends its rank to the next one.
+        int mine = rank;
+        const uint64_t slot = mesh.next_slot();
+        auto send = mesh.context()->createUnboundBuffer(&mine, sizeof(mine));
+        auto recv = mesh.context()->createUnboundBuffer(&received[rank], sizeof(int));
+        send->send((rank + 1) % kRanks, slot);
+        recv->recv((rank + kRanks - 1) % kRanks, slot);
+        send->waitSend(20s);
+        recv->waitRecv(20s);
+        ++done;
+        while (done.load() < kRanks && failed.load() == 0) std::this_thread::sleep_for(1ms);
+      } catch (const std::exception& error) {
+        failures[rank] = error.what();
+        ++failed;
+      }
+    });
+  }
+  for (auto& thread : ranks) thread.join();
+  for (int rank = 0; rank < kRanks; ++rank) {
+    INFO("rank " << rank << ": " << failures[rank]);
+    CHECK(failures[rank].empty());
+    CHECK(received[rank] == (rank + kRanks - 1) % kRanks);
+    // A set per peer, one wait for every key meant for this rank, a get (wait + get) per peer;
+    // one 136-byte address per peer (docs/scaling.md, "Connections and start-up").
+    CHECK(traffic[rank].requests == 3 * (kRanks - 1) + 1);
+    CHECK(traffic[rank].bytes_read == 136 * (kRanks - 1));
+  }
 }
