@@ -11,6 +11,7 @@ Usage: python train_check.py EXPECTED_SIZE [--steps N] [--sleep S] [--tag TOKEN]
 import argparse
 import os
 import socket
+import sys
 import time
 
 import torch
@@ -18,6 +19,13 @@ import torch
 import runrun.torch as hvd
 
 GLOBAL_BATCH = 24  # divisible by 1, 2, 3, 4, 6, 8
+
+
+def say(line):
+    """One line in one write: ranks sharing a stdout (torchrun's, with PYTHONUNBUFFERED set, where
+    print writes the text and the newline apart) must not interleave inside a line."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def make_model():
@@ -54,7 +62,7 @@ def main():
 
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
-    print(f"TRAIN_CHECK STARTED rank {rank} of {size} pid {os.getpid()}", flush=True)
+    say(f"TRAIN_CHECK STARTED rank {rank} of {size} pid {os.getpid()}")
     if size != args.expected_size:
         raise SystemExit(f"TRAIN_CHECK FAIL rank {rank}: size {size}, expected {args.expected_size}")
     if GLOBAL_BATCH % size:
@@ -85,9 +93,9 @@ def main():
         worst = (flat - expected).abs().max().item()
         raise SystemExit(f"TRAIN_CHECK FAIL rank {rank}: differs from one process on the global "
                          f"batch by {worst}")
-    print(f"TRAIN_CHECK OK rank {rank} of {size} local_rank {hvd.local_rank()} of "
-          f"{hvd.local_size()} cross_rank {hvd.cross_rank()} of {hvd.cross_size()} host "
-          f"{socket.gethostname()} pid {os.getpid()}", flush=True)
+    say(f"TRAIN_CHECK OK rank {rank} of {size} local_rank {hvd.local_rank()} of "
+        f"{hvd.local_size()} cross_rank {hvd.cross_rank()} of {hvd.cross_size()} host "
+        f"{socket.gethostname()} pid {os.getpid()}")
     hvd.shutdown()
 
 
