@@ -28,6 +28,10 @@ using Clock = std::chrono::steady_clock;
 using Seconds = std::chrono::seconds;
 
 constexpr auto kDrainLimit = Seconds(3);  // output still open after mpirun exited
+// How long an exited child's pipes may stay open (something it started still holds them)
+// before its end is accounted for without the rest of its output: its last words (the shim's
+// report) were written before it exited, so they are in the pipe by then.
+constexpr auto kChildDrainLimit = Seconds(1);
 
 // Where the job is on its way to its end; it only moves forward (the loop in run_loop ends in
 // kDone). A rank reported silent is waited on beside kRunning (silent_deadline), the ranks'
@@ -48,6 +52,7 @@ struct Child {
   bool exited = false;
   int status = 0;
   bool settled = false;  // exited and its output read to the end (or given up on)
+  Clock::time_point output_deadline{};  // set when it exited: kChildDrainLimit later
 };
 
 struct Job {
@@ -205,6 +210,7 @@ void handle_signals(Job& job, ScopedSignalFd& signals) {
     if (const auto status = reap_if_exited(child.process.pid)) {
       child.status = *status;
       child.exited = true;
+      child.output_deadline = Clock::now() + kChildDrainLimit;
       ++job.exited_count;
       // A dead child's lifeline is closed; nothing is written to it any more.
       child.process.stdin_fd.reset();
@@ -254,6 +260,9 @@ int next_timeout_ms(const Job& job) {
   if (job.waiting_for_start()) due.push_back(job.start_deadline);
   if (job.phase == Phase::kStopping) due.push_back(job.kill_deadline);
   if (job.all_exited()) due.push_back(job.drain_deadline);
+  for (const Child& child : job.children) {
+    if (child.exited && !child.settled) due.push_back(child.output_deadline);
+  }
   if (job.phase == Phase::kFailureGrace) due.push_back(job.failure_deadline);
   if (job.phase == Phase::kRunning && job.silent_deadline) due.push_back(*job.silent_deadline);
   if (due.empty()) return -1;
@@ -364,7 +373,9 @@ void run_loop(Job& job, ScopedSignalFd& signals) {
     // Output closed does not say the process exited (nor the reverse): look again each round.
     handle_signals(job, signals);
     for (Child& child : job.children) {
-      settle(job, child, !output_open(child) || Clock::now() >= job.drain_deadline);
+      // Not before its pipes are read to the end (its shim's report is the last thing in
+      // them), unless something it left holds them open past kChildDrainLimit.
+      settle(job, child, !output_open(child) || Clock::now() >= child.output_deadline);
     }
     handle_deadlines(job);
   }
