@@ -5,6 +5,7 @@ rank-independent."""
 
 import secrets
 import threading
+import time
 
 import pytest
 
@@ -36,6 +37,11 @@ def test_a_wrong_secret_is_refused_and_counted(store):
     core, server, _, _ = store
     with pytest.raises(InvalidArgumentError, match="wrong job secret"):
         core.JobStoreClient("127.0.0.1", server.port, secrets.token_hex(32), 5.0, "intruder")
+    # The server's thread counts the refusal after answering it: the client may hear "wrong
+    # job secret" first. A bounded wait, not a timing assertion.
+    deadline = time.monotonic() + 10
+    while server.refused == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert server.refused == 1
     with pytest.raises(InvalidArgumentError, match="malformed") as raised:
         core.JobStoreServer("127.0.0.1", 0, "not-a-secret")
