@@ -46,8 +46,6 @@ inline constexpr int kDirectMaxRanks = 4;
 // broadcast's, every rank's blocks of an allgather or reducescatter together) take the
 // latency-bound algorithm (log2 N messages), larger ones the bandwidth-optimal one.
 inline constexpr size_t kLatencyBoundMaxBytes = size_t{64} << 10;
-// Kept under its first name: the allreduce's threshold.
-inline constexpr size_t kRecursiveDoublingMaxBytes = kLatencyBoundMaxBytes;
 
 // What kAuto runs for `bytes` over `ranks` ranks (never kAuto).
 AllreduceAlgorithm choose_allreduce(size_t bytes, int ranks);

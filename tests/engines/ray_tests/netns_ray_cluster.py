@@ -14,6 +14,7 @@ nodes' and the driver's environment. Everything is removed in stop()/cleanup(), 
 failure. Needs root (ip netns). Thread-safety: one test module's fixture, one thread.
 """
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -221,6 +222,45 @@ class NamespaceRayCluster:
             subprocess.run(["ip", *args], capture_output=True)
         self._made = []
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def driver_session(**options):
+    """A started cluster (NamespaceRayCluster(**options)) that this process drives: authenticated
+    with the cluster's token and connected once the head answers and both nodes are alive; on
+    exit ray.shutdown(), the process's own auth restored and every node and host removed.
+    Raises NotPermitted where namespaces cannot be made. One per test module."""
+    import ray
+
+    nodes = NamespaceRayCluster(**options)
+    try:
+        nodes.start()
+        restore_auth = nodes.authenticate_this_process()
+        try:
+            _connect(ray, nodes)
+            yield nodes
+        finally:
+            ray.shutdown()
+            restore_auth()
+    finally:
+        nodes.cleanup()
+
+
+def _connect(ray, nodes):
+    """The driver joins the cluster once the head answers and both nodes are alive."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            ray.init(address=nodes.address, log_to_driver=False)
+            break
+        except Exception:
+            if time.monotonic() > deadline or any(n.poll() is not None for n in nodes.nodes):
+                raise AssertionError(f"the Ray head never answered:\n{nodes.log(1)}")
+            time.sleep(1)
+    while len([n for n in ray.nodes() if n["Alive"]]) < 2:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the second Ray node never joined:\n{nodes.log(2)}")
+        time.sleep(0.5)
 
 
 def _reload_ray_auth():

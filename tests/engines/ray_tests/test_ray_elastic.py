@@ -23,9 +23,9 @@ import time
 import pytest
 import ray
 
-from netns_ray_cluster import NamespaceRayCluster, NotPermitted
+from netns_ray_cluster import NotPermitted, driver_session
 from runrun.ray import RayExecutor
-from test_ray_two_nodes import _connect, _lines
+from test_ray_two_nodes import _lines
 
 STEPS = 12
 KILL_AT = 5
@@ -38,21 +38,12 @@ FAST_HEALTH_CHECKS = {"RAY_health_check_initial_delay_ms": "1000",
 
 @pytest.fixture(scope="module")
 def cluster():
-    nodes = NamespaceRayCluster(cpus_per_node=CPUS_PER_NODE, extra_env=FAST_HEALTH_CHECKS)
     try:
-        try:
-            nodes.start()
-        except NotPermitted as reason:
-            pytest.skip(f"cannot make network-namespace hosts here: {reason}")
-        restore_auth = nodes.authenticate_this_process()
-        try:
-            _connect(nodes)
+        with driver_session(cpus_per_node=CPUS_PER_NODE,
+                            extra_env=FAST_HEALTH_CHECKS) as nodes:
             yield nodes
-        finally:
-            ray.shutdown()
-            restore_auth()
-    finally:
-        nodes.cleanup()
+    except NotPermitted as reason:
+        pytest.skip(f"cannot make network-namespace hosts here: {reason}")
 
 
 def make_model():

@@ -7,50 +7,22 @@ addresses; two workers sharing a node are test_ray_executor's); after `ray stop`
 namespaces no raylet, worker or rank is left in either. One training run on one cluster: the
 module stays short (one worker per node, as every actor costs seconds on 2 cores)."""
 
-import time
 
 import pytest
 import ray
 
 import training
-from netns_ray_cluster import NamespaceRayCluster, NotPermitted
+from netns_ray_cluster import NotPermitted, driver_session
 from runrun.ray import RayExecutor
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    nodes = NamespaceRayCluster(cpus_per_node=2)
     try:
-        try:
-            nodes.start()
-        except NotPermitted as reason:
-            pytest.skip(f"cannot make network-namespace hosts here: {reason}")
-        restore_auth = nodes.authenticate_this_process()
-        try:
-            _connect(nodes)
+        with driver_session(cpus_per_node=2) as nodes:
             yield nodes
-        finally:
-            ray.shutdown()
-            restore_auth()
-    finally:
-        nodes.cleanup()
-
-
-def _connect(nodes):
-    """The driver joins the cluster once the head answers and both nodes are alive."""
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            ray.init(address=nodes.address, log_to_driver=False)
-            break
-        except Exception:
-            if time.monotonic() > deadline or any(n.poll() is not None for n in nodes.nodes):
-                raise AssertionError(f"the Ray head never answered:\n{nodes.log(1)}")
-            time.sleep(1)
-    while len([n for n in ray.nodes() if n["Alive"]]) < 2:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the second Ray node never joined:\n{nodes.log(2)}")
-        time.sleep(0.5)
+    except NotPermitted as reason:
+        pytest.skip(f"cannot make network-namespace hosts here: {reason}")
 
 
 def train_and_place():
