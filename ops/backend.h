@@ -83,6 +83,10 @@ class ControlChannel {
   // Bitwise AND of `bits` across all ranks of the group, in place. Every rank passes the same
   // length. (OR is obtained by the caller storing bits inverted.)
   virtual void allreduce_and(std::vector<uint64_t>& bits) = 0;
+  // The same for the negotiation's rounds, which follow one another with bits of a length that
+  // rarely changes: a channel may post the next round's receives when a round ends (gloo does,
+  // saving a round trip a round). Other callers use allreduce_and.
+  virtual void round_allreduce_and(std::vector<uint64_t>& bits) { allreduce_and(bits); }
   // Root returns every rank's bytes indexed by rank (its own included); others return {}.
   virtual std::vector<std::string> gather(const std::string& bytes, int root) = 0;
   // After the call every rank's `bytes` equals root's (any length).

@@ -186,7 +186,7 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   if (shutting_down) bits[2 * words] &= ~kFlagShutdown;
   if (joined()) bits[2 * words] &= ~kFlagJoined;
 
-  channel_.allreduce_and(bits);
+  channel_.round_allreduce_and(bits);
 
   Round round;
   round.ready.reserve(hits_.size());

@@ -34,6 +34,7 @@
 #include "ops/backend.h"
 #include "ops/host_backend.h"
 #include "ops/gloo/gloo_control_channel.h"
+#include "ops/gloo/gloo_direct_mailbox.h"
 #include "ops/gloo/gloo_guard.h"
 #include "ops/gloo/gloo_mesh.h"
 #include "ops/shm/shm_board.h"
@@ -133,6 +134,9 @@ class GlooBackend final : public HostSynchronousBackend {
   Topology topology_;
   std::unique_ptr<Guard> guard_;
   std::unique_ptr<Mesh> data_;
+  // The one-step small allreduce's receives, posted an exchange ahead; after data_: destroyed
+  // before it.
+  std::unique_ptr<DirectMailbox> small_;
   uint64_t subgroups_created_ = 0;
   uint64_t control_channels_created_ = 0;
   std::vector<char> scratch_;  // kept between collectives (grown, never shrunk)

@@ -21,6 +21,10 @@ namespace {
 // 2-core machine); the direct step is kept there.
 constexpr int kDirectExchangeMaxRanks = 4;
 
+// Bytes per peer posted ahead for a negotiation round at first: the bits of a response cache of
+// up to 1,984 slots (2 words per 64 slots, and one of flags); larger caches post more once.
+constexpr size_t kRoundCapacity = 512;
+
 // Negotiation vectors are small (a few words per cache slot): every rank sends its words to
 // every other rank and combines locally, one step. Returns every rank's words, by rank.
 std::vector<std::vector<uint64_t>> allgather_words(Mesh& mesh, Guard& guard, const char* op,
@@ -37,6 +41,10 @@ std::vector<std::vector<uint64_t>> allgather_words(Mesh& mesh, Guard& guard, con
   }
   exchange(mesh, guard, op, guard.deadline(), sends, receives);
   return all;
+}
+
+void and_words(uint64_t* mine, const uint64_t* other, size_t n) {
+  for (size_t i = 0; i < n; ++i) mine[i] &= other[i];
 }
 
 }  // namespace
@@ -80,7 +88,8 @@ GlooControlChannel::GlooControlChannel(std::shared_ptr<::gloo::rendezvous::Store
       size_(size),
       guard_(std::make_unique<Guard>(rank, options.collective_timeout)),
       mesh_(std::make_unique<Mesh>(*store_, prefix_, rank, size, device_,
-                                   options.connect_timeout)) {
+                                   options.connect_timeout)),
+      rounds_(*mesh_, kRoundCapacity) {
   guard_->watch(mesh_.get());
 }
 
@@ -116,10 +125,19 @@ void GlooControlChannel::check_root(const char* op, int root) const {
 }
 
 void GlooControlChannel::allreduce_and(std::vector<uint64_t>& bits) {
-  allreduce_words(*mesh_, *guard_, "control allreduce_and", bits,
-                  [](uint64_t* mine, const uint64_t* other, size_t n) {
-                    for (size_t i = 0; i < n; ++i) mine[i] &= other[i];
-                  });
+  allreduce_words(*mesh_, *guard_, "control allreduce_and", bits, and_words);
+}
+
+void GlooControlChannel::round_allreduce_and(std::vector<uint64_t>& bits) {
+  if (size_ > kDirectExchangeMaxRanks) {
+    allreduce_and(bits);
+    return;
+  }
+  const std::vector<uint64_t> mine = bits;  // sent while `bits` takes the others' in
+  rounds_.exchange(*guard_, "control allreduce_and", guard_->deadline(), mine.data(),
+                   mine.size() * sizeof(uint64_t), [&](int, const void* other) {
+                     and_words(bits.data(), static_cast<const uint64_t*>(other), bits.size());
+                   });
 }
 
 std::vector<std::string> GlooControlChannel::gather(const std::string& bytes, int root) {

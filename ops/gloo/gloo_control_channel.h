@@ -19,6 +19,7 @@
 #include "ops/backend.h"
 #include "ops/gloo/gloo_guard.h"
 #include "ops/gloo/gloo_mesh.h"
+#include "ops/gloo/gloo_direct_mailbox.h"
 
 namespace runrun::gloo_backend {
 
@@ -50,6 +51,9 @@ class GlooControlChannel final : public ControlChannel {
   ~GlooControlChannel() override;
 
   void allreduce_and(std::vector<uint64_t>& bits) override;
+  // Up to 4 ranks over receives posted a round ahead (gloo_direct_mailbox.h); beyond,
+  // allreduce_and.
+  void round_allreduce_and(std::vector<uint64_t>& bits) override;
   std::vector<std::string> gather(const std::string& bytes, int root) override;
   void broadcast(std::string& bytes, int root) override;
   std::unique_ptr<ControlChannel> create_subgroup(const std::vector<int>& ranks) override;
@@ -66,6 +70,7 @@ class GlooControlChannel final : public ControlChannel {
   int size_;
   std::unique_ptr<Guard> guard_;
   std::unique_ptr<Mesh> mesh_;
+  DirectMailbox rounds_;  // after mesh_: destroyed before it
   uint64_t subgroups_created_ = 0;
 };
 

@@ -18,8 +18,10 @@
 namespace runrun::gloo_backend {
 namespace {
 
-// Slot prefix of runrun's transfers (gloo's own algorithms, unused here, take small prefixes).
+// Slot prefixes of runrun's transfers (gloo's own algorithms, unused here, take small
+// prefixes): one per sequence, so the two never meet.
 constexpr uint8_t kSlotPrefix = 0x72;
+constexpr uint8_t kPrepostedSlotPrefix = 0x73;
 
 // gloo's tcp pairs write to their sockets without MSG_NOSIGNAL: a write to a peer that just
 // closed raises SIGPIPE, whose default action kills the whole process instead of letting the
@@ -123,6 +125,10 @@ Mesh::Mesh(::gloo::rendezvous::Store& store, const std::string& prefix, int rank
 }
 
 uint64_t Mesh::next_slot() { return ::gloo::Slot::build(kSlotPrefix, next_tag_++); }
+
+uint64_t Mesh::next_preposted_slot() {
+  return ::gloo::Slot::build(kPrepostedSlotPrefix, next_preposted_tag_++);
+}
 
 void Mesh::close() { context_->closeConnections(); }
 

@@ -39,6 +39,9 @@ class Mesh {
 
   // A fresh slot for one exchange; every rank draws the same sequence.
   uint64_t next_slot();
+  // A fresh slot of a second sequence, apart from next_slot()'s: for transfers whose receives
+  // are posted ahead of the exchanges drawn in between (gloo_preposted_rounds.h).
+  uint64_t next_preposted_slot();
 
   // Closes every connection: peers see them closed, later transfers fail. Idempotent.
   // gloo's hard close (a reset: bytes not yet sent are dropped), for abort and failure only.
@@ -51,6 +54,7 @@ class Mesh {
  private:
   std::shared_ptr<::gloo::Context> context_;
   uint32_t next_tag_ = 0;
+  uint32_t next_preposted_tag_ = 0;
 };
 
 }  // namespace runrun::gloo_backend
