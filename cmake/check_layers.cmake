@@ -9,14 +9,20 @@
 #
 # The rule, bottom to top: common/ -> rendezvous/ -> ops/ -> core/ -> frameworks/; a layer
 # includes only its own folder and the ones below it. Beyond that:
-# - core/ takes from ops/ only the backend interface (ops/*.h) and the kernels (ops/cpu/), never
-#   a concrete backend (ops/mpi/, ops/gloo/, ops/local/, ops/shm/, ...): it asks make_backend()
-#   for one.
+# - core/ takes from ops/ only the backend interface (ops/*.h: ops/'s root holds nothing else),
+#   the kernels (ops/cpu/) and Adasum over any Backend (ops/adasum/), never a concrete backend
+#   (ops/mpi/, ops/gloo/, ops/local/, ops/shm/, ...) nor the provider registry (ops/registry/):
+#   it asks make_backend() for one.
+# - ops/base/ (what backends share: argument checks, the host-synchronous base, topology from
+#   hosts, block layout) and ops/adasum/ (which core/ includes) depend on no transport: ops/base/
+#   includes only common/, the backend interface (ops/*.h) and itself; ops/adasum/ those and the
+#   kernels (ops/cpu/).
 # - ops/shm/ (the shared-memory path inside a host) is a building block transports use: it
-#   depends on no transport, so it includes only common/, the backend interface (ops/*.h), the
-#   kernels (ops/cpu/) and itself.
+#   depends on no transport, so it includes only common/, the backend interface (ops/*.h),
+#   ops/base/, the kernels (ops/cpu/) and itself.
 # - ops/algorithms/ (collective algorithms over a point-to-point step interface) likewise
-#   depends on no transport: it includes only common/, the backend interface (ops/*.h) and itself.
+#   depends on no transport: it includes only common/, the backend interface (ops/*.h),
+#   ops/base/ and itself.
 # - frameworks/ reaches the core through its C API only (runrun/c_api.h) besides its own csrc/.
 # - launcher/ sits on common/ and rendezvous/, plus ops/backend_catalog.h (which backends this
 #   build has) and ops/gpu_libraries.h (which GPU libraries this machine would load), which
@@ -37,14 +43,16 @@ set(allowed_text_common "common/")
 set(allowed_text_rendezvous "common/, rendezvous/")
 set(allowed_text_ops "common/, rendezvous/, ops/")
 set(allowed_text_core
-    "common/, rendezvous/, ops/*.h, ops/cpu/, core/ and its C API runrun/c_api.h")
+    "common/, rendezvous/, ops/*.h, ops/cpu/, ops/adasum/, core/ and its C API runrun/c_api.h")
 set(allowed_text_frameworks
     "the C API runrun/c_api.h, its tensor rules runrun/dlpack_rules.h and its own csrc/")
 set(allowed_text_launcher
     "common/, rendezvous/, launcher/, ops/backend_catalog.h and ops/gpu_libraries.h")
 set(allowed_text_catalog "common/")
-set(allowed_text_shm "common/, ops/*.h, ops/cpu/ and ops/shm/")
-set(allowed_text_algorithms "common/, ops/*.h and ops/algorithms/")
+set(allowed_text_shm "common/, ops/*.h, ops/base/, ops/cpu/ and ops/shm/")
+set(allowed_text_algorithms "common/, ops/*.h, ops/base/ and ops/algorithms/")
+set(allowed_text_base "common/, ops/*.h and ops/base/")
+set(allowed_text_adasum "common/, ops/*.h, ops/cpu/ and ops/adasum/")
 # The stack, bottom to top; launcher/ is beside it.
 set(stack common rendezvous ops core frameworks)
 
@@ -57,6 +65,10 @@ function(layer_of_file path out)
     set(layer shm)
   elseif(path MATCHES "^ops/algorithms/")
     set(layer algorithms)
+  elseif(path MATCHES "^ops/base/")
+    set(layer base)
+  elseif(path MATCHES "^ops/adasum/")
+    set(layer adasum)
   elseif(path MATCHES "^(common|rendezvous|ops|core|frameworks|launcher)/")
     set(layer ${CMAKE_MATCH_1})
   endif()
@@ -96,17 +108,25 @@ function(include_allowed from name to out)
       set(ok TRUE)
     endif()
   elseif(from STREQUAL "shm")
-    if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|cpu/.+|shm/.+)$")
+    if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|base/.+|cpu/.+|shm/.+)$")
       set(ok TRUE)
     endif()
   elseif(from STREQUAL "algorithms")
-    if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|algorithms/.+)$")
+    if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|base/.+|algorithms/.+)$")
+      set(ok TRUE)
+    endif()
+  elseif(from STREQUAL "base")
+    if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|base/.+)$")
+      set(ok TRUE)
+    endif()
+  elseif(from STREQUAL "adasum")
+    if(to STREQUAL "common" OR name MATCHES "^ops/([^/]+|cpu/.+|adasum/.+)$")
       set(ok TRUE)
     endif()
   elseif(from STREQUAL "core")
     if(to MATCHES "^(common|rendezvous|core)$")
       set(ok TRUE)
-    elseif(to STREQUAL "ops" AND name MATCHES "^ops/([^/]+|cpu/.+)$")
+    elseif(to STREQUAL "ops" AND name MATCHES "^ops/([^/]+|cpu/.+|adasum/.+)$")
       set(ok TRUE)
     endif()
   elseif(from STREQUAL "frameworks")
@@ -132,8 +152,8 @@ function(rule_text from to out)
     set(text "${path} is shared with launcher/ and may include only ${allowed}")
   elseif(from STREQUAL "shm")
     set(text "ops/shm/ depends on no transport and may include only ${allowed}")
-  elseif(from STREQUAL "algorithms")
-    set(text "ops/algorithms/ depends on no transport and may include only ${allowed}")
+  elseif(from MATCHES "^(algorithms|base|adasum)$")
+    set(text "ops/${from}/ depends on no transport and may include only ${allowed}")
   elseif(from STREQUAL "core" AND to STREQUAL "ops")
     string(CONCAT text "core/ never includes a concrete backend (it asks make_backend() for a "
                        "Backend) and may include only ${allowed}")

@@ -2,7 +2,7 @@
 // Why: the reductions a collective can apply. Average is not a backend reduction: the core turns
 // it into Sum followed by a division, so backends and kernels only see Sum/Min/Max/Product.
 // Adasum is not one either: the core runs it as its own algorithm over a backend's alltoallv
-// and allgatherv (ops/adasum_allreduce.h), for allreduce of floating-point tensors.
+// and allgatherv (ops/adasum/adasum_allreduce.h), for allreduce of floating-point tensors.
 // The codes are Horovod's (horovod/common/message.h), so a script that passes a number means
 // the same op.
 // Thread-safety: plain values and pure functions.

@@ -2,7 +2,7 @@
 // Why: the one interface through which the core moves bytes between the ranks of a group. Each
 // implementation lives in its own folder (mpi/, gloo/, local/; each has its <name>_backend,
 // <name>_control_channel and <name>_provider files, the rest is its own), registers a provider
-// (backend_provider.h) and passes the same conformance suite (tests/support/
+// (ops/registry/backend_provider.h) and passes the same conformance suite (tests/support/
 // backend_conformance.h: over local and gloo as ranks in threads in tests/unit/ops, over mpi as
 // processes in tests/integration/ops).
 //
@@ -31,7 +31,7 @@
 // or back off, never spin a core for long: ranks often oversubscribe cores.
 //
 // Errors: start_* throws at once for what is wrong before anything is sent (InvalidArgumentError
-// for bad arguments, checked identically by every backend in backend_checks.cc;
+// for bad arguments, checked identically by every backend in ops/base/backend_checks.cc;
 // UnsupportedError for an op or device the backend lacks; ShutDownError after abort(); the
 // earlier error of a broken backend). What goes wrong while the operation runs comes from its
 // Completion: a lost peer or broken transport throws PeerFailureError naming the peer rank when

@@ -7,6 +7,7 @@
 #include "common/env_names.h"
 #include "common/errors.h"
 #include "ops/hierarchical/hierarchical_backend.h"
+#include "ops/registry/backend_provider.h"
 #include "rendezvous/launch_environment.h"
 
 namespace runrun {

@@ -1,18 +1,36 @@
 #pragma once
 // Why: the core must not include any concrete backend header; it asks this factory for a
 // backend by name and gets the interface back. The factory knows no transport either: it looks
-// the name up in the registry of providers this build compiled in (ops/backend_provider.h).
+// the name up in the registry of providers this build compiled in
+// (ops/registry/backend_provider.h).
 // Thread-safety: make_backend may be called from any thread; it returns an object owned by the
 // caller (see Backend's threading contract).
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/logging.h"
 #include "ops/backend.h"
-#include "ops/backend_provider.h"
 
 namespace runrun {
+
+struct BackendOptions {
+  // auto (the backend of the launcher mode that started this process: gloo under
+  // `runrun --gloo`, else mpi), mpi, gloo, local (one rank, this process; multi-rank local
+  // backends are made directly by tests)
+  std::string name = "auto";
+  Logger logger;  // may be null: backends then log nothing
+  // A collective every rank entered that takes longer fails with TimeoutError; 0 = no limit.
+  std::chrono::milliseconds collective_timeout{0};
+  // Wrap the backend in ops/hierarchical's decorator (RUNRUN_HIERARCHICAL_ALLREDUCE) where the
+  // job's topology allows it; make_backend logs (warn) why not where it does not.
+  bool hierarchical_allreduce = false;
+  // RUNRUN_AUTOTUNE: build that decorator where the topology allows even without
+  // hierarchical_allreduce (switched off then, silently otherwise), so the autotuner can try it.
+  bool hierarchical_tunable = false;
+};
 
 // Throws UnsupportedError naming the backends this build has when `name` is not one of them.
 // With options.hierarchical_allreduce, wraps the backend in ops/hierarchical's decorator where

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "core/execution/device_staging.h"
-#include "ops/adasum_allreduce.h"
+#include "ops/adasum/adasum_allreduce.h"
 #include "ops/cuda_streams.h"
 #include "ops/gpu_libraries.h"
 

@@ -5,7 +5,7 @@
 #include "core/negotiation/collective_layout.h"
 #include "core/execution/device_staging.h"
 #include "core/timeline/timeline_names.h"
-#include "ops/adasum_allreduce.h"
+#include "ops/adasum/adasum_allreduce.h"
 #include "ops/cpu/cpu_device_ops.h"
 #include "ops/device_ops.h"
 

@@ -22,7 +22,7 @@
 #include "core/execution/fusion_planner.h"
 #include "core/runtime/tensor_queue.h"
 #include "core/timeline/timeline.h"
-#include "ops/adasum_allreduce.h"
+#include "ops/adasum/adasum_allreduce.h"
 #include "ops/backend.h"
 
 namespace runrun {
@@ -82,7 +82,7 @@ class OpExecutor {
   Logger logger_;
   Timeline* timeline_;
   FusionBuffer fusion_buffer_;
-  AdasumScratch adasum_scratch_;  // reused by every Adasum bucket (ops/adasum_allreduce.h)
+  AdasumScratch adasum_scratch_;  // reused by every Adasum bucket (ops/adasum/adasum_allreduce.h)
   std::vector<size_t> bucket_tensor_counts_;  // an Adasum bucket's tensor lengths, reused
   DeviceCollectives device_;  // CUDA tensors over NCCL; the rest is staged
   std::atomic<size_t> fused_collectives_{0};

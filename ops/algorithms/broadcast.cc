@@ -5,7 +5,7 @@
 
 #include "ops/algorithms/allgather.h"
 #include "ops/algorithms/block_span.h"
-#include "ops/block_layout.h"
+#include "ops/base/block_layout.h"
 
 namespace runrun::algorithms {
 namespace {

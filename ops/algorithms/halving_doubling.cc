@@ -2,7 +2,7 @@
 
 #include "ops/algorithms/group_fold.h"
 #include "ops/algorithms/power_of_two_group.h"
-#include "ops/block_layout.h"
+#include "ops/base/block_layout.h"
 
 namespace runrun::algorithms {
 

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "ops/algorithms/recursive_doubling.h"
-#include "ops/block_layout.h"
+#include "ops/base/block_layout.h"
 
 namespace runrun::algorithms {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Why: the arithmetic of Horovod's op=Adasum on one pair of vector pieces, kept apart from the
-// communication (ops/adasum_allreduce.h) so each dtype's arithmetic has one definition and can
-// be tested alone. Adasum combines two gradients a and b of one tensor as
+// communication (ops/adasum/adasum_allreduce.h) so each dtype's arithmetic has one definition
+// and can be tested alone. Adasum combines two gradients a and b of one tensor as
 //   (1 - a.b / (2 |a|^2)) a + (1 - a.b / (2 |b|^2)) b
 // (a coefficient is 1 where its squared norm is below sqrt(DBL_MIN), about 1.5e-154, as in
 // Horovod's adasum.h), with a.b, |a|^2 and
@@ -23,7 +23,7 @@ struct DotAndNorms {
   double a_norm_sq = 0.0;
   double b_norm_sq = 0.0;
 };
-// Exchanged between ranks as raw bytes (ops/adasum_allreduce.cc).
+// Exchanged between ranks as raw bytes (ops/adasum/adasum_allreduce.cc).
 static_assert(sizeof(DotAndNorms) == 3 * sizeof(double) &&
               std::is_trivially_copyable_v<DotAndNorms>);
 

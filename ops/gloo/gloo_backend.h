@@ -32,7 +32,7 @@
 #include "common/logging.h"
 #include "ops/algorithms/algorithm_choice.h"
 #include "ops/backend.h"
-#include "ops/host_backend.h"
+#include "ops/base/host_backend.h"
 #include "ops/gloo/gloo_control_channel.h"
 #include "ops/gloo/gloo_direct_mailbox.h"
 #include "ops/gloo/gloo_guard.h"

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
-#include "ops/block_layout.h"
+#include "ops/base/backend_checks.h"
+#include "ops/base/block_layout.h"
 #include "ops/cpu/copy_bytes.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/gloo/gloo_backend.h"

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/algorithms/recursive_doubling.h"
 #include "ops/gloo/gloo_exchange.h"
 #include "ops/gloo/gloo_step_transport.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/env_names.h"
-#include "ops/backend_provider.h"
+#include "ops/registry/backend_provider.h"
 #include "ops/gloo/gloo_from_environment.h"
 #include "rendezvous/launch_environment.h"
 

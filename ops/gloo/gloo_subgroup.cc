@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/gloo/gloo_backend.h"
 
 namespace runrun::gloo_backend {

@@ -4,7 +4,7 @@
 
 #include <climits>
 
-#include "ops/host_topology.h"
+#include "ops/base/host_topology.h"
 
 namespace runrun::gloo_backend {
 

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
-#include "ops/block_layout.h"
+#include "ops/base/backend_checks.h"
+#include "ops/base/block_layout.h"
 #include "ops/hierarchical/hierarchy.h"
 
 namespace runrun {

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
-#include "ops/block_layout.h"
+#include "ops/base/backend_checks.h"
+#include "ops/base/block_layout.h"
 #include "ops/cuda_streams.h"
 #include "ops/hierarchical/hierarchy.h"
 #include "ops/hierarchical/staged_allreduce_backend.h"

@@ -11,7 +11,7 @@
 // Scaling (prescale, postscale, average) is applied once, by the across-hosts stage: the
 // reduce-scatter reduces plainly, then the allreduce of the host sums multiplies by the factor
 // (an average's 1/size of the whole group folded in), so the result is the flat one's.
-// Uneven counts: the slices are even_split(count, local_size) (block_layout.h), the
+// Uneven counts: the slices are even_split(count, local_size) (ops/base/block_layout.h), the
 // reduce-scatter and the allgather of uneven blocks are the flat backend's.
 // Everything else (other collectives, subgroups, the control channel) goes to the flat backend
 // (FlatForwardingDevice, flat_forwarding.h).

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "ops/local/local_control_channel.h"
 

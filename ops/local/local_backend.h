@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "ops/backend.h"
-#include "ops/host_backend.h"
+#include "ops/base/host_backend.h"
 #include "ops/local/local_endpoint.h"
 #include "ops/local/local_world.h"
 

@@ -2,7 +2,7 @@
 // local worlds directly (ops/local/local_world.h).
 #include <memory>
 
-#include "ops/backend_provider.h"
+#include "ops/registry/backend_provider.h"
 #include "ops/local/local_backend.h"
 
 namespace runrun {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "ops/host_topology.h"
+#include "ops/base/host_topology.h"
 
 namespace runrun {
 namespace {

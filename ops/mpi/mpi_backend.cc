@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
-#include "ops/host_topology.h"
+#include "ops/base/backend_checks.h"
+#include "ops/base/host_topology.h"
 #include "ops/mpi/mpi_byte_layout.h"
 #include "ops/mpi/mpi_check.h"
 #include "ops/mpi/mpi_control_channel.h"

@@ -8,8 +8,8 @@
 // the collective timeout. Buffers must be host memory (UnsupportedError otherwise).
 // MPI's own lifetime is handled by mpi_lifetime.h (initialized on first use, finalized at exit,
 // never by a destructor), so runtimes can be created and destroyed repeatedly.
-// The topology is derived from each rank's host (ops/host_topology.h): the world backend learns
-// the hosts once (MPI_Comm_split_type, then a non-blocking allgather); a subgroup takes its
+// The topology is derived from each rank's host (ops/base/host_topology.h): the world backend
+// learns the hosts once (MPI_Comm_split_type, then a non-blocking allgather); a subgroup takes its
 // members' hosts from its parent and makes no collective call after its communicator exists, so
 // a member stopped right after the creation cannot hold the others in a blocking MPI call.
 //

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/mpi/mpi_check.h"
 #include "ops/mpi/mpi_lifetime.h"
 #include "ops/mpi/mpi_member_comm.h"

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/mpi/mpi_check.h"
 
 namespace runrun::mpi {

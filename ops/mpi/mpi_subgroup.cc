@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/mpi/mpi_backend.h"
 #include "ops/mpi/mpi_member_comm.h"
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/cuda/cuda_runtime_library.h"
 #include "ops/cuda_streams.h"
 #include "ops/nccl/nccl_completion.h"
@@ -117,7 +117,7 @@ bool NcclBackend::can_scale(DataType type, ReduceOp op, const DeviceReduceScalin
 namespace runrun {
 
 bool nccl_can_scale(DataType type, ReduceOp op, const DeviceReduceScaling& s) {
-  if (op == ReduceOp::kAdasum) return false;  // runs on the host (ops/adasum_allreduce.h)
+  if (op == ReduceOp::kAdasum) return false;  // runs on the host (ops/adasum/adasum_allreduce.h)
   if (!gpu::nccl_reduce_type(type, s.average ? ReduceOp::kAverage : op)) return false;
   if (s.average && op != ReduceOp::kSum) return false;
   const bool scaled = s.factor != 1.0 || s.average;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ops/block_layout.h"
+#include "ops/base/block_layout.h"
 #include "ops/cpu/copy_bytes.h"
 #include "ops/cpu/reduce_kernels.h"
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/shm/shm_collectives.h"
 
 namespace runrun::shm {

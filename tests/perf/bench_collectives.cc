@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/errors.h"
-#include "ops/adasum_allreduce.h"
+#include "ops/adasum/adasum_allreduce.h"
 
 namespace runrun::perf {
 namespace {

@@ -47,8 +47,8 @@ void check_allgatherv(Backend& backend, const Options& options);
 void check_broadcast(Backend& backend, const Options& options);
 void check_alltoallv(Backend& backend, const Options& options);
 void check_reducescatter(Backend& backend, const Options& options);
-// Adasum (ops/adasum_allreduce.h) over the backend: every floating-point dtype, fused buffers
-// of uneven tensors; UnsupportedError for a size that is not a power of two.
+// Adasum (ops/adasum/adasum_allreduce.h) over the backend: every floating-point dtype, fused
+// buffers of uneven tensors; UnsupportedError for a size that is not a power of two.
 void check_adasum(Backend& backend, const Options& options);
 void check_barrier(Backend& backend);
 void check_control_channel(Backend& backend);

@@ -1,5 +1,5 @@
-// The conformance suite's Adasum checks (ops/adasum_allreduce.h over the backend under test):
-// inputs for which Adasum's result is exact in every floating-point dtype, so the comparison is
+// The conformance suite's Adasum checks (ops/adasum/adasum_allreduce.h over the backend under
+// test): inputs for which Adasum's result is exact in every floating-point dtype, so the comparison is
 // bitwise, and fused buffers whose halving boundaries cut through tensors.
 
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/errors.h"
-#include "ops/adasum_allreduce.h"
+#include "ops/adasum/adasum_allreduce.h"
 #include "tests/support/backend_conformance.h"
 #include "tests/support/backend_conformance_values.h"
 

@@ -19,7 +19,7 @@
 
 #include "common/errors.h"
 #include "ops/backend_factory.h"
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 #include "ops/mpi/mpi_backend.h"
 #include "ops/mpi/mpi_member_comm.h"
 #include "tests/support/backend_conformance.h"

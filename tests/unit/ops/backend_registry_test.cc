@@ -6,7 +6,7 @@
 
 #include "common/errors.h"
 #include "ops/backend_catalog.h"
-#include "ops/backend_provider.h"
+#include "ops/registry/backend_provider.h"
 
 using runrun::BackendProvider;
 using runrun::BackendRegistry;

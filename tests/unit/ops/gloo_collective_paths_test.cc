@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/errors.h"
-#include "ops/block_layout.h"
+#include "ops/base/block_layout.h"
 #include "tests/unit/ops/gloo_ranks.h"
 
 using runrun::Backend;

@@ -22,7 +22,7 @@
 #include "ops/algorithms/block_span.h"
 #include "ops/algorithms/broadcast.h"
 #include "ops/algorithms/reducescatter.h"
-#include "ops/block_layout.h"
+#include "ops/base/block_layout.h"
 #include "ops/cpu/reduce_kernels.h"
 #include "tests/unit/ops/algorithms/in_process_transport.h"
 

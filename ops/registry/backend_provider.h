@@ -9,32 +9,15 @@
 // is read-only and any thread may use it. A provider's functions may be called from any thread;
 // each states what it does to the process.
 
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "common/logging.h"
 #include "ops/backend.h"
+#include "ops/backend_factory.h"  // BackendOptions
 
 namespace runrun {
-
-struct BackendOptions {
-  // auto (the backend of the launcher mode that started this process: gloo under
-  // `runrun --gloo`, else mpi), mpi, gloo, local (one rank, this process; multi-rank local
-  // backends are made directly by tests)
-  std::string name = "auto";
-  Logger logger;  // may be null: backends then log nothing
-  // A collective every rank entered that takes longer fails with TimeoutError; 0 = no limit.
-  std::chrono::milliseconds collective_timeout{0};
-  // Wrap the backend in ops/hierarchical's decorator (RUNRUN_HIERARCHICAL_ALLREDUCE) where the
-  // job's topology allows it; make_backend logs (warn) why not where it does not.
-  bool hierarchical_allreduce = false;
-  // RUNRUN_AUTOTUNE: build that decorator where the topology allows even without
-  // hierarchical_allreduce (switched off then, silently otherwise), so the autotuner can try it.
-  bool hierarchical_tunable = false;
-};
 
 struct BackendProvider {
   std::string name;

@@ -1,7 +1,7 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "ops/backend_provider.h"
+#include "ops/registry/backend_provider.h"
 
 namespace runrun {
 

@@ -1,6 +1,6 @@
-#include "ops/host_backend.h"
+#include "ops/base/host_backend.h"
 
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 
 namespace runrun {
 

@@ -1,4 +1,4 @@
-#include "ops/adasum_allreduce.h"
+#include "ops/adasum/adasum_allreduce.h"
 
 #include <algorithm>
 #include <bit>

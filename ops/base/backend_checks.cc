@@ -1,4 +1,4 @@
-#include "ops/backend_checks.h"
+#include "ops/base/backend_checks.h"
 
 #include <algorithm>
 #include <functional>
