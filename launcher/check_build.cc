@@ -102,10 +102,10 @@ std::string indented(const std::string& text) {
 
 BuildFeatures detect_build_features() {
   BuildFeatures features;
-  features.mpi = kBuiltBackends.mpi;
-  features.gloo = kBuiltBackends.gloo;
-  features.nccl = kBuiltBackends.nccl;
-  features.cuda = kBuiltBackends.cuda_tensors;
+  features.mpi = backend_built("mpi");
+  features.gloo = backend_built("gloo");
+  features.nccl = backend_built("nccl");
+  features.cuda = backend_built("cuda");
   std::vector<std::vector<std::string>> probes;
   for (const FrameworkProbe& probe : kFrameworkProbes) {
     // sys.path[0] is "" for -c: the current directory, whose folders could shadow packages.

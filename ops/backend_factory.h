@@ -39,7 +39,7 @@ struct BackendOptions {
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 
 // Names of the backends compiled into this build, e.g. {"local", "mpi", "gloo"} (the
-// registry's providers; ops/backend_catalog.h must agree, backend_factory_test checks it).
+// registry's providers; ops/backend_catalog.h's controllers agree, backend_factory_test checks).
 std::vector<std::string> built_backends();
 
 // Whether backend `name`'s transport grants concurrent calls from several threads in this

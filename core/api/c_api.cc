@@ -298,8 +298,11 @@ const char* runrun_backend_name(const runrun_runtime* rt) {
 
 void runrun_get_build_info(runrun_build_info* out) {
   // What is implemented and built (ops/backend_catalog.h), not what CMake found.
-  const runrun::BuiltBackends& built = runrun::kBuiltBackends;
-  if (out) *out = runrun_build_info{built.mpi, built.gloo, built.nccl, built.cuda_tensors};
+  using runrun::backend_built;
+  if (out) {
+    *out = runrun_build_info{backend_built("mpi"), backend_built("gloo"), backend_built("nccl"),
+                             backend_built("cuda")};
+  }
 }
 
 const char* runrun_version(void) { return RUNRUN_VERSION; }

@@ -2,8 +2,8 @@
 // local worlds directly (ops/local/local_world.h).
 #include <memory>
 
-#include "ops/registry/backend_provider.h"
 #include "ops/local/local_backend.h"
+#include "ops/registry/backend_provider.h"
 
 namespace runrun {
 

@@ -2,9 +2,9 @@
 // (mpi_lifetime.h); a lost peer makes the exit skip MPI_Finalize, which would wait for it.
 #include <memory>
 
-#include "ops/registry/backend_provider.h"
 #include "ops/mpi/mpi_backend.h"
 #include "ops/mpi/mpi_lifetime.h"
+#include "ops/registry/backend_provider.h"
 
 namespace runrun {
 

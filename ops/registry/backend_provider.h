@@ -3,8 +3,9 @@
 // core know no transport: each backend folder registers one provider (name, whether this process
 // can use it and why not, a factory, and process-lifetime hooks such as MPI's finalization),
 // and the build decides which folders are compiled in (CMake generates the list of
-// registration calls; no #if chain). Adding a backend: a folder with its provider file, a line
-// in ops/CMakeLists.txt, a row in ops/backend_catalog.h (docs/backends.md).
+// registration calls; no #if chain). Adding a backend: a folder with its provider file and a
+// CMakeLists.txt that calls runrun_add_backend(<name> PROVIDER ...), and its add_subdirectory
+// line in ops/CMakeLists.txt (docs/architecture.md, "Adding a transport").
 // Thread-safety: the registry is filled once, on first use (thread-safe static); afterwards it
 // is read-only and any thread may use it. A provider's functions may be called from any thread;
 // each states what it does to the process.

@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "common/errors.h"
 #include "ops/backend_catalog.h"
@@ -53,9 +56,9 @@ TEST_CASE("built_backends names what this build has and threads_multiple initial
 
 TEST_CASE("the backend catalog (what --check-build and *_built() report) matches the factory") {
   // A backend the catalog does not list must be one make_backend cannot create, and the
-  // reverse: implementing gloo in the factory fails here until the catalog says so. NCCL is
-  // the exception: built, but a data backend the core picks for CUDA tensors, not a factory name.
-  const runrun::BuiltBackends& built = runrun::kBuiltBackends;
+  // reverse. NCCL and CUDA are the exceptions: built, but data paths the core picks for CUDA
+  // tensors, not factory names.
+  using runrun::backend_built;
   const auto creatable = [](const char* name) {
     runrun::BackendOptions options;
     options.name = name;
@@ -67,13 +70,22 @@ TEST_CASE("the backend catalog (what --check-build and *_built() report) matches
       return true;  // built; needs a launcher's job to connect (gloo)
     }
   };
-  CHECK(creatable("gloo") == built.gloo);
-  CHECK(built.nccl);  // the data backend of CUDA tensors, loaded at run time (docs/gpu.md)...
+  CHECK(creatable("gloo") == backend_built("gloo"));
+  CHECK(backend_built("nccl"));  // the data backend of CUDA tensors, loaded at run time...
   CHECK_FALSE(creatable("nccl"));  // ...which is no controller: never a make_backend name
-  CHECK(creatable("local") == built.local);
-  CHECK(built.mpi == static_cast<bool>(RUNRUN_HAVE_MPI));  // creating it would initialize MPI
-  CHECK(built.cuda_tensors);  // over NCCL or staged (core/execution/device_collectives.h)
+  CHECK(backend_built("local"));
+  CHECK(creatable("local"));
+  CHECK(backend_built("mpi") == static_cast<bool>(RUNRUN_HAVE_MPI));  // creating it inits MPI
+  CHECK(backend_built("cuda"));  // over NCCL or staged (core/execution/device_collectives.h)
+  CHECK_FALSE(backend_built("carrier-pigeon"));
+  // The catalog's controllers are make_backend's names, in the same order, each listed once.
   const auto names = runrun::built_backends();
-  CHECK(std::count(names.begin(), names.end(), "gloo") == (built.gloo ? 1 : 0));
+  std::vector<std::string> listed, controllers;
+  for (const runrun::BuiltBackend& backend : runrun::built_backend_catalog()) {
+    listed.emplace_back(backend.name);
+    if (backend.controller) controllers.emplace_back(backend.name);
+  }
+  for (const auto& name : listed) CHECK(std::count(listed.begin(), listed.end(), name) == 1);
+  CHECK(controllers == names);
   CHECK(std::count(names.begin(), names.end(), "nccl") == 0);
 }
