@@ -11,8 +11,8 @@ import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import numpy as np  # noqa: E402
 import keras  # noqa: E402
+import numpy as np  # noqa: E402
 
 import runrun.keras as hvd  # was: import horovod.tensorflow.keras as hvd  # noqa: E402
 

@@ -14,8 +14,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import runrun.torch as hvd
-from runrun.torch.callbacks import (BroadcastGlobalVariablesCallback, CallbackList,
-                                    LearningRateWarmupCallback, MetricAverageCallback)
+from runrun.torch.callbacks import (
+    BroadcastGlobalVariablesCallback,
+    CallbackList,
+    LearningRateWarmupCallback,
+    MetricAverageCallback,
+)
 
 
 def synthetic_mnist(num_samples, seed):

@@ -4,7 +4,8 @@
 // counter on a cache line of its own), one control block per rank (its own cache lines: each is
 // written by its rank only) and, per rank, two slots of `capacity` bytes that the rank writes in
 // alternate steps (shm_group.h explains why two).
-// Everything a peer may write concurrently is a lock-free atomic, valid across processes.
+// Thread-safety: everything a peer may write concurrently is a lock-free atomic, valid across
+// processes.
 
 #include <atomic>
 #include <cstddef>

@@ -11,7 +11,8 @@ import sys
 import numpy as np
 
 import runrun
-from runrun.common import basics, collectives as c
+from runrun.common import basics
+from runrun.common import collectives as c
 from runrun.common.numpy_tensors import ADAPTER as NP
 
 

@@ -26,6 +26,7 @@ import time
 
 def worker(args):
     import torch
+
     import runrun.torch as hvd
 
     hvd.init()
@@ -72,10 +73,10 @@ def driver(args):
                        sys.executable, os.path.abspath(__file__), "--worker", *common]
                 out = subprocess.run(cmd, check=True, capture_output=True, text=True,
                                      timeout=600).stdout
-                line = next(l for l in out.splitlines() if '"steps_per_s"' in l)
+                line = next(s for s in out.splitlines() if '"steps_per_s"' in s)
                 row = json.loads(line.split(":", 1)[1] if line.startswith("[") else line)
                 if mode == "autotune":
-                    final = [l for l in open(log) if ",final," in l]
+                    final = [s for s in open(log) if ",final," in s]
                     row["frozen"] = final[0].strip() if final else "not frozen"
                 results[mode].append(row["steps_per_s"])
                 print(mode, json.dumps(row), flush=True)

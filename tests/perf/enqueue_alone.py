@@ -52,10 +52,12 @@ def make_sides(adapters, count, elements):
     for framework in filter(None, adapters.split(",")):
         if framework == "tensorflow":
             import tensorflow as tf
+
             from runrun.tensorflow.tensor_bridge import ADAPTER
             inputs = [tf.ones([elements]) for _ in range(count)]
         elif framework == "jax":
             import jax.numpy as jnp
+
             from runrun.jax.tensor_bridge import ADAPTER
             inputs = [jnp.ones([elements]) for _ in range(count)]
         else:

@@ -48,6 +48,7 @@ void cg_dump(const char* s) { CALLGRIND_DUMP_STATS_AT(s); }
 
 def torch_loop(n):
     import torch
+
     import runrun.torch as hvd
     hvd.init()
     ts = [torch.ones(256) for _ in range(100)]
@@ -62,6 +63,7 @@ def torch_loop(n):
 def sides(adapters):
     """(label, enqueue() -> handles, wait(handles)) per side, the empty block first."""
     import numpy as np
+
     from runrun.common import collectives as common
     from runrun.common.numpy_tensors import ADAPTER as NUMPY
     from runrun.common.ops import Sum
@@ -81,6 +83,7 @@ def sides(adapters):
                 for x, n in zip(xs, names)], wait_all))
         elif adapter == "torch":
             import torch
+
             import runrun.torch as hvd
             ts = [torch.ones(256) for _ in range(100)]
             out.append(("torch", lambda: [hvd.allreduce_async_(t, name=n, op=hvd.Sum)
@@ -88,10 +91,12 @@ def sides(adapters):
         elif adapter in ("tensorflow", "jax"):
             if adapter == "tensorflow":
                 import tensorflow as tf
+
                 from runrun.tensorflow.tensor_bridge import ADAPTER
                 xs = [tf.ones([256], tf.float32) for _ in range(100)]
             else:
                 import jax.numpy as jnp
+
                 from runrun.jax.tensor_bridge import ADAPTER
                 xs = [jnp.ones([256], jnp.float32) for _ in range(100)]
             out.append((adapter, lambda xs=xs, a=ADAPTER: [
@@ -103,6 +108,7 @@ def sides(adapters):
 
 def inner(markers, adapters, blocks):
     import ctypes
+
     import runrun.common.basics as basics
 
     cg = ctypes.CDLL(markers)

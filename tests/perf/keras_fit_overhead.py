@@ -63,8 +63,8 @@ def slowest(value):
 
 def micro(report):
     import tensorflow as tf
-    import runrun.tensorflow as rtf
 
+    import runrun.tensorflow as rtf
     from runrun.common import collectives
     from runrun.common.numpy_tensors import ADAPTER
 

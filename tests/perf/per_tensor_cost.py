@@ -43,9 +43,9 @@ import time
 import numpy as np
 import torch
 import torch.distributed as dist
+from torch_side_by_side import init_torch_gloo, parse_bytes
 
 import runrun.torch as hvd
-from torch_side_by_side import init_torch_gloo, parse_bytes
 
 try:
     from runrun.common import collectives as common
@@ -71,15 +71,17 @@ def parse_args():
 
 
 def framework_sides(adapters, count, elements, names):
-    """The opt-in TensorFlow and JAX sides: (sides, outputs-getters, resets)."""
-    sides, outputs, resets = {}, {}, []
+    """The opt-in TensorFlow and JAX sides: (sides, outputs-getters)."""
+    sides, outputs = {}, {}
     for framework in filter(None, adapters.split(",")):
         if framework == "tensorflow":
             import tensorflow as tf
+
             from runrun.tensorflow.tensor_bridge import ADAPTER
             inputs = [tf.ones([elements], dtype=tf.float32) for _ in range(count)]
         elif framework == "jax":
             import jax.numpy as jnp
+
             from runrun.jax.tensor_bridge import ADAPTER
             inputs = [jnp.ones([elements], dtype=jnp.float32) for _ in range(count)]
         else:

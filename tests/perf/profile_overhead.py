@@ -10,7 +10,8 @@ Two measurements:
    --job --double-buffering: the same with DistributedOptimizer(double_buffering=True).
 3. The same A/B for the other adapters, whose hooks run inside the compiled step: --jax (an
    optax DistributedOptimizer in a jitted step: two jitted copies, one traced with the profiler
-   on, so with its native step-end mark and the allreduce's native marks) and --keras (model.train_on_batch on the backend
+   on, so with its native step-end mark and the allreduce's native marks) and --keras
+   (model.train_on_batch on the backend
    KERAS_BACKEND names: two identical models, one compiled and traced with the profiler on).
 4. --markers (no job; one rank): what the compiled-step markers themselves cost, in this
    process, a step that does little else than a grouped allreduce (JAX) or a variable update
@@ -98,10 +99,11 @@ def _best_difference(plain, marked, blocks=15, per_block=200):
 
 
 def markers_only(tf_threads=0, repeat=1):
-    from runrun.common.profile import StepProfiler
     import jax
     import jax.numpy as jnp
+
     import runrun.jax as hvd
+    from runrun.common.profile import StepProfiler
     from runrun.jax import profile_marks
 
     hvd.init()  # one rank: the grouped allreduce is a real op (native or callback path)
@@ -145,6 +147,7 @@ def markers_only(tf_threads=0, repeat=1):
         tf.config.threading.set_inter_op_parallelism_threads(tf_threads)
         tf.config.threading.set_intra_op_parallelism_threads(tf_threads)
     import keras
+
     from runrun.keras._backend_ops import _TFOps
     variables = [keras.Variable(tf.ones((256, 256))) for _ in range(8)]
 
@@ -184,6 +187,7 @@ def jax_job(steps_per_block, rounds, width, layers):
     import jax
     import jax.numpy as jnp
     import optax
+
     import runrun.jax as hvd
     from runrun.common.profile import StepProfiler
     hvd.init()
@@ -227,6 +231,7 @@ def jax_job(steps_per_block, rounds, width, layers):
 def keras_job(steps_per_block, rounds, width, layers):
     import keras
     import numpy as np
+
     import runrun.keras as hvd
     from runrun.common.profile import StepProfiler
     hvd.init()
@@ -262,6 +267,7 @@ def keras_job(steps_per_block, rounds, width, layers):
 
 def job(steps_per_block, rounds, width, layers, double_buffering=False):
     import torch
+
     import runrun.torch as hvd
     from runrun.common.profile import StepProfiler
     hvd.init()

@@ -345,7 +345,8 @@ def make_emitter(args, rank):
         line = (f"{label:<12} {human(row['bytes']):>10} {row['tensors']:>7} {rr:>22} {tt:>22} "
                 f"{row['ratio']:>6.2f} {row['ratio_min']:>7.2f}")
         if "runrun_oop_us" in row:
-            line += f"   out-of-place runrun {row['runrun_oop_us']:.1f} ({row['runrun_oop_min_us']:.1f})"
+            line += (f"   out-of-place runrun {row['runrun_oop_us']:.1f}"
+                     f" ({row['runrun_oop_min_us']:.1f})")
         print(line, flush=True)
 
     return emit

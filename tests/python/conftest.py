@@ -6,7 +6,6 @@ import os
 import sys
 
 import pytest
-
 from run_rank import world_rank
 
 # The TensorFlow and Keras suites run in processes of their own (run_framework_tests.sh):
@@ -36,6 +35,15 @@ def hvd():
     hvd.init()
     yield hvd
     hvd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def jhvd(hvd):
+    """runrun.jax on the session's runtime (the `hvd` fixture starts it; init is idempotent)."""
+    import runrun.jax as jhvd
+
+    jhvd.init()
+    return jhvd
 
 
 def rank_values(r, shape, dtype, seed=0, low=-8, high=8):

@@ -2,16 +2,6 @@
 deterministic contribution, small integers so that every reduction is exact in every dtype."""
 
 import numpy as np
-import pytest
-
-
-@pytest.fixture(scope="module")
-def jhvd(hvd):
-    """runrun.jax on the session's runtime (conftest's `hvd` starts it; init is idempotent)."""
-    import runrun.jax as jhvd
-
-    jhvd.init()
-    return jhvd
 
 
 def values(r, shape, dtype, seed=0, low=-8, high=8):

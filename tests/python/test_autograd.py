@@ -1,7 +1,6 @@
 """Gradients through the collectives, with Horovod's conventions (see runrun/torch/autograd.py)."""
 
 import torch
-
 from conftest import rank_values
 
 

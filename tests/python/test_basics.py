@@ -8,7 +8,6 @@ import time
 
 import pytest
 import torch
-
 from conftest import on_rank_0_only
 
 

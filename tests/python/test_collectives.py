@@ -6,7 +6,6 @@ import time
 
 import pytest
 import torch
-
 from conftest import rank_values
 
 ALL_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,

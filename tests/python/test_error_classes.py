@@ -11,7 +11,6 @@ import sys
 
 import pytest
 import torch
-
 from conftest import on_rank_0_only
 
 

@@ -7,8 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-from jax_values import everyone, jhvd, values  # noqa: F401  (jhvd: fixture)
+from jax_values import everyone, values
 
 import runrun
 

@@ -11,8 +11,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jax_values import jhvd  # noqa: F401  (fixture)
-
 pytestmark = pytest.mark.skipif(not any(d.platform == "gpu" for d in jax.devices()),
                                 reason="no CUDA device")
 

@@ -11,8 +11,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jax_values import jhvd  # noqa: F401  (fixture)
-
 UNSUPPORTED = ["uint16", "uint32", "complex64", "float8_e4m3fn"]
 
 

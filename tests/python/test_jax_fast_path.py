@@ -12,8 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-from jax_values import everyone, jhvd  # noqa: F401  (jhvd: fixture)
+from jax_values import everyone
 
 import runrun
 from runrun.common import collectives as c

@@ -14,8 +14,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jax_values import jhvd  # noqa: F401  (fixture)
-
 JIT_PATH = os.environ.get("RUNRUN_JAX_JIT_PATH", "ffi")
 
 

@@ -12,8 +12,6 @@ import numpy as np
 import optax
 import pytest
 
-from jax_values import jhvd  # noqa: F401  (fixture)
-
 _EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "jax",
                         "train_optax.py")
 

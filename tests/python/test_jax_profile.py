@@ -16,7 +16,6 @@ import numpy as np
 import optax
 import pytest
 
-from jax_values import jhvd  # noqa: F401  (fixture)
 from runrun.common import profile
 
 JIT_PATH = os.environ.get("RUNRUN_JAX_JIT_PATH", "ffi")

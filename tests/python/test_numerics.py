@@ -4,7 +4,6 @@ postscale / size, and join's average over the whole set."""
 
 import pytest
 import torch
-
 from conftest import rank_values
 
 INT_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]

@@ -9,8 +9,13 @@ import torch
 from conftest import on_rank_0_only
 
 from runrun.common.exceptions import (
-    HorovodInternalError, InvalidArgumentError, MismatchError, ShutDownError, UnsupportedError,
-    exception_for_status)
+    HorovodInternalError,
+    InvalidArgumentError,
+    MismatchError,
+    ShutDownError,
+    UnsupportedError,
+    exception_for_status,
+)
 from runrun.common.ops import Adasum, Average, Max, Min, Product, Sum, resolve_op
 from runrun.torch.compression import Compression
 from runrun.torch.names import group_names, op_name

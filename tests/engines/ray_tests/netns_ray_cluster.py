@@ -36,7 +36,8 @@ def _ip(*args):
 class NamespaceRayCluster:
     """start(): the two nodes running; `address` (the head's GCS), `node_addresses`;
     kill_raylet(i) / restart_node(i): node i lost, and a new node in its host;
-    stop(): `ray stop` in each node, then what is left (see there); cleanup(): removes the namespaces and
+    stop(): `ray stop` in each node, then what is left (see there); cleanup(): removes the
+    namespaces and
     links, killing what is left (always safe)."""
 
     def __init__(self, cpus_per_node=2, extra_env=None):

@@ -22,10 +22,10 @@ import time
 
 import pytest
 import ray
-
 from netns_ray_cluster import NotPermitted, driver_session
-from runrun.ray import RayExecutor
 from test_ray_two_nodes import _lines
+
+from runrun.ray import RayExecutor
 
 STEPS = 12
 KILL_AT = 5

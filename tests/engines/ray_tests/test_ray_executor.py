@@ -10,8 +10,8 @@ import time
 
 import pytest
 import ray
-
 import training
+
 from runrun.ray import RayExecutor, WorkerFailedError
 
 
@@ -206,7 +206,8 @@ def raise_on_rank_1_then_train():
 def test_elastic_job_below_min_workers_for_elastic_timeout_fails_naming_what_was_lost():
     """One node, two workers, min_workers=2: a worker whose function raises is killed, its node
     cools down (no replacement), the survivor waits for a generation that cannot come, and after
-    elastic_timeout (10 s: the workers import torch within it) run() raises ElasticJobFailedError naming the lost worker and its error;
+    elastic_timeout (10 s: the workers import torch within it) run() raises ElasticJobFailedError
+    naming the lost worker and its error;
     every actor is dead and its process gone."""
     from runrun.ray import ElasticJobFailedError
 

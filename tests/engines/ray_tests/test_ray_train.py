@@ -9,12 +9,12 @@ import signal
 
 import pytest
 import ray
+import training
 from ray.train import FailureConfig, RunConfig, ScalingConfig
 from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
-
-import training
-from runrun.ray import RunrunConfig, RunrunTrainer
 from test_ray_executor import assert_nothing_left
+
+from runrun.ray import RunrunConfig, RunrunTrainer
 
 
 @pytest.fixture(scope="module", autouse=True)

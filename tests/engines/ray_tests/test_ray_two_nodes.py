@@ -10,9 +10,9 @@ module stays short (one worker per node, as every actor costs seconds on 2 cores
 
 import pytest
 import ray
-
 import training
 from netns_ray_cluster import NotPermitted, driver_session
+
 from runrun.ray import RayExecutor
 
 

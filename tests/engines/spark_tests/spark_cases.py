@@ -7,8 +7,8 @@ import signal
 import time
 
 import pytest
-
 import training
+
 import runrun.spark
 
 

@@ -1,9 +1,9 @@
 """runrun.spark on local[2] (the tasks are Python workers of this machine's driver JVM)."""
 
 import pytest
+import spark_cases
 
 import runrun.spark
-import spark_cases
 
 
 @pytest.fixture(scope="module", autouse=True)

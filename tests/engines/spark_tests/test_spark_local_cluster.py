@@ -4,7 +4,6 @@ rank runs in another executor; no executor is left when the context stops."""
 import time
 
 import pytest
-
 import spark_cases
 
 

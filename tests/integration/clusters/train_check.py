@@ -64,7 +64,8 @@ def main():
     rank, size = hvd.rank(), hvd.size()
     say(f"TRAIN_CHECK STARTED rank {rank} of {size} pid {os.getpid()}")
     if size != args.expected_size:
-        raise SystemExit(f"TRAIN_CHECK FAIL rank {rank}: size {size}, expected {args.expected_size}")
+        raise SystemExit(
+            f"TRAIN_CHECK FAIL rank {rank}: size {size}, expected {args.expected_size}")
     if GLOBAL_BATCH % size:
         raise SystemExit(f"TRAIN_CHECK FAIL: global batch {GLOBAL_BATCH} not divisible by {size}")
 

@@ -50,7 +50,8 @@ def oracle():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     for _ in range(STEPS):
         step(model, optimizer)
-    print(" ".join("%.6f" % v for v in torch.cat([p.detach().flatten() for p in model.parameters()])))
+    flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+    print(" ".join("%.6f" % v for v in flat))
 
 
 def main():

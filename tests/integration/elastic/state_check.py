@@ -42,6 +42,7 @@ def check_jax():
 
 def check_keras():
     import keras
+
     import runrun.keras as hvd
     from runrun.elastic.framework_errors import is_runrun_failure
 

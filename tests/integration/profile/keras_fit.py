@@ -4,8 +4,8 @@ of one epoch. Prints the gradients' bytes (what each step's record must report).
 
 import argparse
 
-import numpy as np
 import keras
+import numpy as np
 
 import runrun.keras as hvd
 

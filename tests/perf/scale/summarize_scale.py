@@ -110,7 +110,8 @@ def main():
         ranks = ranks_of(layout)
         bench = {r["bytes"]: r for r in rows(f"{args.out}/{layout}-gloo-bench.jsonl")
                  if r.get("op") == "allreduce"}
-        torch_gloo = {(r["op"], r["bytes"]): r for r in rows(f"{args.out}/{layout}-gloo-torch.jsonl")
+        torch_gloo = {(r["op"], r["bytes"]): r
+                      for r in rows(f"{args.out}/{layout}-gloo-torch.jsonl")
                       if r.get("op") != "run"}
         torch_mpi = {(r["op"], r["bytes"]): r for r in rows(f"{args.out}/{layout}-mpi-torch.jsonl")
                      if r.get("op") != "run"}
@@ -139,7 +140,8 @@ def main():
                   f"{cell(m.get('runrun_us'))} | {cell(t.get('ratio'), '{:.2f}')} |")
         small = bench.get(min(bench)) if bench else None
         large_size = max(bench) if bench else None
-        overview.append((layout, ranks, small, torch_gloo.get(("allreduce", min(bench))) if bench else None,
+        small_torch = torch_gloo.get(("allreduce", min(bench))) if bench else None
+        overview.append((layout, ranks, small, small_torch,
                          large_size, bench.get(large_size) if bench else None))
     print(f"\n## Overview, links {args.rate}\n")
     print("| layout | ranks | ⌈log2 N⌉ | 4 B runrun gloo us | 4 B torch gloo us | largest size | "

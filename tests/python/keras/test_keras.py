@@ -3,8 +3,6 @@ the Horovod Keras flow unchanged but for the import, training equivalence with o
 the concatenated batch (DistributedOptimizer inside model.fit's compiled step, with
 backward_passes_per_step), the callbacks, load_model, the ops on backend tensors, errors."""
 
-import os
-import tempfile
 
 import keras
 import numpy as np
@@ -32,7 +30,7 @@ def data(samples=64, seed=5):
 def shard(hvd, array, batch):
     """This rank's part of every global batch of `batch` rows (contiguous rows per rank), so
     that the ranks' local batches concatenate to the global batch."""
-    n, r, local = hvd.size(), hvd.rank(), batch // hvd.size()
+    r, local = hvd.rank(), batch // hvd.size()
     steps = len(array) // batch
     return np.concatenate([array[s * batch + r * local:s * batch + (r + 1) * local]
                            for s in range(steps)])

@@ -10,7 +10,6 @@ import gc
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from tf_values import values
 
 import runrun

@@ -5,7 +5,6 @@ gradients as Horovod's; errors as TensorFlow's exception classes with runrun's m
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from tf_values import values
 
 TF_DTYPES = [tf.uint8, tf.int8, tf.int16, tf.int32, tf.int64, tf.float16, tf.bfloat16,

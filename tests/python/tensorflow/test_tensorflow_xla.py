@@ -82,6 +82,7 @@ def test_gradient_tape_and_keras_optimizer_are_refused_under_xla(hvd):
     refused(hvd, "grouped_allreduce", step)
 
     import keras
+
     import runrun.keras as hvd_keras
     keras.utils.set_random_seed(3)
     model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(1)])

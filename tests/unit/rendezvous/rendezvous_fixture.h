@@ -1,6 +1,8 @@
 #pragma once
-// Test helpers: a server on 127.0.0.1 with a fresh secret, clients for it, a port nothing
+// Why: test helpers: a server on 127.0.0.1 with a fresh secret, clients for it, a port nothing
 // listens on (held), and a raw socket for speaking garbage to the server.
+// Thread-safety: TestServer::client() may be called from any thread (the server serves each
+// connection); a ReservedPort or RawConnection belongs to the thread that made it.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -20,7 +20,7 @@ from runrun.common import bound_calls, loader, state
 from runrun.common.exceptions import InvalidArgumentError, InvalidArgumentRuntimeError
 from runrun.common.handles import new_handle
 from runrun.common.names import group_names, op_name
-from runrun.common.ops import Adasum, Average, ReduceOp, Sum, resolve_op
+from runrun.common.ops import Average, ReduceOp, Sum, resolve_op
 from runrun.common.process_sets import ProcessSet, global_process_set, process_set_id
 from runrun.common.tensor_protocol import _Buffer
 

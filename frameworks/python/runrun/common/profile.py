@@ -22,7 +22,8 @@ hidden = the part of it before the wait began (overlapped with backward); expose
 optimizer = wait end to step end; bytes = the gradients' bytes; algbw = bytes / communication;
 busbw = algbw * 2(p-1)/p. With double buffering a step's communication is the allreduce it
 waits for, enqueued in the previous step (carry()): compute is then the step start to the
-wait. The slowest rank and its lateness come from the runtime (core/negotiation/rank_lateness.h): the
+wait. The slowest rank and its lateness come from the runtime (core/negotiation/rank_lateness.h):
+the
 global set's negotiation places every rank's readiness of each agreed tensor on rank 0's clock
 (no clock sync); rank 0 reads each rank's median lateness every 10 steps, at every printed table
 and before shutdown (no collective: the hooks do not need to run in step on every rank).

@@ -3,7 +3,8 @@ HorovodInternalError the elastic loop catches.
 
 Why: inside tf.function (runrun.tensorflow runs its ops as tf.py_function nodes) and inside
 jax.jit (runrun's XLA FFI handler, or ordered io_callbacks) an exception raised by runrun
-reaches the script as the framework's error (tf.errors.OpError, jax.errors.JaxRuntimeError) carrying runrun's message;
+reaches the script as the framework's error (tf.errors.OpError, jax.errors.JaxRuntimeError)
+carrying runrun's message;
 Horovod's TensorFlow `run` recognises its ops' failures the same way, by their message.
 Thread-safety: stateless.
 """

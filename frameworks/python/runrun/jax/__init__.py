@@ -14,6 +14,7 @@ from runrun.common.exceptions import (
     ShutDownError,
     UnsupportedError,
 )
+from runrun.jax import elastic
 from runrun.jax.collectives import (
     allgather,
     allreduce,
@@ -26,6 +27,5 @@ from runrun.jax.collectives import (
     join,
     reducescatter,
 )
-from runrun.jax import elastic
 from runrun.jax.functions import broadcast_optimizer_state, broadcast_parameters
 from runrun.jax.optimizer import DistributedOptimizer, allreduce_gradients

@@ -16,9 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from runrun.common import collectives as _c
+from runrun.common.numpy_tensors import ADAPTER as _NP
 from runrun.common.process_sets import global_process_set
 from runrun.jax import jit_ops
-from runrun.common.numpy_tensors import ADAPTER as _NP
 from runrun.jax.tensor_bridge import ADAPTER as _J
 
 _SCALARS = (bool, int, float)

@@ -25,7 +25,8 @@ hidden is 0 by construction and communication = exposed wait. Eagerly, the hooks
 calls after jax.block_until_ready (JAX dispatches asynchronously; without it they would time
 the dispatch, not the work).
 Cost: with profiling on, inside jit, three clock reads (allreduce start and end, step end) and
-two ring entries per step on the native path (one host callback per step on the io_callback path); off, nothing is traced.
+two ring entries per step on the native path (one host callback per step on the io_callback path);
+off, nothing is traced.
 Thread-safety: the native ring takes a mutex; drain_native() a lock (one take-and-feed at a
 time, so records reach each profiler in order); claim() state is per tracing thread.
 """

@@ -14,7 +14,8 @@ read then: exact to about a microsecond unless the wall clock is stepped (or sle
 NTP) between a step and the take, which then shifts those step ends. The profiler orders them
 by time with the allreduce's hook calls (read on its own clock in the py_function): a step's
 end follows its allreduce's end by the py_function's return and the update, tens of µs, and
-precedes the next step's allreduce by its forward and backward pass. Keras runs the steps of one execution (steps_per_execution) one after the other in
+precedes the next step's allreduce by its forward and backward pass. Keras runs the steps of one
+execution (steps_per_execution) one after the other in
 a while loop, so the marks of every step are written, in order.
 jit_compile=True (XLA) cannot compile tf.timestamp, as it cannot the allreduce's py_function:
 Keras on TensorFlow with runrun needs jit_compile=False (its default on CPU).

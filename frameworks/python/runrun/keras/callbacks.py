@@ -5,7 +5,8 @@ rank before the first step (on_train_begin, after building the optimizer; Horovo
 after the first batch because Keras 2 created optimizer slots lazily: here the first step
 already starts from the same weights), or after the first batch, as Horovod, for a model
 that has no variables before it (no input shape). MetricAverageCallback: epoch-end metrics
-averaged over the ranks (one allreduce of all of them, in name order). LearningRateScheduleCallback and
+averaged over the ranks (one allreduce of all of them, in name order). LearningRateScheduleCallback
+and
 LearningRateWarmupCallback: Horovod's schedules (lr = initial_lr * multiplier(epoch)), set
 through the optimizer's learning-rate variable, which the compiled train step reads.
 momentum_correction is accepted and has no effect: Keras 3 compiles the momentum into the
@@ -13,8 +14,8 @@ train step as a constant (docs/keras.md).
 Thread-safety: Keras calls callbacks from the fit loop's thread.
 """
 
-import numpy as np
 import keras
+import numpy as np
 
 from runrun.common import basics
 from runrun.common.ops import Average

@@ -10,8 +10,8 @@ bfloat16 run in float32 (numpy has no DLPack bfloat16). Thread-safety: any threa
 import numpy as np
 
 from runrun.common import collectives as _c
-from runrun.common.process_sets import global_process_set
 from runrun.common.numpy_tensors import ADAPTER as _NP
+from runrun.common.process_sets import global_process_set
 
 
 def to_numpy(value):

@@ -1,7 +1,8 @@
 """The hosts of an elastic RayExecutor job: the Ray nodes, their slots, their cooldowns.
 
 Why: the launcher's elastic driver learns its hosts from a discovery script and keeps a table of
-them (launcher/elastic/elastic_hosts.h: stable host indices, cooldowns after failures, where new workers
+them (launcher/elastic/elastic_hosts.h: stable host indices, cooldowns after failures, where new
+workers
 go); on Ray the discovery is `ray.nodes()` (Horovod's RayHostDiscovery): every alive node is a
 host whose slots are its CPUs (GPUs) divided by cpus_per_worker (gpus_per_worker). A node's
 index is the order it was first seen, and stays. Thread-safety: driver only.

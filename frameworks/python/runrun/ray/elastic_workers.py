@@ -1,7 +1,8 @@
 """The workers of an elastic RayExecutor job: one Ray actor each, pinned to its node.
 
 Why: the launcher's elastic driver starts a worker process per slot with a stable worker id and
-the environment of an elastic rank (launcher/elastic/elastic_worker_process.cc: the job's store address,
+the environment of an elastic rank (launcher/elastic/elastic_worker_process.cc: the job's store
+address,
 port and secret, RUNRUN_ELASTIC_WORKER, RUNRUN_ELASTIC_TIMEOUT, RUNRUN_CONTROLLER=gloo as its rank
 shim sets it); here a worker is a RunrunWorker actor placed on its node with
 NodeAffinitySchedulingStrategy (a placement group's bundles cannot grow when a node joins) and

@@ -14,9 +14,8 @@ Thread-safety: as the ops (one name in flight per op).
 import numpy as np
 import tensorflow as tf
 
-from runrun.common import basics
+from runrun.common import basics, object_codec
 from runrun.common import collectives as _c
-from runrun.common import object_codec
 from runrun.common.names import op_name
 from runrun.common.numpy_tensors import ADAPTER as _NP
 from runrun.common.process_sets import global_process_set, process_set_id

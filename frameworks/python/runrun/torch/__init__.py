@@ -25,6 +25,7 @@ from runrun.torch.autograd import (
     grouped_reducescatter,
     reducescatter,
 )
+from runrun.torch.checkpoint import load_checkpoint, save_checkpoint
 from runrun.torch.collectives import (
     allgather_async,
     allreduce_,
@@ -43,7 +44,6 @@ from runrun.torch.collectives import (
     join,
     reducescatter_async,
 )
-from runrun.torch.checkpoint import load_checkpoint, save_checkpoint
 from runrun.torch.compression import Compression
 from runrun.torch.evaluation import average_metrics, distributed_evaluation, evaluate
 from runrun.torch.functions import (
@@ -57,4 +57,6 @@ from runrun.torch.optimizer import DistributedOptimizer
 from runrun.torch.scatter import scatter_dataset
 from runrun.torch.sparse import sparse_allreduce_async
 from runrun.torch.sync_batch_norm import SyncBatchNorm
+
+# isort: split
 from runrun.torch import elastic  # noqa: E402  (hvd.elastic, docs/elastic.md)

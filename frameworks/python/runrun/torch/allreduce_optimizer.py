@@ -29,7 +29,6 @@ from runrun.torch import collectives as c
 from runrun.torch.double_buffering import DoubleBuffer
 from runrun.torch.sparse import sparse_allreduce_async
 
-
 # The ctx of a sparse gradient's handle: its output replaces p.grad as is.
 _SPARSE = object()
 # ... of a parameter without a gradient on this rank whose gradients are sparse: the gathered

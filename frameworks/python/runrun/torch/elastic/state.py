@@ -17,8 +17,7 @@ import torch
 from runrun.common import basics
 from runrun.elastic.state import ObjectState
 from runrun.torch.elastic.sampler import ElasticSampler
-from runrun.torch.functions import (broadcast_object, broadcast_optimizer_state,
-                                    broadcast_parameters)
+from runrun.torch.functions import broadcast_object, broadcast_optimizer_state, broadcast_parameters
 
 
 def _forget_pending_allreduces(optimizer):
