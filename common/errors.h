@@ -63,7 +63,9 @@ RUNRUN_DEFINE_ERROR(UnsupportedError, kUnsupported);
 [[noreturn]] void throw_error(ErrorCode code, SourceLocation where, const std::string& message);
 
 // Throws `ErrorType(where, message)` unless `condition` holds. For checks on user input or peer
-// behaviour; programmer bugs use assert.
+// behaviour; programmer bugs (a broken internal contract, such as a call from a thread that does
+// not own the state) are debug checks that abort: RUNRUN_DCHECK and RUNRUN_CHECK_OWNER_THREAD
+// (common/debug_checks.h), on in the test build.
 #define RUNRUN_ENFORCE(condition, ErrorType, message)           \
   do {                                                          \
     if (!(condition)) throw ::runrun::ErrorType(RUNRUN_WHERE, (message)); \

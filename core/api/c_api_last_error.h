@@ -1,7 +1,8 @@
 #pragma once
-// Why: the C API is implemented in more than one file (c_api.cc, c_api_cuda.cc,
-// c_api_elastic.cc) and every failing call leaves its message for runrun_last_error on the
-// calling thread; c_api.cc owns that thread-local message, this lets the other files set it.
+// Why: the C API is implemented in more than one file (c_api.cc, c_api_collectives.cc,
+// c_api_handles.cc, c_api_cuda.cc, c_api_elastic.cc, c_api_store.cc) and every failing call
+// leaves its message for runrun_last_error on the calling thread; c_api.cc owns that
+// thread-local message, this lets the other files set it.
 // Thread-safety: sets the calling thread's message only.
 
 #include <exception>

@@ -67,6 +67,7 @@ class BucketSpans {
 
 void OpExecutor::execute(const ResponseList& responses,
                          std::vector<std::unique_ptr<TensorEntry>>& entries) {
+  RUNRUN_CHECK_OWNER_THREAD(owner_);
   for (const FusionBucket& bucket : plan_fusion(responses, fusion_threshold_)) {
     const Response& first = responses[bucket.members[0]];
     BucketSpans spans(timeline_, responses, bucket);

@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "common/debug_checks.h"
 #include "common/logging.h"
 #include "core/runtime/config.h"
 #include "core/execution/device_collectives.h"
@@ -87,6 +88,9 @@ class OpExecutor {
   DeviceCollectives device_;  // CUDA tensors over NCCL; the rest is staged
   std::atomic<size_t> fused_collectives_{0};
   std::vector<Handle*> completed_;  // complete_members' scratch, reused (worker thread)
+  // The background thread, which alone may call execute() (and so use the fusion buffer and
+  // the device collectives; checked in builds with RUNRUN_DEBUG_CHECKS: common/debug_checks.h).
+  OwnerThread owner_;
 };
 
 // Backends reduce Sum for Average (the core divides afterwards).

@@ -301,83 +301,98 @@ void PeerMonitor::lose(int rank, PeerLoss how, const std::string& why) {
 }
 
 void PeerMonitor::run() {
-  using clock = std::chrono::steady_clock;
-  std::vector<clock::time_point> last_heard(static_cast<size_t>(size_), clock::now());
-  std::vector<bool> gone(static_cast<size_t>(size_), false);
-  std::vector<bool> failed(static_cast<size_t>(size_), false);  // its heartbeat said so
-  clock::time_point next_beat = clock::now();
-  clock::time_point last_pass = clock::now();
-  std::vector<pollfd> fds;
+  Watch watch(static_cast<size_t>(size_), Clock::now());
   while (!stopping_) {
-    clock::time_point now = clock::now();
-    if (now - last_pass > timeout_ / 2) {
+    Clock::time_point now = Clock::now();
+    if (now - watch.last_pass > timeout_ / 2) {
       // This process itself was stopped (SIGSTOP, a debugger) or starved: the peers' beats wait
       // unread in the sockets. Silence is judged from now on, not from before the gap.
-      std::fill(last_heard.begin(), last_heard.end(), now);
+      std::fill(watch.last_heard.begin(), watch.last_heard.end(), now);
     }
-    last_pass = now;
-    if (now >= next_beat) {
-      char beat = is_waiting_ && is_waiting_() ? kHeartbeatWaiting : kHeartbeat;
-      if (is_failed_ && is_failed_()) beat = kHeartbeatFailed;
-      for (int r = 0; r < size_; ++r) {
-        int fd = peer_fds_[static_cast<size_t>(r)];
-        if (fd >= 0 && !gone[static_cast<size_t>(r)] && !frozen_) {
-          ::send(fd, &beat, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
-      }
-      next_beat = now + interval_;
+    watch.last_pass = now;
+    if (now >= watch.next_beat) {
+      send_heartbeats(watch);
+      watch.next_beat = now + interval_;
       if (tick_) tick_();
     }
-    for (int r = 0; r < size_; ++r) {
-      const auto index = static_cast<size_t>(r);
-      if (peer_fds_[index] >= 0 && !gone[index] && now - last_heard[index] > timeout_) {
-        gone[index] = true;
-        lose(r, PeerLoss::kSilent,
-             "it stopped answering (no heartbeat for " +
-                 fmt::format("{:g}", static_cast<double>(timeout_.count()) / 1000.0) +
-                 " s, RUNRUN_PEER_TIMEOUT): the process is stopped or hung, or its host or the "
-                 "network failed");
-      }
-    }
-    fds.clear();
-    fds.push_back(pollfd{wake_pipe_[0], POLLIN, 0});
-    std::vector<int> ranks_of_fds{-1};
-    for (int r = 0; r < size_; ++r) {
-      if (peer_fds_[static_cast<size_t>(r)] >= 0 && !gone[static_cast<size_t>(r)]) {
-        fds.push_back(pollfd{peer_fds_[static_cast<size_t>(r)], POLLIN, 0});
-        ranks_of_fds.push_back(r);
-      }
-    }
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_beat - clock::now());
-    int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait.count(), 1)));
-    if (ready <= 0) continue;
-    for (size_t i = 1; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      int r = ranks_of_fds[i];
-      char buffer[256];
-      ssize_t n = ::recv(fds[i].fd, buffer, sizeof(buffer), MSG_DONTWAIT);
-      if (n > 0) {
-        last_heard[static_cast<size_t>(r)] = clock::now();
-        if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n))) {
-          gone[static_cast<size_t>(r)] = true;
-          if (on_left_) on_left_(r);
-        } else if (!failed[static_cast<size_t>(r)] &&
-                   std::memchr(buffer, kHeartbeatFailed, static_cast<size_t>(n))) {
-          failed[static_cast<size_t>(r)] = true;
-          if (on_failed_) on_failed_(r);
-        }
-        std::lock_guard<std::mutex> lock(state_mutex_);
-        peer_state_[static_cast<size_t>(r)] = buffer[n - 1];
-        continue;
-      }
-      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-      gone[static_cast<size_t>(r)] = true;
-      lose(r, PeerLoss::kClosed,
-           n == 0 ? "its process exited or was killed (connection closed without goodbye)"
-                  : "its process exited or was killed, or the network failed (" +
-                        std::string(std::strerror(errno)) + ")");
+    judge_silence(watch, now);
+    poll_peers(watch);
+  }
+}
+
+PeerMonitor::Watch::Watch(size_t size, Clock::time_point now)
+    : last_heard(size, now), gone(size, false), failed(size, false), next_beat(now),
+      last_pass(now) {}
+
+void PeerMonitor::send_heartbeats(const Watch& watch) {
+  char beat = is_waiting_ && is_waiting_() ? kHeartbeatWaiting : kHeartbeat;
+  if (is_failed_ && is_failed_()) beat = kHeartbeatFailed;
+  for (int r = 0; r < size_; ++r) {
+    int fd = peer_fds_[static_cast<size_t>(r)];
+    if (fd >= 0 && !watch.gone[static_cast<size_t>(r)] && !frozen_) {
+      ::send(fd, &beat, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
   }
+}
+
+void PeerMonitor::judge_silence(Watch& watch, Clock::time_point now) {
+  for (int r = 0; r < size_; ++r) {
+    const auto index = static_cast<size_t>(r);
+    if (peer_fds_[index] >= 0 && !watch.gone[index] && now - watch.last_heard[index] > timeout_) {
+      watch.gone[index] = true;
+      lose(r, PeerLoss::kSilent,
+           "it stopped answering (no heartbeat for " +
+               fmt::format("{:g}", static_cast<double>(timeout_.count()) / 1000.0) +
+               " s, RUNRUN_PEER_TIMEOUT): the process is stopped or hung, or its host or the "
+               "network failed");
+    }
+  }
+}
+
+void PeerMonitor::poll_peers(Watch& watch) {
+  std::vector<pollfd>& fds = watch.fds;
+  fds.clear();
+  fds.push_back(pollfd{wake_pipe_[0], POLLIN, 0});
+  std::vector<int> ranks_of_fds{-1};
+  for (int r = 0; r < size_; ++r) {
+    if (peer_fds_[static_cast<size_t>(r)] >= 0 && !watch.gone[static_cast<size_t>(r)]) {
+      fds.push_back(pollfd{peer_fds_[static_cast<size_t>(r)], POLLIN, 0});
+      ranks_of_fds.push_back(r);
+    }
+  }
+  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(watch.next_beat - Clock::now());
+  int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait.count(), 1)));
+  if (ready <= 0) return;
+  for (size_t i = 1; i < fds.size(); ++i) {
+    if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    read_peer(watch, ranks_of_fds[i], fds[i].fd);
+  }
+}
+
+void PeerMonitor::read_peer(Watch& watch, int r, int fd) {
+  const auto index = static_cast<size_t>(r);
+  char buffer[256];
+  ssize_t n = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+  if (n > 0) {
+    watch.last_heard[index] = Clock::now();
+    if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n))) {
+      watch.gone[index] = true;
+      if (on_left_) on_left_(r);
+    } else if (!watch.failed[index] &&
+               std::memchr(buffer, kHeartbeatFailed, static_cast<size_t>(n))) {
+      watch.failed[index] = true;
+      if (on_failed_) on_failed_(r);
+    }
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    peer_state_[index] = buffer[n - 1];
+    return;
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  watch.gone[index] = true;
+  lose(r, PeerLoss::kClosed,
+       n == 0 ? "its process exited or was killed (connection closed without goodbye)"
+              : "its process exited or was killed, or the network failed (" +
+                    std::string(std::strerror(errno)) + ")");
 }
 
 }  // namespace runrun

@@ -12,6 +12,8 @@
 // rank must start); afterwards the monitor's own thread does everything and calls `on_lost`
 // at most once, from that thread. stop() may be called from any thread; the destructor stops.
 
+#include <poll.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -79,7 +81,24 @@ class PeerMonitor {
   void connect_to_lower_ranks(const std::vector<std::string>& addresses, uint64_t job_key,
                               std::chrono::steady_clock::time_point deadline);
   void accept_higher_ranks(uint64_t job_key, std::chrono::steady_clock::time_point deadline);
+  using Clock = std::chrono::steady_clock;
+  // What the monitor's thread knows of its peers (run()'s state, on that thread only).
+  struct Watch {
+    Watch(size_t size, Clock::time_point now);
+    std::vector<Clock::time_point> last_heard;
+    std::vector<bool> gone;
+    std::vector<bool> failed;  // its heartbeat said so
+    Clock::time_point next_beat;
+    Clock::time_point last_pass;
+    std::vector<pollfd> fds;
+  };
   void run();
+  void send_heartbeats(const Watch& watch);
+  // Loses each peer not heard from within the timeout.
+  void judge_silence(Watch& watch, Clock::time_point now);
+  // Waits (until the next beat) for what the peers send, and reads it.
+  void poll_peers(Watch& watch);
+  void read_peer(Watch& watch, int rank, int fd);
   void lose(int rank, PeerLoss how, const std::string& why);
 
   int rank_;

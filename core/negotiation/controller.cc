@@ -47,6 +47,7 @@ Controller::Controller(ControlChannel& channel, int rank, int size, const Config
 }
 
 void Controller::add(std::vector<std::unique_ptr<TensorEntry>>& entries) {
+  RUNRUN_CHECK_OWNER_THREAD(owner_);
   for (auto& entry : entries) {
     const HashedName name{entry->request.name, entry->name_hash};
     if (timeline_ && timeline_->active()) {
@@ -167,6 +168,7 @@ void Controller::classify(std::vector<uint64_t>& bits, size_t words) {
 }
 
 Controller::Round Controller::negotiate(bool shutting_down) {
+  RUNRUN_CHECK_OWNER_THREAD(owner_);
   ++negotiation_rounds_;
   // The last round's answers enter the cache only now: that round's list borrowed cache
   // entries, which a put may move or evict.
@@ -192,17 +194,44 @@ Controller::Round Controller::negotiate(bool shutting_down) {
   round.ready.reserve(hits_.size());
   if (!(bits[2 * words] & kFlagShutdown)) {
     round.peer_shutdown = true;
-    // Every rank of the set saw the flag in this round, so every one takes part in this last
-    // exchange too: which ranks are shutting down (bits inverted, so AND gives OR), named in
-    // the other ranks' error.
-    std::vector<uint64_t> who((static_cast<size_t>(size_) + 63) / 64, ~uint64_t{0});
-    if (shutting_down) clear_bit(who, 0, static_cast<size_t>(rank_));
-    channel_.allreduce_and(who);
-    for (int r = 0; r < size_; ++r) {
-      if (!bit(who, 0, static_cast<size_t>(r))) round.shutting_down.push_back(r);
-    }
+    round.shutting_down = ranks_shutting_down(shutting_down);
     return round;
   }
+  const bool any_stale = drop_stale_slots(bits, words, slots);
+  // While any rank has joined, every op goes through the coordinator, which knows who joined.
+  bool any_joined = !(bits[2 * words] & kFlagJoined);
+  if (any_joined) {
+    for (Hit& hit : hits_) {
+      if (hit.entry != nullptr) uncached_.push_back(hit.entry);
+      hit.entry = nullptr;
+    }
+  }
+  keep_groups_together(hits_, uncached_);
+  take_agreed_hits(bits, round.ready);
+  bool any_uncached = !(bits[2 * words] & kFlagUncached);
+  if (any_uncached || any_stale || any_joined) {
+    for (Response& answer : coordinate(uncached_, round.stall_shutdown)) {
+      round.ready.add_owned(std::move(answer));
+    }
+  }
+  return round;
+}
+
+std::vector<int> Controller::ranks_shutting_down(bool shutting_down) {
+  // Every rank of the set saw the flag in this round, so every one takes part in this last
+  // exchange too: which ranks are shutting down (bits inverted, so AND gives OR), named in
+  // the other ranks' error.
+  std::vector<uint64_t> who((static_cast<size_t>(size_) + 63) / 64, ~uint64_t{0});
+  if (shutting_down) clear_bit(who, 0, static_cast<size_t>(rank_));
+  channel_.allreduce_and(who);
+  std::vector<int> ranks;
+  for (int r = 0; r < size_; ++r) {
+    if (!bit(who, 0, static_cast<size_t>(r))) ranks.push_back(r);
+  }
+  return ranks;
+}
+
+bool Controller::drop_stale_slots(const std::vector<uint64_t>& bits, size_t words, size_t slots) {
   bool any_stale = false;
   for (size_t slot = 0; slot < slots; ++slot) {
     if (bit(bits, words, slot)) continue;  // not stale anywhere
@@ -215,32 +244,20 @@ Controller::Round Controller::negotiate(bool shutting_down) {
       it->entry = nullptr;
     }
   }
-  // While any rank has joined, every op goes through the coordinator, which knows who joined.
-  bool any_joined = !(bits[2 * words] & kFlagJoined);
-  if (any_joined) {
-    for (Hit& hit : hits_) {
-      if (hit.entry != nullptr) uncached_.push_back(hit.entry);
-      hit.entry = nullptr;
-    }
-  }
-  keep_groups_together(hits_, uncached_);
+  return any_stale;
+}
+
+void Controller::take_agreed_hits(const std::vector<uint64_t>& bits, ResponseList& ready) {
   bool agreed = false;
   for (const Hit& hit : hits_) {
     if (hit.entry == nullptr || !bit(bits, 0, hit.slot)) continue;
-    round.ready.add_borrowed(cache_.response(hit.slot));
+    ready.add_borrowed(cache_.response(hit.slot));
     cache_.touch(hit.slot);
     ++cache_hits_;
     hit.entry->unsent = false;
     agreed = true;
   }
   if (agreed) drop_sent();
-  bool any_uncached = !(bits[2 * words] & kFlagUncached);
-  if (any_uncached || any_stale || any_joined) {
-    for (Response& answer : coordinate(uncached_, round.stall_shutdown)) {
-      round.ready.add_owned(std::move(answer));
-    }
-  }
-  return round;
 }
 
 std::vector<Response> Controller::coordinate(const std::vector<TensorEntry*>& uncached,
@@ -351,6 +368,7 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
 }
 
 std::unique_ptr<TensorEntry> Controller::take(const std::string& name) {
+  RUNRUN_CHECK_OWNER_THREAD(owner_);
   auto it = pending_.find(std::string_view(name));
   if (it == pending_.end()) return nullptr;
   Pending::node_type node = pending_.extract(it);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/debug_checks.h"
 #include "common/logging.h"
 #include "core/runtime/config.h"
 #include "core/negotiation/message_table.h"
@@ -67,6 +68,13 @@ class Controller {
   size_t negotiation_rounds() const { return negotiation_rounds_; }  // every negotiate()
 
  private:
+  // The last exchange of a round in which some rank shuts down: which ranks of the set do.
+  std::vector<int> ranks_shutting_down(bool shutting_down);
+  // Erases the slots stale on some rank (their entries go to the coordinator); any erased?
+  bool drop_stale_slots(const std::vector<uint64_t>& bits, size_t words, size_t slots);
+  // The cache hits every rank is ready for, in slot order, into `ready`.
+  void take_agreed_hits(const std::vector<uint64_t>& bits, ResponseList& ready);
+
   // A cache hit of this round: the response-cache slot and this rank's entry (null once the
   // hit was moved to the coordinator's list).
   struct Hit {
@@ -116,6 +124,9 @@ class Controller {
   std::vector<std::pair<Response, Request>> to_cache_;
   // negotiate()'s scratch, reused: no allocation per round in steady state.
   std::vector<Hit> hits_;
+  // The background thread, which alone may call add(), negotiate() and take() (checked in
+  // builds with RUNRUN_DEBUG_CHECKS: common/debug_checks.h).
+  OwnerThread owner_;
   std::vector<TensorEntry*> uncached_;
   std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> stall_warned_;
   std::chrono::steady_clock::time_point last_stall_inspection_{};

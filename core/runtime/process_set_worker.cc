@@ -118,17 +118,7 @@ void ProcessSetWorker::loop() {
   place_this_thread("runrun-set" + std::to_string(id_), cpu_, logger_);
   try {
     while (true) {
-      if (!controller_.has_pending() && !shutdown_requested_) {
-        waiting_since_ = 0;
-        queue_.wait(std::nullopt);
-        queue_.settle(config_.burst_gap, std::chrono::steady_clock::now() + cycle_time_);
-      }
-      {
-        std::lock_guard<std::mutex> lock(failure_mutex_);
-        if (failure_) throw_error(failure_->first, RUNRUN_WHERE, failure_->second);
-      }
-      queue_.pop_all(arrivals_);
-      controller_.add(arrivals_);
+      wait_for_work();
       bool shutting_down = shutdown_requested_;
       if (!controller_.has_pending() && !shutting_down) continue;
       note_waiting();
@@ -138,20 +128,7 @@ void ProcessSetWorker::loop() {
       if (round.peer_shutdown) {
         std::lock_guard<std::mutex> lock(failure_mutex_);
         if (shutting_down && !shutdown_reason_.empty()) reason = shutdown_reason_;
-        if (!shutting_down) {
-          std::string ranks;
-          for (int r : round.shutting_down) {
-            ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-            if (id_ == 0) {  // set 0: world ranks
-              report_failure_cause(FailureCause::kPeerLeft, transport_.data->rank(), r);
-            }
-          }
-          reason = std::string("runrun was shut down: ") +
-                   (round.shutting_down.size() > 1 ? "ranks [" : "rank [") + ranks +
-                   "] of process set " + std::to_string(id_) +
-                   " called shutdown (or exited) while this rank (" +
-                   std::to_string(transport_.data->rank()) + ") still had ops pending";
-        }
+        if (!shutting_down) reason = peer_shutdown_reason(round.shutting_down);
         stopped_cleanly_ = true;  // every rank of the set took part in this round
         break;
       }
@@ -160,50 +137,11 @@ void ProcessSetWorker::loop() {
         continue;
       }
       waiting_since_ = 0;  // progress
-      const auto agreed_at = std::chrono::steady_clock::now();
-      executing_.clear();
-      ages_.clear();
-      finished_names_.clear();
-      for (const Response& response : round.ready) {
-        executing_.push_back(controller_.take(response.name));
-        if (const auto& entry = executing_.back()) {
-          finished_names_.push_back({entry->request.name, entry->name_hash});
-        }
-        if (timeline_ && timeline_->active()) {  // the op's span holds its queueing, as Horovod's
-          const std::string row = timeline_row_name(response.op, response.name);
-          timeline_->begin(row, timeline_op_phase(response.op));
-          timeline_->begin(row, "QUEUE");
-        }
-        // Same tensors on every rank (round.ready is agreed): failed ops and joins are left out.
-        if (lateness_ && response.ok() && response.op != OpType::kJoin) {
-          const auto& entry = executing_.back();
-          ages_.push_back(entry ? std::chrono::duration<float>(agreed_at - entry->enqueued_at)
-                                      .count()
-                                : -1.0F);
-        }
-      }
-      queue_.finished(finished_names_);  // one lock for the round, not one per tensor
-      executor_.execute(round.ready, executing_);
-      if (entry_pool_) {
-        entry_pool_->give_back(executing_);  // their names were finished above
-      } else {
-        executing_.clear();
-      }
-      if (lateness_) lateness_->after_round(ages_);
-      if (tuner_) {
-        if (auto tuned = tuner_->after_round(round.ready)) apply(*tuned);
-      }
+      execute_round(round);
       if (!round.stall_shutdown.empty()) throw TimeoutError(RUNRUN_WHERE, round.stall_shutdown);
     }
   } catch (const Error& e) {
-    code = e.code();
-    reason = e.what();
-    std::unique_lock<std::mutex> lock(failure_mutex_);
-    if (code == ErrorCode::kPeerFailure) {
-      failure_set_.wait_for(lock, kRootCauseGrace, [this] { return failure_.has_value(); });
-    }
-    if (failure_) std::tie(code, reason) = *failure_;  // the cause, not the abort it caused
-    logger_->error("process set {}: background thread stops: {} ({})", id_, reason, e.where());
+    std::tie(code, reason) = stop_cause(e);
   } catch (const std::exception& e) {
     code = ErrorCode::kInternal;
     reason = std::string("internal error in the background thread: ") + e.what();
@@ -211,6 +149,86 @@ void ProcessSetWorker::loop() {
   }
   fail_everything(code, reason);
   stopped_ = true;
+}
+
+void ProcessSetWorker::wait_for_work() {
+  RUNRUN_CHECK_OWNER_THREAD(owner_);
+  if (!controller_.has_pending() && !shutdown_requested_) {
+    waiting_since_ = 0;
+    queue_.wait(std::nullopt);
+    queue_.settle(config_.burst_gap, std::chrono::steady_clock::now() + cycle_time_);
+  }
+  {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    if (failure_) throw_error(failure_->first, RUNRUN_WHERE, failure_->second);
+  }
+  queue_.pop_all(arrivals_);
+  controller_.add(arrivals_);
+}
+
+std::string ProcessSetWorker::peer_shutdown_reason(const std::vector<int>& shutting_down) const {
+  std::string ranks;
+  for (int r : shutting_down) {
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    if (id_ == 0) {  // set 0: world ranks
+      report_failure_cause(FailureCause::kPeerLeft, transport_.data->rank(), r);
+    }
+  }
+  return std::string("runrun was shut down: ") + (shutting_down.size() > 1 ? "ranks [" : "rank [") +
+         ranks + "] of process set " + std::to_string(id_) +
+         " called shutdown (or exited) while this rank (" +
+         std::to_string(transport_.data->rank()) + ") still had ops pending";
+}
+
+void ProcessSetWorker::execute_round(const Controller::Round& round) {
+  RUNRUN_CHECK_OWNER_THREAD(owner_);
+  take_ready(round);
+  queue_.finished(finished_names_);  // one lock for the round, not one per tensor
+  executor_.execute(round.ready, executing_);
+  if (entry_pool_) {
+    entry_pool_->give_back(executing_);  // their names were finished above
+  } else {
+    executing_.clear();
+  }
+  if (lateness_) lateness_->after_round(ages_);
+  if (tuner_) {
+    if (auto tuned = tuner_->after_round(round.ready)) apply(*tuned);
+  }
+}
+
+void ProcessSetWorker::take_ready(const Controller::Round& round) {
+  const auto agreed_at = std::chrono::steady_clock::now();
+  executing_.clear();
+  ages_.clear();
+  finished_names_.clear();
+  for (const Response& response : round.ready) {
+    executing_.push_back(controller_.take(response.name));
+    if (const auto& entry = executing_.back()) {
+      finished_names_.push_back({entry->request.name, entry->name_hash});
+    }
+    if (timeline_ && timeline_->active()) {  // the op's span holds its queueing, as Horovod's
+      const std::string row = timeline_row_name(response.op, response.name);
+      timeline_->begin(row, timeline_op_phase(response.op));
+      timeline_->begin(row, "QUEUE");
+    }
+    // Same tensors on every rank (round.ready is agreed): failed ops and joins are left out.
+    if (lateness_ && response.ok() && response.op != OpType::kJoin) {
+      const auto& entry = executing_.back();
+      ages_.push_back(
+          entry ? std::chrono::duration<float>(agreed_at - entry->enqueued_at).count() : -1.0F);
+    }
+  }
+}
+
+std::pair<ErrorCode, std::string> ProcessSetWorker::stop_cause(const Error& e) {
+  std::pair<ErrorCode, std::string> cause{e.code(), e.what()};
+  std::unique_lock<std::mutex> lock(failure_mutex_);
+  if (cause.first == ErrorCode::kPeerFailure) {
+    failure_set_.wait_for(lock, kRootCauseGrace, [this] { return failure_.has_value(); });
+  }
+  if (failure_) cause = *failure_;  // the cause, not the abort it caused
+  logger_->error("process set {}: background thread stops: {} ({})", id_, cause.second, e.where());
+  return cause;
 }
 
 void ProcessSetWorker::apply(const TunedParameters& parameters) {

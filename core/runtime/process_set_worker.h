@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/debug_checks.h"
 #include "common/logging.h"
 #include "core/autotune/autotuner.h"
 #include "core/runtime/config.h"
@@ -93,8 +94,17 @@ class ProcessSetWorker {
 
  private:
   void loop();
+  // Sleeps while there is nothing to do, then moves what was enqueued to the controller;
+  // throws the failure another thread reported (fail()).
+  void wait_for_work();
   void note_waiting();
-  void run_round();
+  // The message of every pending op when peers shut down while this rank still had work.
+  std::string peer_shutdown_reason(const std::vector<int>& shutting_down) const;
+  // Takes the agreed entries from the controller, runs them and gives them back.
+  void execute_round(const Controller::Round& round);
+  void take_ready(const Controller::Round& round);
+  // Why the thread stops after `e`: the reported failure it caused, if one comes in time.
+  std::pair<ErrorCode, std::string> stop_cause(const Error& e);
   void fail_everything(ErrorCode code, const std::string& message);
   // Makes the autotuner's setting take effect (before the next round, on every rank alike).
   void apply(const TunedParameters& parameters);
@@ -109,6 +119,9 @@ class ProcessSetWorker {
   Logger logger_;
   Timeline* timeline_;
   TensorQueue queue_;
+  // The worker's thread, which alone touches the round's state below (checked in builds with
+  // RUNRUN_DEBUG_CHECKS: common/debug_checks.h).
+  OwnerThread owner_;
   Controller controller_;
   OpExecutor executor_;
   std::chrono::microseconds cycle_time_;  // the configured or the autotuner's (worker thread)

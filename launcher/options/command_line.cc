@@ -21,6 +21,7 @@
 #include "launcher/options/network_interfaces.h"
 #include "launcher/options/option_spelling.h"
 #include "launcher/options/profile_options.h"
+#include "launcher/options/raw_options.h"
 #include "launcher/remote/shell_words.h"
 #include "runrun/build_config.h"
 
@@ -42,40 +43,6 @@ Everything after the options (or after '--') is the command, passed on untouched
 Exit status: 0 when every rank exited 0; 2 for a usage or preflight error (nothing started);
 otherwise the failed rank's exit code (128+N for signal N). See docs/launcher.md.)";
 
-// Everything CLI11 fills before validation.
-struct RawOptions {
-  int num_proc = 0;
-  std::string hosts, hostfile;
-  int ssh_port = 0;
-  std::string ssh_identity_file, rsh_agent;
-  bool mpi = false, gloo = false;
-  std::vector<std::string> extra_env;
-  std::string output_dir;  // --output-filename
-  bool verbose = false;
-  int start_timeout_s = 30;
-  bool start_timeout_given = false, elastic_timeout_given = false;
-  std::vector<std::string> network_interfaces;  // each --network-interface(s) as given
-  std::string mpi_args;
-  std::string fusion_threshold_mb, cycle_time_ms, cache_capacity, timeline_filename, log_level,
-      stall_warning_s, stall_shutdown_s;
-  bool no_stall_check = false, stall_check = false;
-  int min_np = 0, max_np = 0, reset_limit = -1, elastic_timeout_s = 600, slots_per_host = 0;
-  std::vector<int> cooldown_range;
-  bool keep_failed_hosts = false;
-  std::string discovery_script;
-  bool check_build = false;
-  bool hierarchical_allreduce = false, no_hierarchical_allreduce = false;
-  std::string hierarchical_allreduce_cross;
-  std::string thread_affinity;
-  AutotuneFlags autotune;
-  NetworkCheckFlags network_check;
-  ProfileFlags profile;
-  HorovodFlags horovod;
-  std::string config_file;
-  bool dry_run = false;
-  bool version = false;
-};
-
 [[noreturn]] void invalid(const std::string& message) {
   throw InvalidArgumentError(RUNRUN_WHERE, message);
 }
@@ -93,89 +60,6 @@ bool is_cpu_list(const std::string& text) {
     }
   }
   return digit_before;
-}
-
-void add_options(CLI::App& app, RawOptions& raw) {
-  app.add_option("--num-proc", raw.num_proc, "number of processes (also -np)");
-  app.add_option("-H,--hosts", raw.hosts, "host:slots,... (default localhost:<np>)");
-  app.add_option("--hostfile", raw.hostfile,
-                 "file of 'host slots=N' or 'host:N' lines (also -hostfile)");
-  app.add_option("-p,--ssh-port", raw.ssh_port, "ssh port on the remote hosts");
-  app.add_option("-i,--ssh-identity-file", raw.ssh_identity_file, "ssh private key file");
-  app.add_option("--rsh-agent", raw.rsh_agent,
-                 "command used instead of ssh to reach hosts (default: $RUNRUN_RSH_AGENT or ssh)");
-  app.add_flag("--mpi", raw.mpi,
-               "start the ranks with Open MPI's mpirun (the default when mpirun is installed)");
-  app.add_flag("--gloo", raw.gloo,
-               "start the ranks without MPI: the launcher starts them (ssh for other hosts) and "
-               "they connect over Gloo (the default when mpirun is not installed)");
-  app.add_option("-x", raw.extra_env, "VAR or VAR=value: forward this variable to every rank")
-      ->allow_extra_args(false);
-  app.add_option("--output-filename", raw.output_dir,
-                 "also write each rank's output to DIR/rank.N/{stdout,stderr}");
-  app.add_flag("--verbose", raw.verbose, "print the checks and the mpirun command");
-  app.add_option("--start-timeout", raw.start_timeout_s,
-                 "seconds every rank has to start (default 30)");
-  app.add_option("--network-interface,--network-interfaces", raw.network_interfaces,
-                 "interface name(s) or CIDR(s), comma-separated, for MPI's TCP traffic, Gloo "
-                 "and NCCL (NCCL_SOCKET_IFNAME); repeatable")
-      ->allow_extra_args(false);
-  app.add_option("--mpi-args", raw.mpi_args, "extra mpirun arguments, as one shell-like string");
-  app.add_option("--fusion-threshold-mb", raw.fusion_threshold_mb, "fusion buffer size in MiB");
-  app.add_option("--cycle-time-ms", raw.cycle_time_ms, "longest batching wait in ms");
-  app.add_option("--cache-capacity", raw.cache_capacity, "response cache entries (0: off)");
-  app.add_option("--timeline-filename", raw.timeline_filename, "write a Chrome-trace timeline");
-  app.add_flag("--hierarchical-allreduce", raw.hierarchical_allreduce,
-               "allreduce CPU tensors host by host (RUNRUN_HIERARCHICAL_ALLREDUCE=1)");
-  app.add_flag("--no-hierarchical-allreduce", raw.no_hierarchical_allreduce,
-               "flat allreduce even where RUNRUN_HIERARCHICAL_ALLREDUCE/HOROVOD_... say "
-               "otherwise (RUNRUN_HIERARCHICAL_ALLREDUCE=0)");
-  app.add_option("--hierarchical-allreduce-cross", raw.hierarchical_allreduce_cross,
-                 "nccl or staging: the stage across hosts of the hierarchical allreduce of CUDA "
-                 "tensors, over NCCL or staged through host memory over MPI/Gloo "
-                 "(RUNRUN_HIERARCHICAL_ALLREDUCE_CROSS)");
-  app.add_option("--thread-affinity", raw.thread_affinity,
-                 "CPU ids, one per local rank (e.g. 0,1): pin each rank's background threads "
-                 "(RUNRUN_THREAD_AFFINITY)");
-  add_autotune_flags(app, raw.autotune);
-  app.add_option("--log-level", raw.log_level,
-                 "trace, debug, info, warn, error, critical or off; Horovod's TRACE, DEBUG, "
-                 "INFO, WARNING, ERROR, FATAL too (any case)");
-  app.add_option("--stall-check-warning-time-seconds", raw.stall_warning_s,
-                 "report a tensor some ranks submitted and others not after N s");
-  app.add_option("--stall-check-shutdown-time-seconds", raw.stall_shutdown_s,
-                 "fail such a stalled op after N s (0: never)");
-  app.add_flag("--no-stall-check", raw.no_stall_check,
-               "no stall warning and no stall shutdown (both times 0)");
-  app.add_flag("--stall-check", raw.stall_check, "the stall check on (the default)");
-  app.add_option("--min-np,--min-num-proc", raw.min_np,
-                 "elastic: keep running while at least N ranks can run (docs/elastic.md)");
-  app.add_option("--max-np,--max-num-proc", raw.max_np, "elastic: run at most N ranks");
-  app.add_option("--slots-per-host", raw.slots_per_host,
-                 "elastic: slots of a host the discovery script prints without ':N' (default 1)");
-  app.add_option("--host-discovery-script", raw.discovery_script,
-                 "elastic: program printing the available 'host:slots' lines, run every second");
-  app.add_option("--elastic-timeout", raw.elastic_timeout_s,
-                 "elastic: seconds to wait for --min-np ranks after a change (default 600)");
-  app.add_option("--reset-limit", raw.reset_limit,
-                 "elastic: end the job after N resets (default: no limit)");
-  app.add_option("--blacklist-cooldown-range", raw.cooldown_range,
-                 "elastic: MIN MAX seconds a failing host gets no new worker; doubles per "
-                 "failure (default 10 600)")
-      ->expected(2)
-      ->allow_extra_args(false);
-  app.add_flag("--keep-failed-hosts", raw.keep_failed_hosts, "elastic: a failed worker's host "
-               "keeps its other workers (default: it leaves until its cooldown ends)");
-  app.add_flag("--check-build", raw.check_build,
-               "print what this build contains and exit (also -cb)");
-  add_network_check_flags(app, raw.network_check);
-  add_profile_flags(app, raw.profile);
-  add_horovod_flags(app, raw.horovod);
-  app.add_option("--config-file", raw.config_file,
-                 "horovodrun's YAML settings (params, autotune, timeline, stall_check, "
-                 "library_options, logging); flags on the command line win");
-  app.add_flag("--dry-run", raw.dry_run, "print the command that would run and exit");
-  app.add_flag("-v,--version", raw.version, "print the version and exit");
 }
 
 // CLI11's parse error in the launcher's words where CLI11's own are unclear: an option that
@@ -343,22 +227,10 @@ void apply_elastic_flags(const RawOptions& raw, const Environment& env, LaunchOp
   }
 }
 
-LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
-                       const Environment& env, std::vector<std::string>& notices) {
-  if (raw.gloo && raw.mpi) invalid("--gloo and --mpi both given: use one of them");
-  if (raw.gloo && !raw.mpi_args.empty()) {
-    invalid("--mpi-args passes arguments to mpirun, which --gloo does not run: drop one of them");
-  }
-  if (!raw.hosts.empty() && !raw.hostfile.empty()) {
-    invalid("-H/--hosts and --hostfile both given: use one of them");
-  }
-  LaunchOptions options;
-  options.num_proc = raw.num_proc;
-  const bool elastic = !raw.discovery_script.empty() || raw.min_np != 0 || raw.max_np != 0;
-  // Elastic jobs take their hosts from the discovery script or -H, over ssh, as before.
-  if (!elastic) options.slurm = slurm_allocation(env, !raw.hosts.empty() || !raw.hostfile.empty());
-  options.controller = raw.gloo ? Controller::kGloo : Controller::kMpi;
-  options.controller_given = raw.gloo || raw.mpi;
+// The hosts: -H, --hostfile, the cluster's (Slurm, MPI Operator) or this machine; and, from a
+// cluster, the default number of processes.
+void choose_hosts(const RawOptions& raw, const Environment& env, LaunchOptions& options,
+                  std::vector<std::string>& notices) {
   if (!raw.hosts.empty()) {
     options.hosts = parse_host_list(raw.hosts);
     options.hosts_source = "-H " + raw.hosts;
@@ -377,6 +249,10 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
     options.hosts = {{"localhost", raw.num_proc > 0 ? raw.num_proc : 1}};
     options.hosts_source = "the default localhost:" + std::to_string(raw.num_proc);
   }
+}
+
+// ssh's port, key and agent; what every rank gets (-x, output files); the start timeout.
+void apply_remote_options(const RawOptions& raw, const Environment& env, LaunchOptions& options) {
   if (raw.ssh_port != 0) {
     if (raw.ssh_port < 1 || raw.ssh_port > 65535) {
       invalid("-p/--ssh-port must be a port between 1 and 65535, got " +
@@ -402,8 +278,12 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
           ? raw.start_timeout_s
           : timeout_from_environment(env, kStartTimeoutEnv, "HOROVOD_START_TIMEOUT",
                                      raw.start_timeout_s, "--start-timeout");
-  options.network_interface = join_interfaces(raw.network_interfaces);
-  options.mpi_args = split_shell_words(raw.mpi_args, "--mpi-args");
+}
+
+// The knobs the ranks get as variables: the runtime's, --profile's, horovodrun's flags, and
+// NCCL's interfaces.
+void apply_knobs(const RawOptions& raw, LaunchOptions& options,
+                 std::vector<std::string>& notices) {
   options.knob_values = knob_values(raw);
   for (auto& variable : profile_variables(raw.profile)) {
     options.knob_values.push_back(std::move(variable));
@@ -413,14 +293,42 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
     // As horovodrun: NCCL's own sockets (bootstrap, and data without InfiniBand) use them too.
     options.knob_values.emplace_back("NCCL_SOCKET_IFNAME", names);
   }
-  options.dry_run = raw.dry_run;
+}
+
+// The user's command, without a leading "--"; an unknown option before it is refused.
+std::vector<std::string> user_command(std::vector<std::string> command) {
   if (!command.empty() && command.front() == "--") {
     command.erase(command.begin());
   } else if (!command.empty() && command.front().size() > 1 && command.front()[0] == '-') {
     invalid("unknown option '" + command.front() +
             "' (see runrun --help); a command that starts with '-' goes after '--'");
   }
-  options.command = std::move(command);
+  return command;
+}
+
+LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
+                       const Environment& env, std::vector<std::string>& notices) {
+  const bool elastic = !raw.discovery_script.empty() || raw.min_np != 0 || raw.max_np != 0;
+  if (raw.gloo && raw.mpi) invalid("--gloo and --mpi both given: use one of them");
+  if (raw.gloo && !raw.mpi_args.empty()) {
+    invalid("--mpi-args passes arguments to mpirun, which --gloo does not run: drop one of them");
+  }
+  if (!raw.hosts.empty() && !raw.hostfile.empty()) {
+    invalid("-H/--hosts and --hostfile both given: use one of them");
+  }
+  LaunchOptions options;
+  options.num_proc = raw.num_proc;
+  // Elastic jobs take their hosts from the discovery script or -H, over ssh, as before.
+  if (!elastic) options.slurm = slurm_allocation(env, !raw.hosts.empty() || !raw.hostfile.empty());
+  options.controller = raw.gloo ? Controller::kGloo : Controller::kMpi;
+  options.controller_given = raw.gloo || raw.mpi;
+  choose_hosts(raw, env, options, notices);
+  apply_remote_options(raw, env, options);
+  options.network_interface = join_interfaces(raw.network_interfaces);
+  options.mpi_args = split_shell_words(raw.mpi_args, "--mpi-args");
+  apply_knobs(raw, options, notices);
+  options.dry_run = raw.dry_run;
+  options.command = user_command(std::move(command));
   if ((!raw.cooldown_range.empty() || raw.keep_failed_hosts) && !elastic) {
     invalid(std::string(raw.keep_failed_hosts ? "--keep-failed-hosts" : "--blacklist-cooldown-"
             "range") + " is for elastic jobs: give --min-np or --host-discovery-script too");

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -250,6 +251,47 @@ int wait_for_command(pid_t child, pid_t parent, int lifeline_fd) {
   }
 }
 
+// The rank's topology, exported for the command (and, from the launcher, its environment
+// block read from stdin); the rank, or nothing after writing why to stderr.
+std::optional<int> set_up_rank(char** argv, bool launcher_mode, bool srun_mode) {
+  try {
+    const std::vector<int> layout = parse_layout(argv[2]);
+    if (srun_mode) return export_srun_topology(layout);
+    if (!launcher_mode) return export_topology(layout);
+    const int rank = std::atoi(argv[4]);
+    for (const auto& [name, value] : read_environment_block(STDIN_FILENO, kBlockTimeoutMs)) {
+      setenv(name.c_str(), value.c_str(), 1);
+    }
+    if (std::getenv(env::kElasticWorker) != nullptr) {
+      setenv(env::kController, "gloo", 1);  // rank and size come per generation (elastic)
+    } else {
+      export_launcher_topology(rank, layout);
+    }
+    return rank;
+  } catch (const Error& error) {
+    write_stderr("runrun: rank " + std::string(launcher_mode ? argv[4] : "?") + ": " +
+                 error.what() + "\n");
+    return std::nullopt;
+  }
+}
+
+// The shim's exit code for the command's wait status; reports a failed or stopped rank.
+int report_command_end(int status, int rank) {
+  RankEvent event{RankEvent::Kind::kExited, rank, 0};
+  int exit_code = 0;
+  if (WIFSIGNALED(status)) {
+    event.kind = RankEvent::Kind::kSignaled;
+    event.value = WTERMSIG(status);
+    exit_code = 128 + event.value;
+  } else {
+    event.value = WEXITSTATUS(status);
+    exit_code = event.value;
+  }
+  if (g_stop_requested) event.kind = RankEvent::Kind::kStopped;
+  if (exit_code != 0 || g_stop_requested) write_stderr(format_rank_event(event));
+  return exit_code;
+}
+
 }  // namespace
 
 int run_rank_shim(int argc, char** argv) {
@@ -262,29 +304,9 @@ int run_rank_shim(int argc, char** argv) {
                  "COMMAND... (started by runrun)\n");
     return 2;
   }
-  int rank = 0;
-  try {
-    const std::vector<int> layout = parse_layout(argv[2]);
-    if (launcher_mode) {
-      rank = std::atoi(argv[4]);
-      for (const auto& [name, value] : read_environment_block(STDIN_FILENO, kBlockTimeoutMs)) {
-        setenv(name.c_str(), value.c_str(), 1);
-      }
-      if (std::getenv(env::kElasticWorker) != nullptr) {
-        setenv(env::kController, "gloo", 1);  // rank and size come per generation (elastic)
-      } else {
-        export_launcher_topology(rank, layout);
-      }
-    } else if (srun_mode) {
-      rank = export_srun_topology(layout);
-    } else {
-      rank = export_topology(layout);
-    }
-  } catch (const Error& error) {
-    write_stderr("runrun: rank " + std::string(launcher_mode ? argv[4] : "?") + ": " +
-                 error.what() + "\n");
-    return 2;
-  }
+  const std::optional<int> rank_or_none = set_up_rank(argv, launcher_mode, srun_mode);
+  if (!rank_or_none) return 2;
+  const int rank = *rank_or_none;
   restore_rank_path();
   std::vector<char*> command(argv + separator + 1, argv + argc);
   command.push_back(nullptr);
@@ -322,18 +344,7 @@ int run_rank_shim(int argc, char** argv) {
   // A stopped job leaves nothing behind: what the command started and left running in its
   // group (it got the same signals) is killed now.
   if (g_stop_requested && g_child_group) signal_command(SIGKILL);
-  RankEvent event{RankEvent::Kind::kExited, rank, 0};
-  int exit_code = 0;
-  if (WIFSIGNALED(status)) {
-    event.kind = RankEvent::Kind::kSignaled;
-    event.value = WTERMSIG(status);
-    exit_code = 128 + event.value;
-  } else {
-    event.value = WEXITSTATUS(status);
-    exit_code = event.value;
-  }
-  if (g_stop_requested) event.kind = RankEvent::Kind::kStopped;
-  if (exit_code != 0 || g_stop_requested) write_stderr(format_rank_event(event));
+  const int exit_code = report_command_end(status, rank);
   // A rank that failed by itself ends the job; a daemon still there after the grace is cut off
   // from its mpirun. A rank the daemon stopped (or one orphaned already) needs no reaper.
   if (exit_code != 0 && !g_stop_requested && getppid() == parent) {

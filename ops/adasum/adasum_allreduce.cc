@@ -32,6 +32,37 @@ Piece piece_after(size_t total, int rank, int levels) {
   return piece;
 }
 
+// Back up the tree: at each level, from the last, partners swap the pieces they hold, in
+// place (the partner's piece lies next to this rank's), until every rank holds the whole.
+void spread_back(Backend& backend, std::byte* data, size_t total, size_t element, int levels,
+                 std::vector<size_t>& send_bytes, std::vector<size_t>& recv_bytes) {
+  const int rank = backend.rank();
+  for (int k = levels - 1; k >= 0; --k) {
+    const auto partner = static_cast<size_t>(rank ^ (1 << k));
+    const Piece mine = piece_after(total, rank, k + 1);
+    const Piece other = piece_after(total, static_cast<int>(partner), k + 1);
+    send_bytes[partner] = mine.count * element;
+    recv_bytes[partner] = other.count * element;
+    backend.alltoallv(data + mine.offset * element, send_bytes, data + other.offset * element,
+                      recv_bytes);
+    send_bytes[partner] = 0;
+    recv_bytes[partner] = 0;
+  }
+}
+
+// The checks of adasum_allreduce's arguments.
+void check_adasum(int size, DataType type) {
+  if (!adasum_supports_size(size)) {
+    throw UnsupportedError(RUNRUN_WHERE, "Adasum needs a power-of-two number of ranks (as "
+                                         "Horovod's), this process set has " +
+                                             std::to_string(size));
+  }
+  if (!is_floating_point(type)) {
+    throw UnsupportedError(RUNRUN_WHERE, "Adasum combines floating-point tensors only, not " +
+                                             std::string(data_type_name(type)));
+  }
+}
+
 }  // namespace
 
 bool adasum_supports_size(int size) {
@@ -42,15 +73,7 @@ void adasum_allreduce(Backend& backend, void* buffer, DataType type,
                       std::span<const size_t> tensor_counts, AdasumScratch& scratch) {
   const int size = backend.size();
   const int rank = backend.rank();
-  if (!adasum_supports_size(size)) {
-    throw UnsupportedError(RUNRUN_WHERE, "Adasum needs a power-of-two number of ranks (as "
-                                         "Horovod's), this process set has " +
-                                             std::to_string(size));
-  }
-  if (!is_floating_point(type)) {
-    throw UnsupportedError(RUNRUN_WHERE, "Adasum combines floating-point tensors only, not " +
-                                             std::string(data_type_name(type)));
-  }
+  check_adasum(size, type);
   const size_t total = std::accumulate(tensor_counts.begin(), tensor_counts.end(), size_t{0});
   if (size == 1 || total == 0) return;
   const size_t element = element_size(type);
@@ -123,20 +146,7 @@ void adasum_allreduce(Backend& backend, void* buffer, DataType type,
       }
     }
   }
-
-  // Back up the tree: at each level, from the last, partners swap the pieces they hold, in
-  // place (the partner's piece lies next to this rank's), until every rank holds the whole.
-  for (int k = levels - 1; k >= 0; --k) {
-    const auto partner = static_cast<size_t>(rank ^ (1 << k));
-    const Piece mine = piece_after(total, rank, k + 1);
-    const Piece other = piece_after(total, static_cast<int>(partner), k + 1);
-    send_bytes[partner] = mine.count * element;
-    recv_bytes[partner] = other.count * element;
-    backend.alltoallv(data + mine.offset * element, send_bytes, data + other.offset * element,
-                      recv_bytes);
-    send_bytes[partner] = 0;
-    recv_bytes[partner] = 0;
-  }
+  spread_back(backend, data, total, element, levels, send_bytes, recv_bytes);
 }
 
 }  // namespace runrun

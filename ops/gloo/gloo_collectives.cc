@@ -67,6 +67,30 @@ std::vector<size_t> segments_of(size_t elements, size_t esize) {
   return even_split(elements, parts);
 }
 
+// Copies `bytes` from `in` to `out` (either may overlap the other), for an allreduce in place.
+void copy_for_in_place(const void* in, void* out, size_t bytes) {
+  const auto* from = static_cast<const char*>(in);
+  auto* to = static_cast<char*>(out);
+  const bool apart = from + bytes <= to || to + bytes <= from;
+  if (apart) cpu::copy_bytes(out, in, bytes);  // memcpy without its alignment cliff
+  else std::memmove(out, in, bytes);
+}
+
+// The reduce-scatter's sends: chunk p of `data` to rank p, segment s on lane s.
+void add_chunk_sends(std::vector<Transfer>& sends, char* data, const std::vector<size_t>& chunks,
+                     const std::vector<size_t>& offsets, size_t esize, int rank, int size) {
+  for (int p = 0; p < size; ++p) {
+    if (p == rank) continue;
+    const auto q = static_cast<size_t>(p);
+    const auto segments = segments_of(chunks[q], esize);
+    size_t at = offsets[q] * esize;
+    for (size_t s = 0; s < segments.size(); ++s) {
+      sends.push_back({p, data + at, segments[s] * esize, static_cast<uint8_t>(s)});
+      at += segments[s] * esize;
+    }
+  }
+}
+
 }  // namespace
 
 char* GlooBackend::scratch(size_t bytes) {
@@ -95,14 +119,7 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
   guard_->check_usable(name);
   if (count == 0) return;  // the same decision on every rank
   const size_t esize = element_size(type);
-  if (in != out) {  // then reduce in place
-    const auto* from = static_cast<const char*>(in);
-    auto* to = static_cast<char*>(out);
-    const size_t bytes = count * esize;
-    const bool apart = from + bytes <= to || to + bytes <= from;
-    if (apart) cpu::copy_bytes(out, in, bytes);  // memcpy without its alignment cliff
-    else std::memmove(out, in, bytes);
-  }
+  if (in != out) copy_for_in_place(in, out, count * esize);  // then reduce in place
   if (size() == 1) return;
   if (shm_) return shm::allreduce(*shm_, out, count, type, op);
   const auto deadline = guard_->deadline();
@@ -137,16 +154,7 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
   char* received = scratch(static_cast<size_t>(size() - 1) * my_bytes);
   std::vector<Transfer> sends;
   std::vector<Transfer> receives;
-  for (int p = 0; p < size(); ++p) {
-    if (p == rank()) continue;
-    const auto q = static_cast<size_t>(p);
-    const auto segments = segments_of(chunks[q], esize);
-    size_t at = offsets[q] * esize;
-    for (size_t s = 0; s < segments.size(); ++s) {
-      sends.push_back({p, data + at, segments[s] * esize, static_cast<uint8_t>(s)});
-      at += segments[s] * esize;
-    }
-  }
+  add_chunk_sends(sends, data, chunks, offsets, esize, rank(), size());
   const auto my_segments = segments_of(chunks[me], esize);
   const auto my_segment_offsets = offsets_of(my_segments);
   for (size_t s = 0; s < my_segments.size(); ++s) {  // index: s * (size - 1) + slot(p)
