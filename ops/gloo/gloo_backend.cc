@@ -15,9 +15,6 @@
 namespace runrun::gloo_backend {
 namespace {
 
-// Bytes per peer the one-step small allreduce posts ahead at first (it doubles, up to the
-// one-step limit, when a larger one comes: gloo_direct_mailbox.h).
-constexpr size_t kSmallCapacity = size_t{4} << 10;
 
 using StartupClock = std::chrono::steady_clock;
 
@@ -60,7 +57,7 @@ GlooBackend::GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::
                                  options_.connect_timeout);
   const double mesh_ms = ms_since(mesh_start);
   guard_->watch(data_.get());
-  small_ = std::make_unique<DirectMailbox>(*data_, kSmallCapacity);
+  small_ = std::make_unique<DirectMailbox>(*data_, kMailboxFirstCapacity);
   board_ = std::make_shared<StoreBoard>(store_);
   shm_ = connect_shared_memory(prefix_ + "/shm");
   if (options_.logger) {

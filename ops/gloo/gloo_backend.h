@@ -134,8 +134,13 @@ class GlooBackend final : public HostSynchronousBackend {
   Topology topology_;
   std::unique_ptr<Guard> guard_;
   std::unique_ptr<Mesh> data_;
-  // The one-step small allreduce's receives, posted an exchange ahead; after data_: destroyed
+  // The one-step allreduce's receives, posted an exchange ahead, for messages of up to
+  // kMailboxMaxBytes: between two 1 Gbit/s namespace hosts 4 B to 32 KiB took 2-5x less time
+  // through it, but 64 KiB 1.5x more (docs/benchmarks.md §7), so larger ones post as they go.
+  // Posted at kMailboxFirstCapacity first, doubling as larger ones come. After data_: destroyed
   // before it.
+  static constexpr size_t kMailboxMaxBytes = size_t{32} << 10;
+  static constexpr size_t kMailboxFirstCapacity = size_t{4} << 10;
   std::unique_ptr<DirectMailbox> small_;
   uint64_t subgroups_created_ = 0;
   uint64_t control_channels_created_ = 0;

@@ -104,9 +104,20 @@ void GlooBackend::allreduce_one_step(char* data, size_t count, DataType type, Re
   const auto n = static_cast<size_t>(size());
   const auto me = static_cast<size_t>(rank());
   char* all = scratch(n * bytes);  // block p: rank p's buffer
-  small_->exchange(*guard_, "allreduce", deadline, data, bytes, [&](int peer, const void* from) {
-    std::memcpy(all + static_cast<size_t>(peer) * bytes, from, bytes);
-  });
+  if (bytes <= kMailboxMaxBytes) {
+    small_->exchange(*guard_, "allreduce", deadline, data, bytes, [&](int peer, const void* from) {
+      std::memcpy(all + static_cast<size_t>(peer) * bytes, from, bytes);
+    });
+  } else {
+    std::vector<Transfer> sends;
+    std::vector<Transfer> receives;
+    for (size_t p = 0; p < n; ++p) {
+      if (p == me) continue;
+      sends.push_back({static_cast<int>(p), data, bytes});
+      receives.push_back({static_cast<int>(p), all + p * bytes, bytes});
+    }
+    exchange(*data_, *guard_, "allreduce", deadline, sends, receives);
+  }
   std::memcpy(all + me * bytes, data, bytes);
   std::memcpy(data, all, bytes);
   for (size_t p = 1; p < n; ++p) cpu::reduce_into(data, all + p * bytes, count, type, op);
