@@ -27,8 +27,8 @@
 #include <random>
 #include <vector>
 
-#include "ops/cpu/half.h"
 #include "ops/nccl/nccl_abi.h"
+#include "tests/unit/gpu/fake_nccl_elements.h"
 
 namespace abi = runrun::gpu::nccl_abi;
 
@@ -74,63 +74,13 @@ struct Shared {
 std::mutex registry_mutex;
 std::map<uint64_t, std::shared_ptr<Shared>> registry;
 
-size_t type_size(abi::DataType t) {
-  switch (t) {
-    case abi::kInt8: case abi::kUint8: return 1;
-    case abi::kFloat16: case abi::kBfloat16: return 2;
-    case abi::kInt32: case abi::kUint32: case abi::kFloat32: return 4;
-    default: return 8;
-  }
-}
-
-bool is_float(abi::DataType t) {
-  return t == abi::kFloat16 || t == abi::kBfloat16 || t == abi::kFloat32 || t == abi::kFloat64;
-}
-
-double load_float(const unsigned char* p, abi::DataType t) {
-  if (t == abi::kFloat16 || t == abi::kBfloat16) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return t == abi::kFloat16 ? runrun::cpu::half_to_float(h) : runrun::cpu::bfloat16_to_float(h);
-  }
-  if (t == abi::kFloat32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  double d;
-  std::memcpy(&d, p, 8);
-  return d;
-}
-
-void store_float(unsigned char* p, abi::DataType t, double v) {
-  if (t == abi::kFloat16 || t == abi::kBfloat16) {
-    const float f = static_cast<float>(v);
-    const uint16_t h =
-        t == abi::kFloat16 ? runrun::cpu::float_to_half(f) : runrun::cpu::float_to_bfloat16(f);
-    std::memcpy(p, &h, 2);
-  } else if (t == abi::kFloat32) {
-    const float f = static_cast<float>(v);
-    std::memcpy(p, &f, 4);
-  } else {
-    std::memcpy(p, &v, 8);
-  }
-}
-
-bool is_signed(abi::DataType t) { return t == abi::kInt8 || t == abi::kInt32 || t == abi::kInt64; }
-
-int64_t load_int(const unsigned char* p, abi::DataType t) {
-  const size_t n = type_size(t);
-  uint64_t u = 0;
-  std::memcpy(&u, p, n);  // little endian
-  if (is_signed(t) && n < 8 && (u >> (8 * n - 1)) & 1) u |= ~uint64_t{0} << (8 * n);
-  return static_cast<int64_t>(u);
-}
-
-void store_int(unsigned char* p, abi::DataType t, int64_t v) {
-  const uint64_t u = static_cast<uint64_t>(v);
-  std::memcpy(p, &u, type_size(t));
-}
+using fake_nccl::is_float;
+using fake_nccl::is_signed;
+using fake_nccl::load_float;
+using fake_nccl::load_int;
+using fake_nccl::store_float;
+using fake_nccl::store_int;
+using fake_nccl::type_size;
 
 // out[i] = reduce over ranks of inputs[r][offset + i], as NCCL defines `op`.
 void reduce_into(const std::vector<std::vector<unsigned char>>& inputs, size_t offset,

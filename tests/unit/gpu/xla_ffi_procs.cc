@@ -215,10 +215,10 @@ void expect_ok(const std::string& answer, const std::string& what) {
   expect(answer.empty(), what + " failed: " + answer);
 }
 
-// Every kind through `handler` on `memory`'s platform; `tag` keeps the names apart.
-void run_every_kind(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
+// The reductions and the broadcast through `handler` on `memory`'s platform; `tag` keeps the
+// names apart.
+void run_reductions(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
                     XLA_FFI_ExecutionContext* ctx, Memory& m, int size, const std::string& tag) {
-  const auto n = static_cast<int64_t>(size);
   {  // allreduce, sum, prescale 2 and postscale 0.25: (sum over ranks of 10 r + i) / 2
     void* x = m.make(iota(5, 10.f * rank));
     void* y = m.make(std::vector<float>(5, -1.f));
@@ -250,6 +250,12 @@ void run_every_kind(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
               tag + " broadcast");
     expect(m.read(y, 2) == std::vector<float>{10.f * (size - 1), 1.f}, tag + " broadcast");
   }
+}
+
+// The gathers, the reducescatter and a traced shape the data does not give, as above.
+void run_gathers(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
+                 XLA_FFI_ExecutionContext* ctx, Memory& m, int size, const std::string& tag) {
+  const auto n = static_cast<int64_t>(size);
   {  // allgather of 2 x 3 rows per rank: the output is allocated by the runtime, then copied
     void* x = m.make(iota(6, 100.f * rank));
     void* y = m.make(std::vector<float>(6 * static_cast<size_t>(size), -1.f));
@@ -291,6 +297,13 @@ void run_every_kind(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
                       "expects (" + std::to_string(3 * n) + ",)") == 0,
            tag + " shape mismatch: got '" + error + "'");
   }
+}
+
+// Every kind through `handler` on `memory`'s platform; `tag` keeps the names apart.
+void run_every_kind(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
+                    XLA_FFI_ExecutionContext* ctx, Memory& m, int size, const std::string& tag) {
+  run_reductions(handler, api, ctx, m, size, tag);
+  run_gathers(handler, api, ctx, m, size, tag);
 }
 
 }  // namespace
