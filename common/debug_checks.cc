@@ -11,8 +11,10 @@
 namespace runrun {
 
 void debug_check_failed(const char* file, int line, const char* what, const char* detail) {
-  std::fprintf(stderr, "runrun: debug check failed at %s:%d: %s (%s); pid %d. A bug in runrun: "
-               "please report it\n", file, line, what, detail, static_cast<int>(::getpid()));
+  std::fprintf(stderr,
+               "runrun: debug check failed at %s:%d: %s (%s); pid %d. A bug in runrun: "
+               "please report it\n",
+               file, line, what, detail, static_cast<int>(::getpid()));
   std::fflush(stderr);
   std::abort();
 }

@@ -48,15 +48,15 @@ class OwnerThread {
 
 #if RUNRUN_DEBUG_CHECKS
 // Aborts unless `condition` holds; `detail` (a C string) says what the broken contract is.
-#define RUNRUN_DCHECK(condition, detail)                                                  \
-  do {                                                                                     \
+#define RUNRUN_DCHECK(condition, detail)                                                    \
+  do {                                                                                      \
     if (!(condition)) ::runrun::debug_check_failed(__FILE__, __LINE__, #condition, detail); \
   } while (0)
 // Aborts unless the calling thread owns `owner` (an OwnerThread; the first check binds it).
-#define RUNRUN_CHECK_OWNER_THREAD(owner)                                           \
-  do {                                                                             \
-    if (!(owner).is_owner_or_bind())                                               \
-      ::runrun::owner_thread_violated(__FILE__, __LINE__, #owner, (owner));        \
+#define RUNRUN_CHECK_OWNER_THREAD(owner)                                    \
+  do {                                                                      \
+    if (!(owner).is_owner_or_bind())                                        \
+      ::runrun::owner_thread_violated(__FILE__, __LINE__, #owner, (owner)); \
   } while (0)
 #else
 #define RUNRUN_DCHECK(condition, detail) \

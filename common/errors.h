@@ -41,11 +41,11 @@ class Error : public std::runtime_error {
   std::string where_;
 };
 
-#define RUNRUN_DEFINE_ERROR(Name, Code)                                  \
-  class Name : public Error {                                            \
-   public:                                                               \
-    Name(SourceLocation where, const std::string& message)               \
-        : Error(ErrorCode::Code, where, message) {}                      \
+#define RUNRUN_DEFINE_ERROR(Name, Code)                    \
+  class Name : public Error {                              \
+   public:                                                 \
+    Name(SourceLocation where, const std::string& message) \
+        : Error(ErrorCode::Code, where, message) {}        \
   }
 
 RUNRUN_DEFINE_ERROR(InvalidArgumentError, kInvalidArgument);
@@ -66,8 +66,8 @@ RUNRUN_DEFINE_ERROR(UnsupportedError, kUnsupported);
 // behaviour; programmer bugs (a broken internal contract, such as a call from a thread that does
 // not own the state) are debug checks that abort: RUNRUN_DCHECK and RUNRUN_CHECK_OWNER_THREAD
 // (common/debug_checks.h), on in the test build.
-#define RUNRUN_ENFORCE(condition, ErrorType, message)           \
-  do {                                                          \
+#define RUNRUN_ENFORCE(condition, ErrorType, message)                     \
+  do {                                                                    \
     if (!(condition)) throw ::runrun::ErrorType(RUNRUN_WHERE, (message)); \
   } while (0)
 

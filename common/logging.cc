@@ -10,7 +10,8 @@ namespace runrun {
 spdlog::level::level_enum parse_log_level(const std::string& level_name,
                                           const std::string& variable) {
   if (level_name.empty()) return spdlog::level::warn;
-  static const char* const kNames[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+  static const char* const kNames[] = {"trace", "debug",    "info", "warn",
+                                       "error", "critical", "off"};
   for (int i = 0; i < 7; ++i) {
     if (level_name == kNames[i]) return static_cast<spdlog::level::level_enum>(i);
   }

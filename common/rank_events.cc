@@ -17,9 +17,12 @@ const bool g_launcher_reads_events = std::getenv(kRankEventsEnv) != nullptr;
 
 const char* cause_word(FailureCause cause) {
   switch (cause) {
-    case FailureCause::kPeerLost: return " lost ";
-    case FailureCause::kPeerLeft: return " left ";
-    case FailureCause::kPeerSilent: return " silent ";
+    case FailureCause::kPeerLost:
+      return " lost ";
+    case FailureCause::kPeerLeft:
+      return " left ";
+    case FailureCause::kPeerSilent:
+      return " silent ";
   }
   return " ? ";
 }

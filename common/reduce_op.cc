@@ -8,12 +8,18 @@ namespace runrun {
 
 std::string_view reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kAverage: return "average";
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kAdasum: return "adasum";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kProduct: return "product";
+    case ReduceOp::kAverage:
+      return "average";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kAdasum:
+      return "adasum";
+    case ReduceOp::kMin:
+      return "min";
+    case ReduceOp::kMax:
+      return "max";
+    case ReduceOp::kProduct:
+      return "product";
   }
   return "unknown";
 }

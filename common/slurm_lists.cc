@@ -12,7 +12,8 @@ namespace {
 // "n[1-999999999]" is an error instead of gigabytes of names.
 constexpr std::size_t kMaxExpanded = 1 << 20;
 
-[[noreturn]] void malformed(std::string_view origin, std::string_view text, const std::string& why) {
+[[noreturn]] void malformed(std::string_view origin, std::string_view text,
+                            const std::string& why) {
   throw InvalidArgumentError(RUNRUN_WHERE, std::string(origin) + "='" + std::string(text) +
                                                "' is not a Slurm list: " + why);
 }
@@ -37,7 +38,8 @@ std::vector<std::string_view> top_level_items(std::string_view text, std::string
   return items;
 }
 
-unsigned long parse_number(std::string_view digits, std::string_view origin, std::string_view text) {
+unsigned long parse_number(std::string_view digits, std::string_view origin,
+                           std::string_view text) {
   unsigned long value = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
@@ -70,7 +72,8 @@ std::vector<std::string> range_values(std::string_view ranges, std::string_view 
     if (last - first >= kMaxExpanded - values.size()) {
       malformed(origin, text, "the range '" + std::string(part) + "' is too long");
     }
-    for (unsigned long value = first; value <= last; ++value) values.push_back(padded(value, low.size()));
+    for (unsigned long value = first; value <= last; ++value)
+      values.push_back(padded(value, low.size()));
   }
   return values;
 }
@@ -82,12 +85,14 @@ void expand_entry(std::string_view entry, std::string_view origin, std::string_v
   std::size_t i = 0;
   while (i < entry.size()) {
     const std::size_t open = entry.find('[', i);
-    const std::string_view literal = entry.substr(i, open == std::string_view::npos ? std::string_view::npos : open - i);
+    const std::string_view literal =
+        entry.substr(i, open == std::string_view::npos ? std::string_view::npos : open - i);
     for (auto& name : names) name += literal;
     if (open == std::string_view::npos) break;
     const std::size_t close = entry.find(']', open);
     const auto values = range_values(entry.substr(open + 1, close - open - 1), origin, text);
-    if (names.size() * values.size() > kMaxExpanded) malformed(origin, text, "it lists too many hosts");
+    if (names.size() * values.size() > kMaxExpanded)
+      malformed(origin, text, "it lists too many hosts");
     std::vector<std::string> combined;
     combined.reserve(names.size() * values.size());
     for (const auto& name : names) {
@@ -124,8 +129,10 @@ std::vector<int> expand_counts(std::string_view text, std::string_view origin) {
       repeat = parse_number(item.substr(paren + 2, item.size() - paren - 3), origin, text);
     }
     const unsigned long count = parse_number(count_text, origin, text);
-    if (count == 0 || count > (1UL << 20)) malformed(origin, text, "a count of " + std::to_string(count));
-    if (repeat == 0 || counts.size() + repeat > kMaxExpanded) malformed(origin, text, "a repeat of " + std::to_string(repeat));
+    if (count == 0 || count > (1UL << 20))
+      malformed(origin, text, "a count of " + std::to_string(count));
+    if (repeat == 0 || counts.size() + repeat > kMaxExpanded)
+      malformed(origin, text, "a repeat of " + std::to_string(repeat));
     counts.insert(counts.end(), repeat, static_cast<int>(count));
   }
   return counts;

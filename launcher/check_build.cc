@@ -111,9 +111,10 @@ BuildFeatures detect_build_features() {
     // sys.path[0] is "" for -c: the current directory, whose folders could shadow packages.
     probes.push_back({"python3", "-c",
                       "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
-                      "import " + std::string(probe.module) + "\n" + probe.version_code +
-                          "\nprint('" + kPythonMark + "' + sys.executable + '\\n" +
-                          kVersionMark + "' + v, flush=True)"});
+                      "import " +
+                          std::string(probe.module) + "\n" + probe.version_code + "\nprint('" +
+                          kPythonMark + "' + sys.executable + '\\n" + kVersionMark +
+                          "' + v, flush=True)"});
   }
   const auto runs = run_all_captured(probes, kImportTimeoutS);
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -142,9 +143,8 @@ std::string format_check_build(const BuildFeatures& features, const std::string&
   for (const FrameworkProbe& probe : kFrameworkProbes) {
     modules += (modules.empty() ? "" : ", ") + std::string(probe.module);
   }
-  out += features.python.empty()
-             ? "    (no python3 on the PATH to import " + modules + ")\n"
-             : "    (as " + features.python + " imports " + modules + ")\n";
+  out += features.python.empty() ? "    (no python3 on the PATH to import " + modules + ")\n"
+                                 : "    (as " + features.python + " imports " + modules + ")\n";
   out += "\nAvailable Controllers:\n" + row(features.mpi, "MPI") + row(features.gloo, "Gloo");
   out += "\nAvailable Tensor Operations:\n" +
          run_time_row(features.nccl, "NCCL", features.nccl_found, features.nccl_library) +
@@ -152,8 +152,9 @@ std::string format_check_build(const BuildFeatures& features, const std::string&
          run_time_row(features.cuda, "CUDA", features.cuda_runtime_found,
                       features.cuda_runtime_library);
   if (!features.cuda_runtime_library.empty() || !features.nccl_library.empty()) {
-    out += "\nGPU libraries, loaded at run time (as this process finds them; a rank also finds "
-           "the copies its framework loaded; docs/gpu.md):\n";
+    out +=
+        "\nGPU libraries, loaded at run time (as this process finds them; a rank also finds "
+        "the copies its framework loaded; docs/gpu.md):\n";
     out += indented(features.cuda_runtime_library) + indented(features.nccl_library);
   }
   return out;

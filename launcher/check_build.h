@@ -15,9 +15,9 @@ namespace runrun::launcher {
 // One framework adapter as `python3` on the PATH imports it: nothing is compiled against a
 // framework, so a framework is available wherever its adapter imports.
 struct FrameworkFound {
-  std::string name;       // "TensorFlow", "PyTorch", "JAX", "Keras"
+  std::string name;  // "TensorFlow", "PyTorch", "JAX", "Keras"
   bool available = false;
-  std::string detail;     // its version ("2.21.0"), or why not ("ModuleNotFoundError: ...")
+  std::string detail;  // its version ("2.21.0"), or why not ("ModuleNotFoundError: ...")
 };
 
 struct BuildFeatures {

@@ -161,14 +161,12 @@ constexpr const char* kDefaultRouteProbe = "192.0.2.1";  // TEST-NET-1 (RFC 5737
 // (said once, and the driver then refuses remote hosts) only when this host has no route.
 std::string rendezvous_address(const LaunchOptions& options, const JobPlan& plan) {
   const auto remote = remote_hosts(plan);
-  const bool may_add_remote =
-      options.elastic.enabled && !options.elastic.discovery_script.empty();
+  const bool may_add_remote = options.elastic.enabled && !options.elastic.discovery_script.empty();
   if (remote.empty() && !may_add_remote) return "127.0.0.1";
   if (!options.network_interface.empty()) {
     const std::string address = rendezvous::address_selected_by(options.network_interface);
     if (address.empty()) {
-      throw InvalidArgumentError(RUNRUN_WHERE, "--network-interface '" +
-                                                   options.network_interface +
+      throw InvalidArgumentError(RUNRUN_WHERE, "--network-interface '" + options.network_interface +
                                                    "' selects no IPv4 address of this host for "
                                                    "the ranks to reach the launcher at");
     }
@@ -181,7 +179,8 @@ std::string rendezvous_address(const LaunchOptions& options, const JobPlan& plan
       std::cerr << "runrun: elastic: the discovery script lists only this host and this host has "
                    "no default route: the job listens on loopback, so hosts the script adds "
                    "later cannot join (give --network-interface to name the network they will "
-                   "reach this host on)" << std::endl;
+                   "reach this host on)"
+                << std::endl;
       return "127.0.0.1";
     }
   }
@@ -198,8 +197,8 @@ std::string rendezvous_address(const LaunchOptions& options, const JobPlan& plan
 // with the peer's address; never the secret): the launcher's stderr, as "runrun: rendezvous:
 // ...". The server's thread logs while the supervisor prints: the sink writes whole lines.
 Logger rendezvous_logger() {
-  auto logger = std::make_shared<spdlog::logger>(
-      "runrun-rendezvous", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger = std::make_shared<spdlog::logger>("runrun-rendezvous",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
   logger->set_pattern("runrun: %v");
   logger->set_level(spdlog::level::warn);
   logger->flush_on(spdlog::level::warn);
@@ -220,8 +219,7 @@ JobRendezvous start_job_rendezvous(const LaunchOptions& options, const std::stri
   server_options.logger = rendezvous_logger();
   JobRendezvous job{rendezvous::JobSecret::generate(), nullptr, {}};
   job.server = std::make_unique<rendezvous::RendezvousServer>(job.secret, server_options);
-  job.entries = rendezvous::rank_environment(job.server->address(), job.server->port(),
-                                             job.secret);
+  job.entries = rendezvous::rank_environment(job.server->address(), job.server->port(), job.secret);
   if (!options.network_interface.empty()) {
     job.entries.emplace_back(env::kNetworkInterface, options.network_interface);
   }
@@ -236,11 +234,12 @@ class TemporaryFile {
     const int fd = mkstemp(name);
     if (fd < 0) {
       throw InvalidArgumentError(RUNRUN_WHERE, std::string("cannot create srun's host file in "
-                                                           "/tmp: ") + std::strerror(errno));
+                                                           "/tmp: ") +
+                                                   std::strerror(errno));
     }
     path_ = name;
-    const bool written = write(fd, content.data(), content.size()) ==
-                         static_cast<ssize_t>(content.size());
+    const bool written =
+        write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
     close(fd);
     if (!written) {
       unlink(path_.c_str());
@@ -309,8 +308,7 @@ int run_gloo_job(const LaunchOptions& options, const Environment& env) {
   if (options.verbose) print_plan(options, plan, remote.size());
   const JobRendezvous job = start_job_rendezvous(options, rendezvous_address(options, plan));
   const rendezvous::RendezvousServer& server = *job.server;
-  const std::string block = encode_environment_block(gloo_rank_environment(plan, env,
-                                                                           job.entries));
+  const std::string block = encode_environment_block(gloo_rank_environment(plan, env, job.entries));
   if (options.elastic.enabled) {
     ElasticJobSettings elastic{options, plan, env, local, cwd, job.entries, {}, 10};
     elastic.store.host = server.address();
@@ -344,7 +342,8 @@ LaunchOptions with_controller(LaunchOptions options, const Environment& env) {
     if (!options.mpi_args.empty()) throw;  // --mpi-args needs mpirun: say it is missing
     options.controller = Controller::kGloo;
     std::cerr << "runrun: Open MPI's mpirun is not installed: starting the ranks without MPI "
-                 "(as with --gloo; --mpi to insist on mpirun)" << std::endl;
+                 "(as with --gloo; --mpi to insist on mpirun)"
+              << std::endl;
   }
   return options;
 }
@@ -392,12 +391,12 @@ LaunchOptions with_discovered_hosts(LaunchOptions options) {
       return options;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      throw InvalidArgumentError(RUNRUN_WHERE, "--host-discovery-script found " +
-                                                   std::to_string(slots) + " slots, fewer than "
-                                                   "--min-np " + std::to_string(elastic.min_np) +
-                                                   ", for --elastic-timeout " +
-                                                   std::to_string(elastic.elastic_timeout_s) +
-                                                   " s");
+      throw InvalidArgumentError(RUNRUN_WHERE,
+                                 "--host-discovery-script found " + std::to_string(slots) +
+                                     " slots, fewer than "
+                                     "--min-np " +
+                                     std::to_string(elastic.min_np) + ", for --elastic-timeout " +
+                                     std::to_string(elastic.elastic_timeout_s) + " s");
     }
     if (!said) {
       std::cerr << "runrun: elastic: the discovery script lists " << slots << " slots, fewer "
@@ -442,14 +441,12 @@ int run_job(const LaunchOptions& given, const Environment& env) {
     const int status = run_one_job(check, env);
     if (status != 0 || options.command.empty()) return status;
   } else if (options.network_check.enabled) {
-    const int status = run_network_check(
-        options, network_checker_path(), captured_runner(env));
+    const int status = run_network_check(options, network_checker_path(), captured_runner(env));
     if (status != 0 || options.command.empty()) return status;
   }
   if (profiling(options) && !options.dry_run) {
     LaunchOptions profiled = options;
-    const double gbit = measure_link_gbit(
-        options, network_checker_path(), captured_runner(env));
+    const double gbit = measure_link_gbit(options, network_checker_path(), captured_runner(env));
     if (gbit > 0) profiled.knob_values.emplace_back(env::kProfileLinkGbit, std::to_string(gbit));
     return run_one_job(profiled, env);
   }

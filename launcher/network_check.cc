@@ -31,8 +31,8 @@ std::string number_text(double value) {
 LaunchOptions network_check_job(const LaunchOptions& options, const std::string& checker_path,
                                 double budget_s) {
   LaunchOptions check = options;
-  const auto used = options.num_proc > 0 ? hosts_for_processes(options.hosts, options.num_proc)
-                                         : options.hosts;
+  const auto used =
+      options.num_proc > 0 ? hosts_for_processes(options.hosts, options.num_proc) : options.hosts;
   check.hosts.clear();
   std::string names;
   for (const auto& host : used) {
@@ -70,20 +70,22 @@ NetworkCheckOutput parse_network_check_output(const std::string& captured) {
     }
   }
   if (!status_seen) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "the network check's rank 0 printed no result "
-                                             "(see its messages above)");
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               "the network check's rank 0 printed no result "
+                               "(see its messages above)");
   }
   return output;
 }
 
 int run_network_check(const LaunchOptions& options, const std::string& checker_path,
                       const CapturedJobRunner& run) {
-  const LaunchOptions check = network_check_job(options, checker_path,
-                                                options.network_check.budget_s);
+  const LaunchOptions check =
+      network_check_job(options, checker_path, options.network_check.budget_s);
   std::FILE* capture = std::tmpfile();
   if (capture == nullptr) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "--check-network: cannot create a temporary file "
-                                             "for the measurement's output");
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               "--check-network: cannot create a temporary file "
+                               "for the measurement's output");
   }
   const int status = run(check, capture);
   const std::string captured = read_all(capture);
@@ -118,8 +120,7 @@ double measure_link_gbit(const LaunchOptions& options, const std::string& checke
                 << " Gbit/s (median host pair)" << std::endl;
       return gbit;
     }
-  } catch (const InvalidArgumentError&) {
-  }
+  } catch (const InvalidArgumentError&) {}
   std::cerr << "runrun: --profile: could not measure the link bandwidth (the quick network "
                "check failed; run runrun --check-network to see why); profiling without it"
             << std::endl;

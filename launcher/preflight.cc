@@ -58,8 +58,9 @@ std::string last_lines(const std::string& output) {
 
 void check_process_count(const LaunchOptions& options) {
   if (options.num_proc == 0) {  // -np left out reads as 0 too
-    fail("no -np given (or -np 0): give the number of processes, at least 1, e.g. runrun -np 4 "
-         "python train.py");
+    fail(
+        "no -np given (or -np 0): give the number of processes, at least 1, e.g. runrun -np 4 "
+        "python train.py");
   }
   if (options.num_proc < 1) {
     fail("-np must be at least 1 (got " + std::to_string(options.num_proc) +
@@ -67,22 +68,22 @@ void check_process_count(const LaunchOptions& options) {
   }
   const int slots = total_slots(options.hosts);
   if (options.num_proc > slots) {
-    fail("-np " + std::to_string(options.num_proc) + " is more than the " +
-         std::to_string(slots) + " slots given by " + options.hosts_source +
-         ": lower -np or give more slots (host:slots)");
+    fail("-np " + std::to_string(options.num_proc) + " is more than the " + std::to_string(slots) +
+         " slots given by " + options.hosts_source + ": lower -np or give more slots (host:slots)");
   }
 }
 
 void check_command(const LaunchOptions& options) {
   if (options.command.empty()) {
-    fail("no command given: put the program to run after the options, e.g. "
-         "runrun -np 2 python train.py");
+    fail(
+        "no command given: put the program to run after the options, e.g. "
+        "runrun -np 2 python train.py");
   }
 }
 
 void check_program_found(const std::string& program, const std::string& path_env) {
   const auto runnable = [](const std::string& path) {
-    struct stat info {};
+    struct stat info{};
     return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
            access(path.c_str(), X_OK) == 0;
   };
@@ -97,9 +98,10 @@ void check_program_found(const std::string& program, const std::string& path_env
     }
     fail("command '" + program + "' was not found on PATH (" + path_env +
          "): check the spelling, activate the environment that provides it before running "
-         "runrun (the ranks get this PATH), or give its path (./" + program + ")");
+         "runrun (the ranks get this PATH), or give its path (./" +
+         program + ")");
   }
-  struct stat info {};
+  struct stat info{};
   if (stat(program.c_str(), &info) != 0) {
     fail("command '" + program + "' does not exist: " + std::strerror(errno) +
          " (relative paths start from the working directory, which the ranks share)");
@@ -107,8 +109,7 @@ void check_program_found(const std::string& program, const std::string& path_env
   if (S_ISDIR(info.st_mode)) fail("command '" + program + "' is a directory, not a program");
   if (!runnable(program)) {
     fail("command '" + program + "' is not an executable file: make it executable (chmod +x " +
-         program + ") or run it with its interpreter (e.g. runrun -np 2 python3 " + program +
-         ")");
+         program + ") or run it with its interpreter (e.g. runrun -np 2 python3 " + program + ")");
   }
 }
 
@@ -186,8 +187,7 @@ std::string find_open_mpi_mpirun(const Environment& env) {
   return mpirun;
 }
 
-std::vector<std::string> remote_check_command(const std::string& host,
-                                              const LaunchOptions& options,
+std::vector<std::string> remote_check_command(const std::string& host, const LaunchOptions& options,
                                               int connect_timeout_s) {
   return remote_shell_command(options, host, "true", connect_timeout_s);
 }
@@ -220,8 +220,8 @@ void check_remote_hosts(const std::vector<std::string>& hosts, const LaunchOptio
     }
   }
   if (!problems.empty()) {
-    fail("cannot reach these hosts with " + how + " without a password:" + problems +
-         "\nCheck `" + shell_join(commands[first_failed]) +
+    fail("cannot reach these hosts with " + how + " without a password:" + problems + "\nCheck `" +
+         shell_join(commands[first_failed]) +
          "` by hand; set up passwordless ssh as docs/launcher.md (Multi-node setup) says");
   }
 }

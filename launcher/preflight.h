@@ -45,8 +45,8 @@ std::string find_open_mpi_mpirun(const Environment& env);
 // The command that checks a host is reachable without a password: with no agent,
 // `ssh -o BatchMode=yes -o ConnectTimeout=T [-p P] [-i F] HOST true`; with an agent (split
 // like a shell line), `AGENT... HOST true`.
-std::vector<std::string> remote_check_command(const std::string& host,
-                                              const LaunchOptions& options, int connect_timeout_s);
+std::vector<std::string> remote_check_command(const std::string& host, const LaunchOptions& options,
+                                              int connect_timeout_s);
 
 // Runs the check on every host at once with a short time limit; throws naming every host that
 // failed and the error its remote shell printed.

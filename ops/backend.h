@@ -25,10 +25,11 @@
 // worker starts (the peer monitor's address exchange); then the background thread of the
 // process set (a set's backend is created on the global worker's thread, then handed to the
 // set's own worker). name(), topology(), rank() and size() are immutable after construction and
-// may be read from any thread; abort() may be called from any thread; nothing else may. Every collective must be started by every rank of the group in the same order with
-// matching arguments (the core guarantees that by negotiation). Several operations may be
-// outstanding at once; each completion is waited for by the driving thread. Waiting must block
-// or back off, never spin a core for long: ranks often oversubscribe cores.
+// may be read from any thread; abort() may be called from any thread; nothing else may. Every
+// collective must be started by every rank of the group in the same order with matching arguments
+// (the core guarantees that by negotiation). Several operations may be outstanding at once; each
+// completion is waited for by the driving thread. Waiting must block or back off, never spin a core
+// for long: ranks often oversubscribe cores.
 //
 // Errors: start_* throws at once for what is wrong before anything is sent (InvalidArgumentError
 // for bad arguments, checked identically by every backend in ops/base/backend_checks.cc;
@@ -183,7 +184,7 @@ class Backend {
   [[noreturn]] void unsupported(std::string_view op) const;
 
  private:
-  std::unique_ptr<ControlChannel> control_;           // the driving thread's
+  std::unique_ptr<ControlChannel> control_;          // the driving thread's
   std::atomic<ControlChannel*> published_{nullptr};  // control_, for abort() from any thread
   std::atomic<bool> aborted_{false};
 };

@@ -20,10 +20,12 @@ struct KnownBackend {
   const char* how_to_get;
 };
 constexpr KnownBackend kKnownBackends[] = {
-    {"mpi", "rebuild with Open MPI installed (Debian: libopenmpi-dev; RUNRUN_WITH_MPI=ON), or "
-            "use RUNRUN_BACKEND=local for a single process"},
-    {"gloo", "install the Debian package libgloo-dev and rebuild (RUNRUN_WITH_GLOO), or use mpi "
-             "(RUNRUN_BACKEND=mpi or auto)"},
+    {"mpi",
+     "rebuild with Open MPI installed (Debian: libopenmpi-dev; RUNRUN_WITH_MPI=ON), or "
+     "use RUNRUN_BACKEND=local for a single process"},
+    {"gloo",
+     "install the Debian package libgloo-dev and rebuild (RUNRUN_WITH_GLOO), or use mpi "
+     "(RUNRUN_BACKEND=mpi or auto)"},
     {"nccl", "not implemented yet"},
 };
 
@@ -40,8 +42,9 @@ std::string resolved_name(const std::string& name) {
   const rendezvous::LaunchPlan plan = rendezvous::detect_launch_of_this_process();
   if (name == "auto") return plan.backend;
   RUNRUN_ENFORCE(!rendezvous::is_direct(plan.kind) || name == "gloo", InvalidArgumentError,
-                 "the " + name + " backend (RUNRUN_BACKEND or init(backend=...)) cannot form "
-                 "this job: it was started by " +
+                 "the " + name +
+                     " backend (RUNRUN_BACKEND or init(backend=...)) cannot form "
+                     "this job: it was started by " +
                      plan.description + ", which only the gloo backend joins (" + name +
                      " would run every rank as a job of one); use RUNRUN_BACKEND=auto or gloo" +
                      (plan.kind == rendezvous::LaunchKind::kSlurmStep
@@ -88,8 +91,10 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
                                                built_list() + "): " + known.how_to_get);
     }
   }
-  throw UnsupportedError(RUNRUN_WHERE, "unknown backend '" + name + "' (RUNRUN_BACKEND): choose "
-                                           "auto or one of the built backends: " + built_list());
+  throw UnsupportedError(RUNRUN_WHERE, "unknown backend '" + name +
+                                           "' (RUNRUN_BACKEND): choose "
+                                           "auto or one of the built backends: " +
+                                           built_list());
 }
 
 void skip_transport_finalize() {

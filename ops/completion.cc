@@ -5,8 +5,7 @@ namespace runrun {
 void Completion::wait() {
   // Long slices: an implementation's wait_for blocks or backs off, so the slice length only
   // bounds how often this loop turns.
-  while (!wait_for(std::chrono::hours(1))) {
-  }
+  while (!wait_for(std::chrono::hours(1))) {}
 }
 
 bool ReadyCompletion::poll() {

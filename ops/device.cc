@@ -22,17 +22,28 @@ bool is_cpu(DLDevice device) { return canonical_device(device).device_type == kD
 std::string device_string(DLDevice device) {
   const std::string id = std::to_string(device.device_id);
   switch (device.device_type) {
-    case kDLCPU: return "cpu";
-    case kDLCUDA: return "cuda:" + id;
-    case kDLCUDAHost: return "cuda_host:" + id;
-    case kDLOpenCL: return "opencl:" + id;
-    case kDLVulkan: return "vulkan:" + id;
-    case kDLMetal: return "metal:" + id;
-    case kDLVPI: return "vpi:" + id;
-    case kDLROCM: return "rocm:" + id;
-    case kDLROCMHost: return "rocm_host:" + id;
-    case kDLExtDev: return "ext_dev:" + id;
-    case kDLCUDAManaged: return "cuda_managed:" + id;
+    case kDLCPU:
+      return "cpu";
+    case kDLCUDA:
+      return "cuda:" + id;
+    case kDLCUDAHost:
+      return "cuda_host:" + id;
+    case kDLOpenCL:
+      return "opencl:" + id;
+    case kDLVulkan:
+      return "vulkan:" + id;
+    case kDLMetal:
+      return "metal:" + id;
+    case kDLVPI:
+      return "vpi:" + id;
+    case kDLROCM:
+      return "rocm:" + id;
+    case kDLROCMHost:
+      return "rocm_host:" + id;
+    case kDLExtDev:
+      return "ext_dev:" + id;
+    case kDLCUDAManaged:
+      return "cuda_managed:" + id;
     default:
       return "device type " + std::to_string(static_cast<int>(device.device_type)) + ":" + id;
   }

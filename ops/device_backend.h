@@ -31,8 +31,8 @@ class DeviceBackend : public Backend {
   // `op` (e.g. a fractional factor of an integer type cannot be applied without a kernel). The
   // answer depends on its arguments only, so every rank gives the same one.
   virtual bool can_scale(DataType type, ReduceOp op, const DeviceReduceScaling& scaling) const = 0;
-  virtual CompletionPtr start_allreduce_scaled(ConstDeviceBuffer in, DeviceBuffer out,
-                                               size_t count, DataType type, ReduceOp op,
+  virtual CompletionPtr start_allreduce_scaled(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
+                                               DataType type, ReduceOp op,
                                                const DeviceReduceScaling& scaling) = 0;
   virtual CompletionPtr start_reducescatter_scaled(ConstDeviceBuffer in, DeviceBuffer out,
                                                    const std::vector<size_t>& recv_counts,
@@ -59,8 +59,7 @@ std::string nccl_unusable_reason();
 // `topology`: this rank's place in those ranks (rank, size).
 std::unique_ptr<DeviceBackend> make_nccl_backend(std::unique_ptr<ControlChannel> control,
                                                  const Topology& topology, int device,
-                                                 std::chrono::milliseconds timeout,
-                                                 Logger logger);
+                                                 std::chrono::milliseconds timeout, Logger logger);
 
 // Hierarchical allreduce of CUDA tensors (RUNRUN_HIERARCHICAL_ALLREDUCE; the implementation is
 // ops/hierarchical/hierarchical_device_backend.h). Collective over every rank of `flat` (its

@@ -59,8 +59,8 @@ auto decoded(const std::string& answer, const std::string& where, Parse parse) {
     reader.u8();
     return parse(reader);
   } catch (const MalformedPayload& error) {
-    throw PeerFailureError(RUNRUN_WHERE, where + ": malformed answer from the server (" +
-                                             error.what + ")");
+    throw PeerFailureError(RUNRUN_WHERE,
+                           where + ": malformed answer from the server (" + error.what + ")");
   }
 }
 
@@ -102,8 +102,8 @@ void RendezvousClient::connect_with_retries() {
   }
   throw TimeoutError(
       RUNRUN_WHERE,
-      options_.who + " could not reach the rendezvous server at " + server_address() +
-          " within " + seconds_text(options_.connect_timeout) + " (last error: " + last_error +
+      options_.who + " could not reach the rendezvous server at " + server_address() + " within " +
+          seconds_text(options_.connect_timeout) + " (last error: " + last_error +
           "); check that the runrun launcher of this job is still running and that this host "
           "can reach that address (firewall, routing); " +
           std::string(knobs::kRendezvousTimeout.env_name) + " sets how long to keep trying");
@@ -115,8 +115,7 @@ void RendezvousClient::authenticate(int fd, steady_clock::time_point deadline) {
   const std::string greeting = receive_frame_before(fd, kMaxHandshakeFrameBytes, deadline);
   try {
     PayloadReader hello(greeting);
-    if (static_cast<MessageType>(hello.u8()) != MessageType::kHello ||
-        hello.string() != kMagic) {
+    if (static_cast<MessageType>(hello.u8()) != MessageType::kHello || hello.string() != kMagic) {
       throw MalformedPayload{"no runrun rendezvous greeting"};
     }
     const uint32_t version = hello.u32();
@@ -149,16 +148,17 @@ void RendezvousClient::authenticate(int fd, steady_clock::time_point deadline) {
       const std::string text = reader.string();
       std::string advice;
       if (reason == RefusalReason::kWrongSecret) {
-        advice = "; this process holds a different secret than the job that server belongs to: "
-                 "start ranks with the runrun launcher of this job (it hands each rank " +
-                 std::string(env::kRendezvousSecret) + "; never set it by hand)";
+        advice =
+            "; this process holds a different secret than the job that server belongs to: "
+            "start ranks with the runrun launcher of this job (it hands each rank " +
+            std::string(env::kRendezvousSecret) + "; never set it by hand)";
       } else if (reason == RefusalReason::kNoSecret) {
         advice = std::string("; ") + env::kRendezvousSecret +
                  " was not set in this process (it is set by the runrun launcher and read once "
                  "at start-up): start ranks with `runrun`";
       }
-      throw InvalidArgumentError(RUNRUN_WHERE, where + " refused this rank (" + options_.who +
-                                                   "): " + text + advice);
+      throw InvalidArgumentError(
+          RUNRUN_WHERE, where + " refused this rank (" + options_.who + "): " + text + advice);
     }
     if (type != MessageType::kWelcome) throw MalformedPayload{"no welcome"};
     const std::string server_proof = reader.raw(kProofBytes);
@@ -169,9 +169,9 @@ void RendezvousClient::authenticate(int fd, steady_clock::time_point deadline) {
     }
   } catch (const MalformedPayload& error) {
     throw PeerFailureError(RUNRUN_WHERE, options_.who + ": " + where +
-                                             " is not this job's rendezvous server (" +
-                                             error.what + "); check " + env::kRendezvousAddr +
-                                             " and " + env::kRendezvousPort);
+                                             " is not this job's rendezvous server (" + error.what +
+                                             "); check " + env::kRendezvousAddr + " and " +
+                                             env::kRendezvousPort);
   }
 }
 
@@ -200,8 +200,8 @@ std::string RendezvousClient::round_trip(const std::string& payload, const char*
                                            "; is the launcher's host overloaded or unreachable?");
     }
     broken_ = "the connection was lost (" + failure.what + ")";
-    throw PeerFailureError(RUNRUN_WHERE, where + ": " + broken_ +
-                                             "; the runrun launcher has probably exited");
+    throw PeerFailureError(RUNRUN_WHERE,
+                           where + ": " + broken_ + "; the runrun launcher has probably exited");
   }
   if (type_of(answer) == MessageType::kRefused) {
     const std::string text = decoded(answer, where, [](PayloadReader& reader) {

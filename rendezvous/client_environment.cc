@@ -15,18 +15,19 @@ namespace {
 std::string required(const char* name) {
   const char* value = std::getenv(name);
   RUNRUN_ENFORCE(value != nullptr && *value != '\0', InvalidArgumentError,
-                 std::string(name) + " is not set: this process was not started by the runrun "
-                                     "launcher in a mode with a rendezvous server (runrun --gloo)");
+                 std::string(name) +
+                     " is not set: this process was not started by the runrun "
+                     "launcher in a mode with a rendezvous server (runrun --gloo)");
   return value;
 }
 
 uint16_t parse_port(const std::string& text) {
   unsigned value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  RUNRUN_ENFORCE(ec == std::errc() && end == text.data() + text.size() && value > 0 &&
-                     value <= 65535,
-                 InvalidArgumentError,
-                 std::string(env::kRendezvousPort) + "='" + text + "' is not a TCP port (1-65535)");
+  RUNRUN_ENFORCE(
+      ec == std::errc() && end == text.data() + text.size() && value > 0 && value <= 65535,
+      InvalidArgumentError,
+      std::string(env::kRendezvousPort) + "='" + text + "' is not a TCP port (1-65535)");
   return static_cast<uint16_t>(value);
 }
 
@@ -36,10 +37,9 @@ std::chrono::milliseconds timeout_knob() {
   const std::string value = text ? text : std::string(knobs::kRendezvousTimeout.default_value);
   char* end = nullptr;
   const double seconds = std::strtod(value.c_str(), &end);
-  RUNRUN_ENFORCE(!value.empty() && end == value.c_str() + value.size() && seconds > 0 &&
-                     seconds < 1e7,
-                 InvalidArgumentError,
-                 name + "='" + value + "' is not a positive number of seconds");
+  RUNRUN_ENFORCE(
+      !value.empty() && end == value.c_str() + value.size() && seconds > 0 && seconds < 1e7,
+      InvalidArgumentError, name + "='" + value + "' is not a positive number of seconds");
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 

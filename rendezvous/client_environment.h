@@ -25,8 +25,8 @@ std::vector<std::pair<std::string, std::string>> rank_environment(const std::str
 
 // Client options from the environment: address, port, the secret (removed from the environment
 // the first time and kept in this process's memory for later calls: runrun may be shut down and
-// initialized again), RUNRUN_RENDEZVOUS_TIMEOUT for the connect and request bounds, and RUNRUN_RANK for
-// messages. Throws InvalidArgumentError naming the variable when one is missing or malformed;
+// initialized again), RUNRUN_RENDEZVOUS_TIMEOUT for the connect and request bounds, and RUNRUN_RANK
+// for messages. Throws InvalidArgumentError naming the variable when one is missing or malformed;
 // a missing secret is not an error here (the server refuses the client with a clear message).
 ClientOptions client_options_from_environment();
 

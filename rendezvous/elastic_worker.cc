@@ -60,8 +60,7 @@ ElasticAssignment ElasticWorker::join() {
   uint64_t generation = 0;
   for (;;) {
     try {
-      generation = parse_generation(client().get(kElasticControlGeneration,
-                                                 kElasticGenerationKey));
+      generation = parse_generation(client().get(kElasticControlGeneration, kElasticGenerationKey));
     } catch (const Error&) {
       client_.reset();  // a broken connection is unusable: the next round connects again
       if (std::chrono::steady_clock::now() >= deadline) throw;
@@ -69,10 +68,13 @@ ElasticAssignment ElasticWorker::join() {
     if (generation > joined_) break;
     if (std::chrono::steady_clock::now() >= deadline) {
       throw TimeoutError(RUNRUN_WHERE,
-                         "elastic worker " + worker_ + ": no new generation of the job within "
-                             "the elastic timeout (" + std::to_string(timeout_.count() / 1000) +
+                         "elastic worker " + worker_ +
+                             ": no new generation of the job within "
+                             "the elastic timeout (" +
+                             std::to_string(timeout_.count() / 1000) +
                              " s: --elastic-timeout, RayExecutor's elastic_timeout) after "
-                             "generation " + std::to_string(joined_) +
+                             "generation " +
+                             std::to_string(joined_) +
                              "; the elastic driver (the launcher, or runrun.ray's driver) is "
                              "gone or cannot gather the minimum of ranks (--min-np, "
                              "min_workers)");
@@ -82,7 +84,8 @@ ElasticAssignment ElasticWorker::join() {
   const auto text = client().get(generation, elastic_assignment_key(worker_));
   RUNRUN_ENFORCE(text.has_value(), InvalidArgumentError,
                  "elastic worker " + worker_ + " has no place in generation " +
-                     std::to_string(generation) + " of the job (the elastic driver is stopping it)");
+                     std::to_string(generation) +
+                     " of the job (the elastic driver is stopping it)");
   const auto assignment = parse_assignment(generation, *text);
   RUNRUN_ENFORCE(assignment.has_value(), InternalError,
                  "elastic worker " + worker_ + ": malformed assignment '" + *text +

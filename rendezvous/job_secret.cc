@@ -59,10 +59,11 @@ JobSecret JobSecret::from_hex(std::string_view hex, std::string_view origin) {
     const int high = hex_value(hex[2 * i]);
     const int low = hex_value(hex[2 * i + 1]);
     RUNRUN_ENFORCE(high >= 0 && low >= 0, InvalidArgumentError,
-                   std::string(origin) + " is malformed: it holds a character that is not a hex "
-                                         "digit (the runrun launcher sets it; for a job started "
-                                         "by srun or torchrun, set it to the output of "
-                                         "`openssl rand -hex 32`)");
+                   std::string(origin) +
+                       " is malformed: it holds a character that is not a hex "
+                       "digit (the runrun launcher sets it; for a job started "
+                       "by srun or torchrun, set it to the output of "
+                       "`openssl rand -hex 32`)");
     secret.bytes_[i] = static_cast<char>(high * 16 + low);
   }
   return secret;
@@ -91,10 +92,9 @@ JobSecret JobSecret::derived(std::string_view material) const {
   message.append(material);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int digest_size = 0;
-  const unsigned char* ok =
-      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-           reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest,
-           &digest_size);
+  const unsigned char* ok = HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+                                 reinterpret_cast<const unsigned char*>(message.data()),
+                                 message.size(), digest, &digest_size);
   RUNRUN_ENFORCE(ok != nullptr && digest_size == kBytes, InternalError,
                  "HMAC-SHA256 failed in libcrypto");
   JobSecret secret;
@@ -110,10 +110,9 @@ std::string JobSecret::proof(std::string_view role, std::string_view server_nonc
   message.append(role).append(server_nonce).append(client_nonce);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int digest_size = 0;
-  const unsigned char* ok =
-      HMAC(EVP_sha256(), bytes_.data(), static_cast<int>(bytes_.size()),
-           reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest,
-           &digest_size);
+  const unsigned char* ok = HMAC(EVP_sha256(), bytes_.data(), static_cast<int>(bytes_.size()),
+                                 reinterpret_cast<const unsigned char*>(message.data()),
+                                 message.size(), digest, &digest_size);
   RUNRUN_ENFORCE(ok != nullptr, InternalError, "HMAC-SHA256 failed in libcrypto");
   return std::string(reinterpret_cast<const char*>(digest), digest_size);
 }

@@ -93,8 +93,10 @@ void apply_user_overrides(const EnvironmentMap& env, LaunchPlan& plan, uint16_t 
 // MASTER_PORT (LOCAL_RANK/LOCAL_WORLD_SIZE/GROUP_RANK where torchrun sets them).
 LaunchPlan torchrun_plan(const EnvironmentMap& env) {
   const std::string context =
-      std::string(": WORLD_SIZE says this process is one of several ranks (the torchrun / "
-                  "PyTorchJob convention), and runrun reads ") + kTorchrunVariables +
+      std::string(
+          ": WORLD_SIZE says this process is one of several ranks (the torchrun / "
+          "PyTorchJob convention), and runrun reads ") +
+      kTorchrunVariables +
       " to form that job; set them all, or unset WORLD_SIZE to run a job of one";
   LaunchPlan plan;
   plan.size = int_of(env, "WORLD_SIZE", 1, 1 << 24, context);
@@ -110,10 +112,12 @@ LaunchPlan torchrun_plan(const EnvironmentMap& env) {
   const std::string nproc = value_or(env, "PET_NPROC_PER_NODE", "1");
   RUNRUN_ENFORCE(find(env, "LOCAL_RANK") || !parse_int(nproc, per_node) || per_node <= 1,
                  InvalidArgumentError,
-                 "PET_NPROC_PER_NODE=" + nproc + " counts several processes per pod in "
-                 "WORLD_SIZE, but this one was not started by torchrun (LOCAL_RANK is not set) "
-                 "and nobody starts the others: run the script under torchrun, or set "
-                 "nprocPerNode to 1" + context);
+                 "PET_NPROC_PER_NODE=" + nproc +
+                     " counts several processes per pod in "
+                     "WORLD_SIZE, but this one was not started by torchrun (LOCAL_RANK is not set) "
+                     "and nobody starts the others: run the script under torchrun, or set "
+                     "nprocPerNode to 1" +
+                     context);
   const std::string* master = find(env, "MASTER_ADDR");
   RUNRUN_ENFORCE(master != nullptr, InvalidArgumentError, "MASTER_ADDR is not set" + context);
   const uint16_t master_port = port_of(env, "MASTER_PORT", context);
@@ -123,15 +127,14 @@ LaunchPlan torchrun_plan(const EnvironmentMap& env) {
   plan.rendezvous_host = *master;
   // Not TORCHELASTIC_RESTART_COUNT: after a membership change the agents' counts differ.
   plan.job_identity = "torchrun|" + *master + "|" + std::to_string(master_port) + "|" +
-                      value_or(env, "TORCHELASTIC_RUN_ID", "") + "|" +
-                      std::to_string(plan.size);
+                      value_or(env, "TORCHELASTIC_RUN_ID", "") + "|" + std::to_string(plan.size);
   if (find(env, "LOCAL_WORLD_SIZE")) {
     plan.several_hosts = int_of(env, "LOCAL_WORLD_SIZE", 1, plan.size, context) != plan.size;
   }
   plan.description = "the torchrun convention: WORLD_SIZE=" + std::to_string(plan.size) +
-                     " RANK=" + std::to_string(plan.rank) + " LOCAL_RANK=" +
-                     value_or(env, "LOCAL_RANK", "(unset)") + " MASTER_ADDR=" + *master +
-                     " MASTER_PORT=" + std::to_string(master_port);
+                     " RANK=" + std::to_string(plan.rank) +
+                     " LOCAL_RANK=" + value_or(env, "LOCAL_RANK", "(unset)") +
+                     " MASTER_ADDR=" + *master + " MASTER_PORT=" + std::to_string(master_port);
   apply_user_overrides(env, plan, master_port, context);
   return plan;
 }
@@ -139,15 +142,18 @@ LaunchPlan torchrun_plan(const EnvironmentMap& env) {
 // Kubeflow Trainer v2 sets PET_* for torchrun to read; a pod that runs the script itself (one
 // process per node) reads them here.
 LaunchPlan pet_plan(const EnvironmentMap& env) {
-  const std::string context = std::string(": PET_NNODES says this pod is one of several nodes "
-                                          "(Kubeflow Trainer), and runrun reads ") +
+  const std::string context = std::string(
+                                  ": PET_NNODES says this pod is one of several nodes "
+                                  "(Kubeflow Trainer), and runrun reads ") +
                               kPetVariables + " to form that job";
   const int nodes = int_of(env, "PET_NNODES", 1, 1 << 24, context);
   const std::string nproc = value_or(env, "PET_NPROC_PER_NODE", "1");
-  RUNRUN_ENFORCE(nproc == "1", InvalidArgumentError,
-                 "PET_NPROC_PER_NODE='" + nproc + "' asks for several processes per node, which "
-                 "nobody started: run the script under torchrun (it reads PET_* and starts them)" +
-                     context);
+  RUNRUN_ENFORCE(
+      nproc == "1", InvalidArgumentError,
+      "PET_NPROC_PER_NODE='" + nproc +
+          "' asks for several processes per node, which "
+          "nobody started: run the script under torchrun (it reads PET_* and starts them)" +
+          context);
   LaunchPlan plan;
   plan.size = nodes;
   if (nodes == 1) {
@@ -161,11 +167,11 @@ LaunchPlan pet_plan(const EnvironmentMap& env) {
   const uint16_t master_port = port_of(env, "PET_MASTER_PORT", context);
   plan.host_id = "node " + std::to_string(plan.rank);
   plan.rendezvous_host = *master;
-  plan.job_identity = "pet|" + *master + "|" + std::to_string(master_port) + "|" +
-                      std::to_string(nodes);
+  plan.job_identity =
+      "pet|" + *master + "|" + std::to_string(master_port) + "|" + std::to_string(nodes);
   plan.description = "Kubeflow Trainer's PET_* variables: PET_NNODES=" + std::to_string(nodes) +
-                     " PET_NODE_RANK=" + std::to_string(plan.rank) + " PET_MASTER_ADDR=" +
-                     *master + " PET_MASTER_PORT=" + std::to_string(master_port);
+                     " PET_NODE_RANK=" + std::to_string(plan.rank) + " PET_MASTER_ADDR=" + *master +
+                     " PET_MASTER_PORT=" + std::to_string(master_port);
   apply_user_overrides(env, plan, master_port, context);
   return plan;
 }
@@ -176,8 +182,8 @@ bool slurm_step(const EnvironmentMap& env) {
   const std::string* step = first_of(env, {"SLURM_STEP_ID", "SLURM_STEPID"});
   long id = 0;
   return find(env, "SLURM_JOB_ID") && find(env, "SLURM_PROCID") &&
-         find(env, "SLURM_STEP_NUM_TASKS") && step != nullptr && parse_int(*step, id) &&
-         id >= 0 && static_cast<unsigned long>(id) < kMaxNormalStepId;
+         find(env, "SLURM_STEP_NUM_TASKS") && step != nullptr && parse_int(*step, id) && id >= 0 &&
+         static_cast<unsigned long>(id) < kMaxNormalStepId;
 }
 
 // srun with an MPI plugin: Open MPI's MPI_Init forms the job through PMIx/PMI, whose servers
@@ -187,9 +193,10 @@ bool slurm_mpi(const EnvironmentMap& env) {
 }
 
 LaunchPlan slurm_plan(const EnvironmentMap& env) {
-  const std::string context = std::string(": this process was started by Slurm's srun, and "
-                                          "runrun reads ") + kSlurmVariables +
-                              " to form the step's job";
+  const std::string context = std::string(
+                                  ": this process was started by Slurm's srun, and "
+                                  "runrun reads ") +
+                              kSlurmVariables + " to form the step's job";
   const char* size_name = "SLURM_STEP_NUM_TASKS";
   LaunchPlan plan;
   plan.size = int_of(env, size_name, 1, 1 << 24, context);
@@ -198,11 +205,10 @@ LaunchPlan slurm_plan(const EnvironmentMap& env) {
   const std::string step = value_or(env, "SLURM_STEP_ID", value_or(env, "SLURM_STEPID", ""));
   if (slurm_mpi(env)) {
     plan.kind = LaunchKind::kSlurmMpi;
-    plan.description = "a Slurm step with an MPI plugin (SLURM_MPI_TYPE=" +
-                       value_or(env, "SLURM_MPI_TYPE", "?") + ", " +
-                       (find(env, "PMIX_RANK") ? "PMIX_RANK" : "PMI_RANK") + "): job " + job +
-                       "." + step +
-                       ", MPI forms the job of " + std::to_string(plan.size);
+    plan.description =
+        "a Slurm step with an MPI plugin (SLURM_MPI_TYPE=" + value_or(env, "SLURM_MPI_TYPE", "?") +
+        ", " + (find(env, "PMIX_RANK") ? "PMIX_RANK" : "PMI_RANK") + "): job " + job + "." + step +
+        ", MPI forms the job of " + std::to_string(plan.size);
     return plan;
   }
   if (plan.size == 1) {
@@ -220,18 +226,17 @@ LaunchPlan slurm_plan(const EnvironmentMap& env) {
   plan.several_hosts = hosts.size() > 1;
   const bool address_given = find(env, env::kRendezvousAddr) != nullptr;
   RUNRUN_ENFORCE(plan.rank != 0 || node == 0 || address_given, InvalidArgumentError,
-                 "rank 0 (SLURM_PROCID=0) runs on node " + std::to_string(node) + " of " +
-                     *nodes + ", not on the step's first node where the others look for it: "
+                 "rank 0 (SLURM_PROCID=0) runs on node " + std::to_string(node) + " of " + *nodes +
+                     ", not on the step's first node where the others look for it: "
                      "use a block or cyclic distribution (srun's default), or set "
                      "RUNRUN_RENDEZVOUS_ADDR to rank 0's host");
   plan.rendezvous_host = hosts.front();
-  plan.job_identity = "slurm|" + value_or(env, "SLURM_CLUSTER_NAME", "") + "|" + job + "|" +
-                      step;
+  plan.job_identity = "slurm|" + value_or(env, "SLURM_CLUSTER_NAME", "") + "|" + job + "|" + step;
   plan.description = "a Slurm step without an MPI plugin: job " + job + "." + step + ", " +
-                     size_name + "=" + std::to_string(plan.size) + " SLURM_PROCID=" +
-                     std::to_string(plan.rank) + " SLURM_LOCALID=" +
-                     value_or(env, "SLURM_LOCALID", "?") + " SLURM_NODEID=" +
-                     std::to_string(node) + " " + nodes_name + "=" + *nodes;
+                     size_name + "=" + std::to_string(plan.size) +
+                     " SLURM_PROCID=" + std::to_string(plan.rank) +
+                     " SLURM_LOCALID=" + value_or(env, "SLURM_LOCALID", "?") +
+                     " SLURM_NODEID=" + std::to_string(node) + " " + nodes_name + "=" + *nodes;
   apply_user_overrides(env, plan, 0, context);
   return plan;
 }
@@ -267,23 +272,24 @@ LaunchPlan detect_launch(const EnvironmentMap& env) {
     LaunchPlan plan;
     plan.kind = LaunchKind::kRunrunLauncher;
     plan.backend = *controller == "gloo" ? "gloo" : "mpi";
-    plan.description = "runrun's launcher (" + std::string(env::kController) + "=" + *controller +
-                       ")";
+    plan.description =
+        "runrun's launcher (" + std::string(env::kController) + "=" + *controller + ")";
     return plan;
   }
   if (find(env, "OMPI_COMM_WORLD_SIZE")) {
     LaunchPlan plan;
     plan.kind = LaunchKind::kMpirun;
-    plan.description = "Open MPI's mpirun (OMPI_COMM_WORLD_SIZE=" +
-                       *find(env, "OMPI_COMM_WORLD_SIZE") + ")";
+    plan.description =
+        "Open MPI's mpirun (OMPI_COMM_WORLD_SIZE=" + *find(env, "OMPI_COMM_WORLD_SIZE") + ")";
     return plan;
   }
   if (find(env, "WORLD_SIZE")) return torchrun_plan(env);
   if (find(env, "PET_NNODES")) return pet_plan(env);
   if (slurm_step(env)) return slurm_plan(env);
   LaunchPlan plan;
-  plan.description = "no launcher (no RUNRUN_CONTROLLER, OMPI_COMM_WORLD_SIZE, WORLD_SIZE, "
-                     "PET_NNODES or Slurm step): a job of one";
+  plan.description =
+      "no launcher (no RUNRUN_CONTROLLER, OMPI_COMM_WORLD_SIZE, WORLD_SIZE, "
+      "PET_NNODES or Slurm step): a job of one";
   return plan;
 }
 

@@ -37,13 +37,13 @@ struct LaunchPlan {
   // Direct launches only (kSlurmStep, kTorchrun): this rank's place, and the rendezvous.
   int rank = 0;
   int size = 1;
-  std::string host_id;  // ranks with equal ids share a host; empty: the host's name
+  std::string host_id;           // ranks with equal ids share a host; empty: the host's name
   std::string rendezvous_host;   // where rank 0 serves (the step's first node, MASTER_ADDR)
   uint16_t rendezvous_port = 0;  // derived from the job's identity, or RUNRUN_RENDEZVOUS_PORT
   // Names this job among others on the same hosts (Slurm job and step id; torchrun's master
   // address, port and run id): ranks of another job are refused by the rendezvous.
   std::string job_identity;
-  bool user_secret = false;  // RUNRUN_RENDEZVOUS_SECRET was set: the rendezvous authenticates
+  bool user_secret = false;     // RUNRUN_RENDEZVOUS_SECRET was set: the rendezvous authenticates
   bool port_from_user = false;  // RUNRUN_RENDEZVOUS_PORT: the same port for every init()
   uint16_t reserved_port = 0;   // never derived: torch's store (MASTER_PORT)
   // Whether the ranks may span hosts (a Slurm step over several nodes; torchrun unless

@@ -103,5 +103,4 @@ std::string address_towards(const std::string& host) {
   return to_text(local.sin_addr);
 }
 
-
 }  // namespace runrun::rendezvous

@@ -34,20 +34,20 @@ enum class MessageType : uint8_t {
   kWelcome = 3,
   kRefused = 4,
   // requests {u64 generation, ...}
-  kSet = 10,       // key, value                 -> kOk
-  kGet = 11,       // key                        -> kValue | kNotFound
-  kWait = 12,      // u64 timeout ms, keys       -> kOk | kError(kTimeout) once all keys exist
-  kAdd = 13,       // key, i64 delta             -> kCounter (the new value)
-  kCheck = 14,     // keys                       -> kBool (all exist)
-  kDelete = 15,    // key                        -> kBool (it existed)
+  kSet = 10,         // key, value                 -> kOk
+  kGet = 11,         // key                        -> kValue | kNotFound
+  kWait = 12,        // u64 timeout ms, keys       -> kOk | kError(kTimeout) once all keys exist
+  kAdd = 13,         // key, i64 delta             -> kCounter (the new value)
+  kCheck = 14,       // keys                       -> kBool (all exist)
+  kDelete = 15,      // key                        -> kBool (it existed)
   kDropBefore = 16,  // (no fields)              -> kOk; drops every generation below this one
   // answers
   kOk = 30,
-  kValue = 31,      // value
+  kValue = 31,  // value
   kNotFound = 32,
-  kCounter = 33,    // i64
-  kBool = 34,       // u8
-  kError = 35,      // u8 ErrorKind, text
+  kCounter = 33,  // i64
+  kBool = 34,     // u8
+  kError = 35,    // u8 ErrorKind, text
 };
 
 enum class RefusalReason : uint8_t {

@@ -134,17 +134,17 @@ std::optional<std::string> answer_parked_wait(const ParkedWait& wait, const KeyV
     const auto current = store.get(kElasticControlGeneration, kElasticGenerationKey);
     const uint64_t newest = current ? std::strtoull(current->c_str(), nullptr, 10) : 0;
     if (newest > wait.generation) {
-      return error_answer(static_cast<uint8_t>(ErrorKind::kSuperseded),
-                          "elastic generation " + std::to_string(wait.generation) +
-                              " was replaced by generation " + std::to_string(newest) +
-                              " (the membership changed) before these keys were set: " +
-                              join(missing));
+      return error_answer(
+          static_cast<uint8_t>(ErrorKind::kSuperseded),
+          "elastic generation " + std::to_string(wait.generation) + " was replaced by generation " +
+              std::to_string(newest) +
+              " (the membership changed) before these keys were set: " + join(missing));
     }
   }
   if (now < wait.deadline) return std::nullopt;
-  return error_answer(static_cast<uint8_t>(ErrorKind::kTimeout),
-                      "keys not set in generation " + std::to_string(wait.generation) + ": " +
-                          join(missing));
+  return error_answer(
+      static_cast<uint8_t>(ErrorKind::kTimeout),
+      "keys not set in generation " + std::to_string(wait.generation) + ": " + join(missing));
 }
 
 }  // namespace runrun::rendezvous

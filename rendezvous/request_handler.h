@@ -24,9 +24,9 @@ struct ParkedWait {
 };
 
 struct HandledRequest {
-  std::string answer;               // a payload to send; empty when the request was parked
-  std::optional<ParkedWait> wait;   // set when the request is a wait still pending
-  bool store_changed = false;       // parked waits should be re-checked
+  std::string answer;              // a payload to send; empty when the request was parked
+  std::optional<ParkedWait> wait;  // set when the request is a wait still pending
+  bool store_changed = false;      // parked waits should be re-checked
 };
 
 // Handles one request payload (type byte first). A malformed request gets an error answer; the

@@ -76,7 +76,8 @@ int listen_on(const std::string& address, uint16_t port, uint16_t* bound_port) {
 class RendezvousServer::Loop {
  public:
   Loop(RendezvousServer& server)
-      : server_(server), store_(server.options_.max_store_bytes),
+      : server_(server),
+        store_(server.options_.max_store_bytes),
         limits_{server.options_.max_frame_bytes, server.options_.auth_timeout} {}
 
   void run() {
@@ -181,9 +182,10 @@ class RendezvousServer::Loop {
 
   void summarize_refusals(Clock::time_point now) {
     if (unreported_ == 0 || !server_.options_.logger) return;
-    server_.options_.logger->warn("rendezvous: refused {} more connection(s) ({} in all; the "
-                                  "last from {})",
-                                  unreported_, refusals_, last_refused_);
+    server_.options_.logger->warn(
+        "rendezvous: refused {} more connection(s) ({} in all; the "
+        "last from {})",
+        unreported_, refusals_, last_refused_);
     unreported_ = 0;
     last_summary_ = now;
   }

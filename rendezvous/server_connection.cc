@@ -24,8 +24,12 @@ constexpr std::chrono::seconds kLinger{2};
 
 ServerConnection::ServerConnection(int fd, std::string peer, const JobSecret& secret,
                                    ConnectionLimits limits, Clock::time_point now)
-    : fd_(fd), peer_(std::move(peer)), secret_(secret), limits_(limits),
-      nonce_(random_bytes(kNonceBytes)), deadline_(now + limits.auth_timeout) {
+    : fd_(fd),
+      peer_(std::move(peer)),
+      secret_(secret),
+      limits_(limits),
+      nonce_(random_bytes(kNonceBytes)),
+      deadline_(now + limits.auth_timeout) {
   PayloadWriter hello;
   hello.u8(static_cast<uint8_t>(MessageType::kHello));
   hello.string(kMagic);
@@ -59,8 +63,8 @@ void ServerConnection::queue(std::string_view payload) { output_ += frame(payloa
 
 void ServerConnection::write_output() {
   while (output_sent_ < output_.size()) {
-    const ssize_t sent = ::send(fd_, output_.data() + output_sent_, output_.size() - output_sent_,
-                                MSG_NOSIGNAL);
+    const ssize_t sent =
+        ::send(fd_, output_.data() + output_sent_, output_.size() - output_sent_, MSG_NOSIGNAL);
     if (sent < 0 && errno == EINTR) continue;
     if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (sent <= 0) {
@@ -115,8 +119,7 @@ void ServerConnection::handle_auth(std::string_view payload) {
     return;
   }
   if (proof.empty()) {
-    refuse(static_cast<uint8_t>(RefusalReason::kNoSecret), "no job secret presented",
-           Clock::now());
+    refuse(static_cast<uint8_t>(RefusalReason::kNoSecret), "no job secret presented", Clock::now());
     return;
   }
   if (!equal_in_constant_time(proof, secret_.proof("client", nonce_, client_nonce))) {

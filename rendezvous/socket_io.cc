@@ -70,8 +70,8 @@ int connect_before(const std::string& host, uint16_t port, SteadyTime deadline) 
   addrinfo* found = nullptr;
   const std::string service = std::to_string(port);
   if (int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    throw SocketFailure{SocketFailure::Kind::kError, std::string("cannot resolve the address: ") +
-                                                         gai_strerror(rc)};
+    throw SocketFailure{SocketFailure::Kind::kError,
+                        std::string("cannot resolve the address: ") + gai_strerror(rc)};
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(found, freeaddrinfo);
   SocketFailure last{SocketFailure::Kind::kError, "no address"};

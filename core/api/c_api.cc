@@ -83,8 +83,8 @@ runrun_status runrun_init(const char* backend, runrun_runtime** out) {
     // At other levels it gets none, as before: its warnings keep their own fallbacks.
     if (runrun::parse_log_level(config.log_level) <= spdlog::level::debug) {
       const char* size = std::getenv(runrun::env::kSize);
-      options.logger = runrun::make_rank_logger(place.rank, size ? std::atoi(size) : -1,
-                                                config.log_level);
+      options.logger =
+          runrun::make_rank_logger(place.rank, size ? std::atoi(size) : -1, config.log_level);
     }
     options.collective_timeout = config.collective_timeout;
     options.hierarchical_allreduce = config.hierarchical_allreduce;

@@ -101,10 +101,9 @@ struct AllocatedOutputs {
 
 // A recycled entry (Runtime::blank_entry) filled in place with allreduce member `index`'s name,
 // input and output: one op per gradient allocates no name, shape or entry (issue 12, point 6).
-std::unique_ptr<runrun::TensorEntry> allreduce_entry(runrun::Runtime& r, int rank,
-                                                     const char* name, const DLTensor* input,
-                                                     const DLTensor* output, size_t index,
-                                                     AllocatedOutputs& allocated) {
+std::unique_ptr<runrun::TensorEntry> allreduce_entry(runrun::Runtime& r, int rank, const char* name,
+                                                     const DLTensor* input, const DLTensor* output,
+                                                     size_t index, AllocatedOutputs& allocated) {
   std::unique_ptr<runrun::TensorEntry> entry = r.blank_entry();
   entry->request.name.assign(name ? name : "");
   view_into("allreduce", name, rank, input, "input", entry->input);
@@ -128,9 +127,9 @@ runrun_status runrun_allreduce(runrun_runtime* rt, const char* name, const DLTen
     require(out != nullptr, "runrun_allreduce: out is null");
     runrun::Runtime& r = runtime_of(rt);
     AllocatedOutputs allocated;
-    std::shared_ptr<runrun::Handle> handle = r.allreduce(
-        allreduce_entry(r, r.topology().rank, name, input, output, 0, allocated),
-        options_of(options));
+    std::shared_ptr<runrun::Handle> handle =
+        r.allreduce(allreduce_entry(r, r.topology().rank, name, input, output, 0, allocated),
+                    options_of(options));
     allocated.hand_to(*handle);
     give(std::move(handle), out);
   });
@@ -165,8 +164,8 @@ runrun_status runrun_allgather(runrun_runtime* rt, const char* name, const DLTen
 }
 
 runrun_status runrun_grouped_allgather(runrun_runtime* rt, const char* const* names,
-                                       const DLTensor* const* inputs, size_t n,
-                                       int32_t process_set, runrun_handle** out) {
+                                       const DLTensor* const* inputs, size_t n, int32_t process_set,
+                                       runrun_handle** out) {
   return guarded([&] {
     require(out && names && inputs, "runrun_grouped_allgather: null argument");
     runrun::Runtime& r = runtime_of(rt);

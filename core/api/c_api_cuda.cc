@@ -24,20 +24,20 @@ runrun::TensorView copy_side(const DLTensor* tensor, const std::string& what) {
   runrun::TensorView view = runrun::view_from_dlpack(tensor, "runrun_copy_tensor: the " + what);
   for (int64_t d : view.shape) {
     if (d < 0) {
-      throw runrun::InvalidArgumentError(
-          RUNRUN_WHERE, "runrun_copy_tensor: the " + what + " has a negative dimension (shape " +
-                            runrun::shape_string(view.shape) + ")");
+      throw runrun::InvalidArgumentError(RUNRUN_WHERE, "runrun_copy_tensor: the " + what +
+                                                           " has a negative dimension (shape " +
+                                                           runrun::shape_string(view.shape) + ")");
     }
   }
   if (!runrun::is_cpu(view.device) && view.device.device_type != kDLCUDA) {
-    throw runrun::InvalidArgumentError(
-        RUNRUN_WHERE, "runrun_copy_tensor: the " + what + " is on " +
-                          runrun::device_string(view.device) +
-                          "; only host and CUDA memory are supported");
+    throw runrun::InvalidArgumentError(RUNRUN_WHERE,
+                                       "runrun_copy_tensor: the " + what + " is on " +
+                                           runrun::device_string(view.device) +
+                                           "; only host and CUDA memory are supported");
   }
   if (view.data == nullptr && view.num_bytes() > 0) {
-    throw runrun::InvalidArgumentError(RUNRUN_WHERE, "runrun_copy_tensor: the " + what +
-                                                         " has no data pointer");
+    throw runrun::InvalidArgumentError(RUNRUN_WHERE,
+                                       "runrun_copy_tensor: the " + what + " has no data pointer");
   }
   return view;
 }
@@ -82,10 +82,10 @@ runrun_status runrun_copy_tensor(const DLTensor* src, const DLTensor* dst) {
     const runrun::TensorView from = copy_side(src, "source");
     const runrun::TensorView to = copy_side(dst, "destination");
     if (from.dtype != to.dtype || from.shape != to.shape) {
-      throw runrun::InvalidArgumentError(
-          RUNRUN_WHERE, "runrun_copy_tensor: the source " + describe(from) +
-                            " and the destination " + describe(to) +
-                            " must have the same dtype and shape");
+      throw runrun::InvalidArgumentError(RUNRUN_WHERE, "runrun_copy_tensor: the source " +
+                                                           describe(from) +
+                                                           " and the destination " + describe(to) +
+                                                           " must have the same dtype and shape");
     }
     const bool cuda_from = !runrun::is_cpu(from.device), cuda_to = !runrun::is_cpu(to.device);
     if (cuda_from && cuda_to && from.device.device_id != to.device.device_id) {

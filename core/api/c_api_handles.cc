@@ -30,8 +30,7 @@ bool stranded_by_fork(runrun_handle* h) {
   if (!runrun::forked_since(h->made_in)) return false;
   const std::optional<bool> done = h->handle->try_done();  // a lock held at the fork: stranded
   if (done && *done) return false;
-  h->error = runrun::forked_child_message("waiting for an op enqueued before the fork",
-                                          h->made_in);
+  h->error = runrun::forked_child_message("waiting for an op enqueued before the fork", h->made_in);
   return true;
 }
 
@@ -80,7 +79,6 @@ HandleFreeList& handle_free_list() {
   return *list;
 }
 
-
 }  // namespace
 
 void runrun::capi::give(std::shared_ptr<runrun::Handle> handle, runrun_handle** out) {
@@ -100,9 +98,8 @@ runrun_status runrun_handle_wait(runrun_handle* h, double timeout_seconds) {
   if (!h) return RUNRUN_INVALID_ARGUMENT;
   if (stranded_by_fork(h)) return RUNRUN_UNSUPPORTED;
   bool unlimited = timeout_seconds < 0 || !std::isfinite(timeout_seconds);  // NaN, inf: no limit
-  bool done = unlimited
-                  ? h->handle->wait()
-                  : h->handle->wait(std::chrono::duration<double>(timeout_seconds));
+  bool done = unlimited ? h->handle->wait()
+                        : h->handle->wait(std::chrono::duration<double>(timeout_seconds));
   if (!done) return RUNRUN_IN_PROGRESS;
   return to_status(h->handle->code());
 }

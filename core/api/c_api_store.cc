@@ -53,8 +53,8 @@ extern "C" runrun_status runrun_store_server_start(const char* bind_address, uin
     options.port = port;
     auto secret = runrun::rendezvous::JobSecret::from_hex(secret_hex, "the job store's secret");
     auto handle = std::make_unique<runrun_store_server>();
-    handle->server = std::make_unique<runrun::rendezvous::RendezvousServer>(std::move(secret),
-                                                                            options);
+    handle->server =
+        std::make_unique<runrun::rendezvous::RendezvousServer>(std::move(secret), options);
     *out = handle.release();
   });
 }
@@ -75,8 +75,7 @@ extern "C" void runrun_store_server_stop(runrun_store_server* server) {
 
 extern "C" runrun_status runrun_store_client_connect(const char* host, uint16_t port,
                                                      const char* secret_hex, double timeout_s,
-                                                     const char* who,
-                                                     runrun_store_client** out) {
+                                                     const char* who, runrun_store_client** out) {
   return guarded([&] {
     require(host != nullptr && secret_hex != nullptr && out != nullptr,
             "runrun_store_client_connect needs a host, a secret and an output");
@@ -124,17 +123,15 @@ extern "C" runrun_status runrun_store_client_get(runrun_store_client* client, ui
 }
 
 extern "C" runrun_status runrun_store_client_add(runrun_store_client* client, uint64_t generation,
-                                                 const char* key, int64_t delta,
-                                                 int64_t* result) {
+                                                 const char* key, int64_t delta, int64_t* result) {
   return guarded([&] {
     require(key != nullptr && result != nullptr, "add needs a key and an output");
     *result = client_of(client).add(generation, key, delta);
   });
 }
 
-extern "C" runrun_status runrun_store_client_check(runrun_store_client* client,
-                                                   uint64_t generation, const char* key,
-                                                   int* exists) {
+extern "C" runrun_status runrun_store_client_check(runrun_store_client* client, uint64_t generation,
+                                                   const char* key, int* exists) {
   return guarded([&] {
     require(key != nullptr && exists != nullptr, "check needs a key and an output");
     *exists = client_of(client).check(generation, {key}) ? 1 : 0;

@@ -28,8 +28,7 @@ DataType dtype_from_dlpack(DLDataType t, const std::string& what) {
 }
 
 DLDataType dtype_to_dlpack(DataType type) {
-  const dlpack_rules::AcceptedDtype* d =
-      dlpack_rules::find_data_type(static_cast<int32_t>(type));
+  const dlpack_rules::AcceptedDtype* d = dlpack_rules::find_data_type(static_cast<int32_t>(type));
   if (d == nullptr) return {kDLUInt, 8, 1};
   return {d->code, d->bits, 1};
 }

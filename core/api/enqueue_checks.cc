@@ -49,8 +49,7 @@ void check_tensor(OpType op, const std::string& name, int rank, const TensorView
                    where(op, name, rank) + ": the " + role + " has a negative dimension " +
                        shape_string(t.shape));
   }
-  if (!is_cpu(t.device) &&
-      (t.device.device_type != kDLCUDA || !gpu::cuda_runtime_available())) {
+  if (!is_cpu(t.device) && (t.device.device_type != kDLCUDA || !gpu::cuda_runtime_available())) {
     const bool cuda = t.device.device_type == kDLCUDA;
     throw UnsupportedError(
         RUNRUN_WHERE,
@@ -82,16 +81,17 @@ void check_same_layout(OpType op, const std::string& name, int rank, const Tenso
 void check_reduction(OpType op, const std::string& name, int rank, DataType dtype,
                      const AllreduceOptions& o) {
   // A NaN or infinite factor makes every element NaN or infinite on every rank.
-  for (const auto& [label, factor] : {std::pair{"prescale_factor", o.prescale},
-                                      std::pair{"postscale_factor", o.postscale}}) {
+  for (const auto& [label, factor] :
+       {std::pair{"prescale_factor", o.prescale}, std::pair{"postscale_factor", o.postscale}}) {
     RUNRUN_ENFORCE(std::isfinite(factor), InvalidArgumentError,
                    where(op, name, rank) + ": " + label + "=" + std::to_string(factor) +
                        " is not a finite number; pass a finite scale factor (1.0: none)");
   }
   if (dtype != DataType::kBool) return;
   RUNRUN_ENFORCE(o.op != ReduceOp::kAverage, InvalidArgumentError,
-                 where(op, name, rank) + ": average is not defined for bool tensors; use sum "
-                                         "(logical or), min/product (and) or max (or)");
+                 where(op, name, rank) +
+                     ": average is not defined for bool tensors; use sum "
+                     "(logical or), min/product (and) or max (or)");
   RUNRUN_ENFORCE(o.prescale == 1.0 && o.postscale == 1.0, InvalidArgumentError,
                  where(op, name, rank) + ": scale factors cannot apply to bool tensors");
 }
@@ -99,8 +99,10 @@ void check_reduction(OpType op, const std::string& name, int rank, DataType dtyp
 void check_adasum(const std::string& name, int rank, const TensorView& t, int set_size) {
   const std::string at = where(OpType::kAllreduce, name, rank) + ": op=Adasum ";
   RUNRUN_ENFORCE(is_floating_point(t.dtype), UnsupportedError,
-                 at + "combines floating-point tensors (float16, bfloat16, float32, float64), "
-                      "not " + std::string(data_type_name(t.dtype)) + "; use sum or average");
+                 at +
+                     "combines floating-point tensors (float16, bfloat16, float32, float64), "
+                     "not " +
+                     std::string(data_type_name(t.dtype)) + "; use sum or average");
   RUNRUN_ENFORCE(is_cpu(t.device), UnsupportedError,
                  at + "runs on host memory only, the tensor is on " + device_string(t.device) +
                      "; move it to the CPU or use average");
@@ -111,8 +113,9 @@ void check_adasum(const std::string& name, int rank, const TensorView& t, int se
 
 void check_has_rows(OpType op, const std::string& name, int rank, const TensorView& t) {
   RUNRUN_ENFORCE(!t.shape.empty(), InvalidArgumentError,
-                 where(op, name, rank) + ": needs a tensor with at least one dimension (got a "
-                                         "scalar); reshape it to [1]");
+                 where(op, name, rank) +
+                     ": needs a tensor with at least one dimension (got a "
+                     "scalar); reshape it to [1]");
 }
 
 void tag_group(Request& request, std::string_view first_name, size_t size) {

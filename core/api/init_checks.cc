@@ -43,10 +43,12 @@ void check_timeline_writable(const std::string& path) {
   if (fd < 0) {
     const int error = errno;
     throw InvalidArgumentError(
-        RUNRUN_WHERE, "RUNRUN_TIMELINE on rank 0 (the rank that writes it): cannot open the "
-                      "timeline file '" + path + "' for writing on this rank's host: " +
-                          std::strerror(error) + "; give a path in an existing, writable "
-                          "directory of rank 0's host, or unset RUNRUN_TIMELINE");
+        RUNRUN_WHERE,
+        "RUNRUN_TIMELINE on rank 0 (the rank that writes it): cannot open the "
+        "timeline file '" +
+            path + "' for writing on this rank's host: " + std::strerror(error) +
+            "; give a path in an existing, writable "
+            "directory of rank 0's host, or unset RUNRUN_TIMELINE");
   }
   close(fd);
   if (!existed) unlink(path.c_str());
@@ -55,11 +57,10 @@ void check_timeline_writable(const std::string& path) {
 }  // namespace
 
 EarlyPlace early_place(const std::map<std::string, std::string>& env, bool alone) {
-  for (const auto& names : {std::array<const char*, 3>{"RUNRUN_RANK", "RUNRUN_LOCAL_RANK",
-                                                       "RUNRUN_LOCAL_SIZE"},
-                            std::array<const char*, 3>{"OMPI_COMM_WORLD_RANK",
-                                                       "OMPI_COMM_WORLD_LOCAL_RANK",
-                                                       "OMPI_COMM_WORLD_LOCAL_SIZE"}}) {
+  for (const auto& names :
+       {std::array<const char*, 3>{"RUNRUN_RANK", "RUNRUN_LOCAL_RANK", "RUNRUN_LOCAL_SIZE"},
+        std::array<const char*, 3>{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                   "OMPI_COMM_WORLD_LOCAL_SIZE"}}) {
     const EarlyPlace place = place_from(env, names[0], names[1], names[2]);
     if (place.rank >= 0) return place;
   }

@@ -25,9 +25,9 @@ double median(std::vector<double> values) {
 }
 
 const std::vector<size_t>& AutotuneSearch::fusion_candidates() {
-  static const std::vector<size_t> kValues = {size_t{1} << 20, size_t{2} << 20, size_t{4} << 20,
-                                              size_t{8} << 20, size_t{16} << 20,
-                                              size_t{32} << 20, size_t{64} << 20};
+  static const std::vector<size_t> kValues = {size_t{1} << 20, size_t{2} << 20,  size_t{4} << 20,
+                                              size_t{8} << 20, size_t{16} << 20, size_t{32} << 20,
+                                              size_t{64} << 20};
   return kValues;
 }
 

@@ -11,8 +11,8 @@ namespace {
 
 std::string encode(const TunedParameters& p, bool frozen) {
   std::ostringstream out;
-  out << p.fusion_threshold << ' ' << p.cycle_time.count() << ' ' << (p.hierarchical ? 1 : 0)
-      << ' ' << (frozen ? 1 : 0);
+  out << p.fusion_threshold << ' ' << p.cycle_time.count() << ' ' << (p.hierarchical ? 1 : 0) << ' '
+      << (frozen ? 1 : 0);
   return out.str();
 }
 
@@ -53,9 +53,10 @@ Autotuner::Autotuner(ControlChannel& channel, int rank, const Config::Autotune& 
   if (rank_ == 0 && !options_.log_path.empty()) {
     std::string why;
     if (!log_.open(options_.log_path, &why)) {
-      logger_->warn("autotune: cannot write the log RUNRUN_AUTOTUNE_LOG='{}' on rank 0: {}; "
-                    "tuning goes on without it",
-                    options_.log_path, why);
+      logger_->warn(
+          "autotune: cannot write the log RUNRUN_AUTOTUNE_LOG='{}' on rank 0: {}; "
+          "tuning goes on without it",
+          options_.log_path, why);
     }
   }
 }
@@ -116,12 +117,13 @@ std::string Autotuner::decide(const std::vector<std::string>& elapsed_by_rank) {
     const TunedParameters& best = search_.best();
     log_.row(samples_ + 1, "final", rounds_, best, 0, 0, search_.best_score());
     const bool kept = best == search_.defaults();
-    logger_->info("autotune: frozen after {} samples ({} rounds): {} ({}; median {:.3g} MB/s, "
-                  "defaults {:.3g} MB/s)",
-                  samples_, rounds_, describe(best),
-                  kept ? "kept the defaults: nothing beat them by more than the margin"
-                       : "defaults were " + describe(search_.defaults()),
-                  search_.best_score() / 1e6, search_.default_score() / 1e6);
+    logger_->info(
+        "autotune: frozen after {} samples ({} rounds): {} ({}; median {:.3g} MB/s, "
+        "defaults {:.3g} MB/s)",
+        samples_, rounds_, describe(best),
+        kept ? "kept the defaults: nothing beat them by more than the margin"
+             : "defaults were " + describe(search_.defaults()),
+        search_.best_score() / 1e6, search_.default_score() / 1e6);
   }
   return encode(search_.current(), search_.done());
 }

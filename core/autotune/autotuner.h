@@ -68,9 +68,9 @@ class Autotuner {
   AutotuneSearch search_;  // rank 0's decides; the others' stays unused
   AutotuneLog log_;        // rank 0 only
   std::chrono::nanoseconds window_start_;
-  uint64_t rounds_ = 0;         // rounds with work so far
+  uint64_t rounds_ = 0;  // rounds with work so far
   int rounds_in_window_ = 0;
-  uint64_t window_bytes_ = 0;   // agreed bytes of the window's rounds (identical on all ranks)
+  uint64_t window_bytes_ = 0;  // agreed bytes of the window's rounds (identical on all ranks)
   int64_t samples_ = 0;
   std::atomic<bool> frozen_{false};
   mutable std::mutex mutex_;  // guards changes_

@@ -48,8 +48,7 @@ void DeviceCollectives::abort() {
   if (DeviceBackend* backend = published_.load()) backend->abort();
 }
 
-bool DeviceCollectives::eligible(const ResponseList& responses,
-                                 const FusionBucket& bucket,
+bool DeviceCollectives::eligible(const ResponseList& responses, const FusionBucket& bucket,
                                  const std::vector<std::unique_ptr<TensorEntry>>& entries) const {
   if (mode_ == "staging" || state_ == State::kStaging) return false;
   for (size_t m : bucket.members) {
@@ -63,8 +62,10 @@ bool DeviceCollectives::eligible(const ResponseList& responses,
         break;
       case OpType::kAllgather:
       case OpType::kBroadcast:
-      case OpType::kAlltoall: break;
-      default: return false;
+      case OpType::kAlltoall:
+        break;
+      default:
+        return false;
     }
   }
   return true;
@@ -81,8 +82,8 @@ bool DeviceCollectives::ready(int device) {
     state_ = State::kStaging;
     const std::string text =
         "CUDA tensors of this process set are staged through host memory: not every rank can "
-        "use NCCL" + std::string(why.empty() ? "" : "; on rank " + std::to_string(topology.rank) +
-                                                        ": " + why);
+        "use NCCL" +
+        std::string(why.empty() ? "" : "; on rank " + std::to_string(topology.rank) + ": " + why);
     if (mode_ == "nccl") {
       throw UnsupportedError(RUNRUN_WHERE, "RUNRUN_GPU_OPERATIONS=nccl, but " + text);
     }
@@ -126,12 +127,13 @@ bool DeviceCollectives::run(const ResponseList& responses, const FusionBucket& b
   const int device = first.input.device.device_id;
   if (!ready(device)) return false;
   if (device != nccl_->device()) {
-    throw UnsupportedError(RUNRUN_WHERE,
-                           "tensor '" + responses[bucket.members[0]].name + "' on rank " +
-                               std::to_string(nccl_->rank()) + " is on cuda:" +
-                               std::to_string(device) + ", but the NCCL communicator of its "
-                               "process set is on cuda:" + std::to_string(nccl_->device()) +
-                               ": a rank drives one GPU (torch.cuda.set_device(local_rank()))");
+    throw UnsupportedError(
+        RUNRUN_WHERE, "tensor '" + responses[bucket.members[0]].name + "' on rank " +
+                          std::to_string(nccl_->rank()) + " is on cuda:" + std::to_string(device) +
+                          ", but the NCCL communicator of its "
+                          "process set is on cuda:" +
+                          std::to_string(nccl_->device()) +
+                          ": a rank drives one GPU (torch.cuda.set_device(local_rank()))");
   }
   gpu::DeviceGuard guard(device);
   const gpu::cuda_abi::Stream stream = gpu::runrun_stream(device);
@@ -157,8 +159,7 @@ bool DeviceCollectives::run(const ResponseList& responses, const FusionBucket& b
   return true;
 }
 
-void DeviceCollectives::run_allreduce(const ResponseList& responses,
-                                      const FusionBucket& bucket,
+void DeviceCollectives::run_allreduce(const ResponseList& responses, const FusionBucket& bucket,
                                       std::vector<std::unique_ptr<TensorEntry>>& entries) {
   const Response& r = responses[bucket.members[0]];
   const ReduceOp op = nccl_reduce_op(r.reduce_op);
@@ -172,8 +173,9 @@ void DeviceCollectives::run_allreduce(const ResponseList& responses,
   const DLDevice device{kDLCUDA, nccl_->device()};
   if (!bucket.fused()) {
     TensorEntry& entry = *entries[bucket.members[0]];
-    nccl_->start_allreduce_scaled({entry.input.data, device}, {entry.output.data, device},
-                                  entry.input.num_elements(), r.dtype, op, scaling_of(r))
+    nccl_
+        ->start_allreduce_scaled({entry.input.data, device}, {entry.output.data, device},
+                                 entry.input.num_elements(), r.dtype, op, scaling_of(r))
         ->wait();
     return;
   }
@@ -187,8 +189,9 @@ void DeviceCollectives::run_allreduce(const ResponseList& responses,
     offset += bytes;
   }
   const DeviceBuffer fused{buffer, device};
-  nccl_->start_allreduce_scaled(fused, fused, bucket.bytes / element_size(r.dtype), r.dtype, op,
-                                scaling_of(r))
+  nccl_
+      ->start_allreduce_scaled(fused, fused, bucket.bytes / element_size(r.dtype), r.dtype, op,
+                               scaling_of(r))
       ->wait();
   offset = 0;
   for (size_t m : bucket.members) {
@@ -215,8 +218,7 @@ void DeviceCollectives::run_other(const Response& r, TensorEntry& entry) {
     }
     case OpType::kBroadcast:
       if (rank == r.root && entry.input.data != entry.output.data) {
-        device_ops_for(device)
-            .copy(entry.output.data, entry.input.data, entry.input.num_bytes());
+        device_ops_for(device).copy(entry.output.data, entry.input.data, entry.input.num_bytes());
       }
       nccl.start_broadcast({entry.output.data, device}, entry.output.num_bytes(), r.root)->wait();
       return;

@@ -7,8 +7,8 @@
 
 namespace runrun {
 
-OwnedTensor allocate_on_device(const OwnedTensor& like, int device,
-                               gpu::cuda_abi::Stream runrun, gpu::cuda_abi::Stream consumer) {
+OwnedTensor allocate_on_device(const OwnedTensor& like, int device, gpu::cuda_abi::Stream runrun,
+                               gpu::cuda_abi::Stream consumer) {
   OwnedTensor out;
   out.dtype = like.dtype;
   out.shape = like.shape;
@@ -69,8 +69,7 @@ DeviceStaging::DeviceStaging(const ResponseList& responses, const FusionBucket& 
       if (entry->device_sync) entry->device_sync->produced->make_wait(stream);
       const size_t in_bytes = entry->input.num_bytes();
       member.input_host = gpu::PinnedBuffer(in_bytes);
-      gpu::copy_async(member.input_host.data(), entry->input.data, in_bytes, stream,
-                      member.device);
+      gpu::copy_async(member.input_host.data(), entry->input.data, in_bytes, stream, member.device);
       entry->input.data = member.input_host.data();
       entry->input.device = kCpuDevice;
       if (entry->output.data == nullptr) {  // the runtime allocates it: catch it on the host
@@ -105,8 +104,7 @@ void DeviceStaging::finish() {
     TensorEntry& entry = *member.entry;
     gpu::DeviceGuard guard(member.device);
     const gpu::cuda_abi::Stream stream = gpu::runrun_stream(member.device);
-    const gpu::cuda_abi::Stream consumer =
-        entry.device_sync ? entry.device_sync->stream : nullptr;
+    const gpu::cuda_abi::Stream consumer = entry.device_sync ? entry.device_sync->stream : nullptr;
     const std::pair<int, gpu::cuda_abi::Stream> key{member.device, consumer};
     if (std::find(consumers.begin(), consumers.end(), key) == consumers.end()) {
       consumers.push_back(key);
@@ -116,16 +114,16 @@ void DeviceStaging::finish() {
       std::optional<OwnedTensor> host = entry.handle->take_output(entry.handle_index);
       if (host) {
         OwnedTensor on_device = allocate_on_device(*host, member.device, stream, consumer);
-        gpu::copy_async(on_device.storage.get(), host->storage.get(), host->num_bytes(),
-                        stream, member.device);
+        gpu::copy_async(on_device.storage.get(), host->storage.get(), host->num_bytes(), stream,
+                        member.device);
         member.host_output = std::move(host);
         member.handle->set_output(entry.handle_index, std::move(on_device));
       }
       std::vector<int64_t> splits = entry.handle->received_splits();
       if (!splits.empty()) member.handle->set_received_splits(std::move(splits));
     } else {
-      gpu::copy_async(member.output.data, entry.output.data, member.output.num_bytes(),
-                      stream, member.device);
+      gpu::copy_async(member.output.data, entry.output.data, member.output.num_bytes(), stream,
+                      member.device);
     }
   }
   // The op's completion on each device; every framework stream of the op waits for it.

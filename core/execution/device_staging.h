@@ -81,7 +81,7 @@ class DeviceStaging {
 
   const ResponseList& responses_;
   std::optional<ResponseList> staged_;  // members copied with their device on the cpu
-  std::vector<int> devices_;  // the distinct devices of the members
+  std::vector<int> devices_;            // the distinct devices of the members
   std::vector<Member> members_;
   bool finished_ = false;
 };

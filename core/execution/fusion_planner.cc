@@ -46,8 +46,13 @@ std::vector<FusionBucket> plan_fusion(const ResponseList& responses, size_t thre
       buckets[last].bytes += bytes;
       continue;
     }
-    Key key{static_cast<int>(r.device.device_type), r.device.device_id, r.dtype, r.reduce_op,
-            r.prescale, r.postscale, r.joined_ranks};
+    Key key{static_cast<int>(r.device.device_type),
+            r.device.device_id,
+            r.dtype,
+            r.reduce_op,
+            r.prescale,
+            r.postscale,
+            r.joined_ranks};
     auto it = open.find(key);
     if (it != open.end() && buckets[it->second].bytes + bytes <= threshold) {
       last = it->second;

@@ -34,8 +34,7 @@ std::string rank_list(const std::vector<int64_t>& ranks) {
 // Timeline spans over the members of a bucket; a no-op when the timeline is off.
 class BucketSpans {
  public:
-  BucketSpans(Timeline* timeline, const ResponseList& responses,
-              const FusionBucket& bucket)
+  BucketSpans(Timeline* timeline, const ResponseList& responses, const FusionBucket& bucket)
       : timeline_(timeline && timeline->active() ? timeline : nullptr),
         responses_(responses),
         bucket_(bucket) {}
@@ -112,15 +111,29 @@ void OpExecutor::execute(const ResponseList& responses,
                                             " of tensor '" + first.name + "'");
     }
     switch (first.op) {
-      case OpType::kAllreduce: break;  // handled above
-      case OpType::kAllgather: run_allgather(op, *entry); break;
-      case OpType::kBroadcast: run_broadcast(op, *entry); break;
-      case OpType::kAlltoall: run_alltoall(op, *entry); break;
-      case OpType::kReducescatter: run_reducescatter(op, *entry); break;
-      case OpType::kBarrier: backend_.start_barrier()->wait(); break;
-      case OpType::kJoin: entry->handle->set_result(first.root); break;
+      case OpType::kAllreduce:
+        break;  // handled above
+      case OpType::kAllgather:
+        run_allgather(op, *entry);
+        break;
+      case OpType::kBroadcast:
+        run_broadcast(op, *entry);
+        break;
+      case OpType::kAlltoall:
+        run_alltoall(op, *entry);
+        break;
+      case OpType::kReducescatter:
+        run_reducescatter(op, *entry);
+        break;
+      case OpType::kBarrier:
+        backend_.start_barrier()->wait();
+        break;
+      case OpType::kJoin:
+        entry->handle->set_result(first.root);
+        break;
       case OpType::kNotice:
-      case OpType::kStallShutdown: break;  // never reach the executor (the Controller takes them)
+      case OpType::kStallShutdown:
+        break;  // never reach the executor (the Controller takes them)
       case OpType::kProcessSetAdd:
       case OpType::kProcessSetRemove:
         if (!run_action(*entry)) continue;
@@ -209,8 +222,7 @@ void OpExecutor::run_single_allreduce(const Response& r, TensorEntry* entry_or_n
   finish_reduction(r, entry.output.device, out, count);
 }
 
-void OpExecutor::run_allreduce_bucket(const ResponseList& responses,
-                                      const FusionBucket& bucket,
+void OpExecutor::run_allreduce_bucket(const ResponseList& responses, const FusionBucket& bucket,
                                       std::vector<std::unique_ptr<TensorEntry>>& entries) {
   const Response& first = responses[bucket.members[0]];
   if (!bucket.fused()) {

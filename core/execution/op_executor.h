@@ -28,7 +28,6 @@
 
 namespace runrun {
 
-
 class OpExecutor {
  public:
   // Reads fusion_threshold and join_average_by_contributors from `config`. `timeline` may be
@@ -37,8 +36,7 @@ class OpExecutor {
 
   // entries[i] belongs to responses[i]; nullptr when this rank has no entry for it: an error
   // response (skipped), or an allreduce while this rank has joined (it contributes zeros).
-  void execute(const ResponseList& responses,
-               std::vector<std::unique_ptr<TensorEntry>>& entries);
+  void execute(const ResponseList& responses, std::vector<std::unique_ptr<TensorEntry>>& entries);
 
   size_t fused_collectives() const { return fused_collectives_; }
   // Buckets of CUDA tensors run over NCCL (core/execution/device_collectives.h).
@@ -71,8 +69,7 @@ class OpExecutor {
   // Average and postscale applied to a reduced buffer: floats are divided by the average's
   // divisor, then scaled; integers are scaled once by postscale / divisor (as Horovod).
   // Average division and postscale of `count` reduced elements at `data` on `device`.
-  void finish_reduction(const Response& response, DLDevice device, void* data,
-                        size_t count) const;
+  void finish_reduction(const Response& response, DLDevice device, void* data, size_t count) const;
   // The set size, or the ranks that contributed (RUNRUN_JOIN_AVERAGE=contributors).
   int64_t average_divisor(const Response& response) const;
 
@@ -85,7 +82,7 @@ class OpExecutor {
   FusionBuffer fusion_buffer_;
   AdasumScratch adasum_scratch_;  // reused by every Adasum bucket (ops/adasum/adasum_allreduce.h)
   std::vector<size_t> bucket_tensor_counts_;  // an Adasum bucket's tensor lengths, reused
-  DeviceCollectives device_;  // CUDA tensors over NCCL; the rest is staged
+  DeviceCollectives device_;                  // CUDA tensors over NCCL; the rest is staged
   std::atomic<size_t> fused_collectives_{0};
   std::vector<Handle*> completed_;  // complete_members' scratch, reused (worker thread)
   // The background thread, which alone may call execute() (and so use the fusion buffer and

@@ -45,9 +45,9 @@ void PeerHealth::start(ControlChannel& control) {
   auto interval = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(1000),
                                                       config_.peer_timeout / 4);
   // Every rank on this host: the monitor listens on loopback only (issue 36, point 8).
-  monitor_ = std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval,
-                                           config_.peer_timeout, logger_,
-                                           topology_.local_size == topology_.size);
+  monitor_ =
+      std::make_unique<PeerMonitor>(topology_.rank, topology_.size, interval, config_.peer_timeout,
+                                    logger_, topology_.local_size == topology_.size);
   std::string table = exchange_addresses(control);
   WireReader reader(table);
   auto job_key = static_cast<uint64_t>(reader.i64());
@@ -76,10 +76,9 @@ void PeerHealth::start(ControlChannel& control) {
     departed_.push_back(
         {rank, true, std::chrono::steady_clock::now() + kDepartureGrace + 2 * interval});
   });
-  monitor_->start(addresses, job_key,
-                  [this](int rank, PeerLoss how, const std::string& why) {
-                    on_peer_lost(rank, how, why);
-                  });
+  monitor_->start(addresses, job_key, [this](int rank, PeerLoss how, const std::string& why) {
+    on_peer_lost(rank, how, why);
+  });
 }
 
 // Every rank got here right after the transport connected them all, so the exchange takes
@@ -105,7 +104,8 @@ std::string PeerHealth::exchange_addresses(ControlChannel& control) {
   skip_transport_finalize();
   throw TimeoutError(
       RUNRUN_WHERE,
-      "init on rank " + std::to_string(topology_.rank) + ": the ranks did not all exchange their "
+      "init on rank " + std::to_string(topology_.rank) +
+          ": the ranks did not all exchange their "
           "peer-monitor addresses within RUNRUN_PEER_TIMEOUT=" +
           fmt::format("{:g}", static_cast<double>(config_.peer_timeout.count()) / 1000.0) +
           " s, although every rank had connected: some rank is stopped or hung inside init() (or "
@@ -178,8 +178,10 @@ void PeerHealth::on_peer_left(int rank) {
   for (auto& [id, worker] : registry_.sets_with(rank)) {
     worker->fail(ErrorCode::kShutDown,
                  "runrun on rank " + std::to_string(topology_.rank) + ": rank " +
-                     std::to_string(rank) + " shut its runtime down while this rank still uses "
-                     "process set " + std::to_string(id) +
+                     std::to_string(rank) +
+                     " shut its runtime down while this rank still uses "
+                     "process set " +
+                     std::to_string(id) +
                      "; every pending and later op on that set fails. Make every rank run the "
                      "same ops before shutdown.");
   }
@@ -194,7 +196,8 @@ void PeerHealth::on_peer_failed(int rank) {
   report_failure_cause(FailureCause::kPeerLost, topology_.rank, rank);
   global->fail(ErrorCode::kPeerFailure,
                "runrun on rank " + std::to_string(topology_.rank) + ": the runtime of rank " +
-                   std::to_string(rank) + " failed (its error is in its output): it runs no "
+                   std::to_string(rank) +
+                   " failed (its error is in its output): it runs no "
                    "more collectives of the global process set; every pending and later op on "
                    "that set fails.");
 }

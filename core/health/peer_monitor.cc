@@ -139,8 +139,13 @@ ParsedAddress parse_address(const std::string& text) {
 
 PeerMonitor::PeerMonitor(int rank, int size, std::chrono::milliseconds interval,
                          std::chrono::milliseconds timeout, Logger logger, bool loopback_only)
-    : rank_(rank), size_(size), interval_(interval), timeout_(timeout), logger_(std::move(logger)),
-      peer_fds_(static_cast<size_t>(size), -1), peer_hosts_(static_cast<size_t>(size)),
+    : rank_(rank),
+      size_(size),
+      interval_(interval),
+      timeout_(timeout),
+      logger_(std::move(logger)),
+      peer_fds_(static_cast<size_t>(size), -1),
+      peer_hosts_(static_cast<size_t>(size)),
       peer_state_(static_cast<size_t>(size), kHeartbeat) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   RUNRUN_ENFORCE(listen_fd_ >= 0, PeerFailureError, os_error("peer monitor: socket"));
@@ -175,8 +180,8 @@ PeerMonitor::~PeerMonitor() {
   if (wake_pipe_[1] >= 0) ::close(wake_pipe_[1]);
 }
 
-void PeerMonitor::start(const std::vector<std::string>& addresses, uint64_t job_key,
-                        OnLost on_lost, std::chrono::milliseconds connect_timeout) {
+void PeerMonitor::start(const std::vector<std::string>& addresses, uint64_t job_key, OnLost on_lost,
+                        std::chrono::milliseconds connect_timeout) {
   on_lost_ = std::move(on_lost);
   for (size_t r = 0; r < peer_hosts_.size(); ++r) peer_hosts_[r] = parse_address(addresses[r]).host;
   auto deadline = std::chrono::steady_clock::now() + connect_timeout;
@@ -240,7 +245,8 @@ void PeerMonitor::accept_higher_ranks(uint64_t job_key,
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     Hello theirs{}, mine{job_key, rank_};
-    bool ok = read_all(fd, &theirs, sizeof(theirs), std::chrono::steady_clock::now() + std::chrono::seconds(5)) &&
+    bool ok = read_all(fd, &theirs, sizeof(theirs),
+                       std::chrono::steady_clock::now() + std::chrono::seconds(5)) &&
               theirs.job_key == job_key && theirs.rank > rank_ && theirs.rank < size_ &&
               peer_fds_[static_cast<size_t>(theirs.rank)] < 0 && write_all(fd, &mine, sizeof(mine));
     if (!ok) {
@@ -321,7 +327,10 @@ void PeerMonitor::run() {
 }
 
 PeerMonitor::Watch::Watch(size_t size, Clock::time_point now)
-    : last_heard(size, now), gone(size, false), failed(size, false), next_beat(now),
+    : last_heard(size, now),
+      gone(size, false),
+      failed(size, false),
+      next_beat(now),
       last_pass(now) {}
 
 void PeerMonitor::send_heartbeats(const Watch& watch) {

@@ -63,9 +63,7 @@ class PeerMonitor {
   // rank's runtime failed (it is alive but runs no more collectives); `on_failed` is called
   // (monitor thread) the first time a peer's heartbeat says so. Set before start().
   void set_failed_probe(std::function<bool()> is_failed) { is_failed_ = std::move(is_failed); }
-  void set_on_failed(std::function<void(int rank)> on_failed) {
-    on_failed_ = std::move(on_failed);
-  }
+  void set_on_failed(std::function<void(int rank)> on_failed) { on_failed_ = std::move(on_failed); }
   // Peers whose last heartbeat said they are not waiting in negotiation. Any thread.
   std::vector<int> idle_peers() const;
 

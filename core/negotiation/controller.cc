@@ -105,8 +105,8 @@ void Controller::keep_groups_together(std::vector<Hit>& hits,
   for (Hit& hit : hits) {
     if (hit.entry == nullptr) continue;
     const std::string& group = hit.entry->request.group;
-    if (!group.empty() && std::binary_search(coordinated.begin(), coordinated.end(),
-                                             std::string_view(group))) {
+    if (!group.empty() &&
+        std::binary_search(coordinated.begin(), coordinated.end(), std::string_view(group))) {
       uncached.push_back(hit.entry);
       hit.entry = nullptr;
     }
@@ -163,8 +163,7 @@ void Controller::classify(std::vector<uint64_t>& bits, size_t words) {
     }
   }
   // Ready cache hits run in slot order on every rank.
-  std::sort(hits_.begin(), hits_.end(),
-            [](const Hit& a, const Hit& b) { return a.slot < b.slot; });
+  std::sort(hits_.begin(), hits_.end(), [](const Hit& a, const Hit& b) { return a.slot < b.slot; });
 }
 
 Controller::Round Controller::negotiate(bool shutting_down) {
@@ -357,11 +356,11 @@ void Controller::inspect_stalls(std::vector<Response>& responses) {
       notice.error =
           "stall: tensor '" + waiting.name + "' was submitted by some ranks " +
           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(waiting.age).count()) +
-          " s ago; ranks [" + missing.str() +
-          "] have not submitted it." + stall_hint(waiting, all_waiting) +
+          " s ago; ranks [" + missing.str() + "] have not submitted it." +
+          stall_hint(waiting, all_waiting) +
           " One rank may be waiting on a different tensor or stuck in its own code (see "
-          "docs/troubleshooting.md). " + stall_deadline_text(config_.stall_shutdown_time,
-                                                              waiting.age);
+          "docs/troubleshooting.md). " +
+          stall_deadline_text(config_.stall_shutdown_time, waiting.age);
       responses.push_back(std::move(notice));
     }
   }

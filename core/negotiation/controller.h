@@ -46,7 +46,7 @@ class Controller {
   size_t pending_names(std::vector<std::string>& names) const;
 
   struct Round {
-    ResponseList ready;  // cache hits borrowed from the cache: valid until the next round
+    ResponseList ready;          // cache hits borrowed from the cache: valid until the next round
     bool peer_shutdown = false;  // some rank is shutting down: every rank stops
     std::vector<int> shutting_down;  // then: which ranks of the set (for the others' message)
     // A stall outlived RUNRUN_STALL_SHUTDOWN_TIME: after `ready` ran, every rank of this round
@@ -106,8 +106,7 @@ class Controller {
   // heap and outlives its key here): a pending tensor costs no copy of its name and no second
   // hash. Unordered: nothing depends on the order of pending_ (the order of a round comes from
   // unsent_ and the cache's slots).
-  using Pending =
-      std::unordered_map<HashedName, std::unique_ptr<TensorEntry>, NameHash, NameEqual>;
+  using Pending = std::unordered_map<HashedName, std::unique_ptr<TensorEntry>, NameHash, NameEqual>;
   Pending pending_;
   // Nodes of pending_ that take() removed, for the next add(): a burst of a hundred entries
   // would otherwise allocate a hundred nodes and free them a round later, past the thread's

@@ -6,17 +6,28 @@ namespace runrun {
 
 const char* op_type_name(OpType op) {
   switch (op) {
-    case OpType::kAllreduce: return "allreduce";
-    case OpType::kAllgather: return "allgather";
-    case OpType::kBroadcast: return "broadcast";
-    case OpType::kBarrier: return "barrier";
-    case OpType::kAlltoall: return "alltoall";
-    case OpType::kReducescatter: return "reducescatter";
-    case OpType::kJoin: return "join";
-    case OpType::kProcessSetAdd: return "add_process_set";
-    case OpType::kProcessSetRemove: return "remove_process_set";
-    case OpType::kNotice: return "notice";
-    case OpType::kStallShutdown: return "stall shutdown";
+    case OpType::kAllreduce:
+      return "allreduce";
+    case OpType::kAllgather:
+      return "allgather";
+    case OpType::kBroadcast:
+      return "broadcast";
+    case OpType::kBarrier:
+      return "barrier";
+    case OpType::kAlltoall:
+      return "alltoall";
+    case OpType::kReducescatter:
+      return "reducescatter";
+    case OpType::kJoin:
+      return "join";
+    case OpType::kProcessSetAdd:
+      return "add_process_set";
+    case OpType::kProcessSetRemove:
+      return "remove_process_set";
+    case OpType::kNotice:
+      return "notice";
+    case OpType::kStallShutdown:
+      return "stall shutdown";
   }
   return "unknown";
 }

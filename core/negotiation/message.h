@@ -46,8 +46,8 @@ struct Request {
   ReduceOp reduce_op = ReduceOp::kSum;
   double prescale = 1.0;
   double postscale = 1.0;
-  int32_t root = -1;              // broadcast
-  std::vector<int64_t> splits;    // alltoall: rows sent to each rank; process set: its ranks
+  int32_t root = -1;            // broadcast
+  std::vector<int64_t> splits;  // alltoall: rows sent to each rank; process set: its ranks
   // Grouped ops: every member names the group and its size; the coordinator releases a group
   // only when all its members are ready on every rank, so they execute together.
   std::string group;
@@ -66,8 +66,8 @@ struct Response {
   OpType op = OpType::kAllreduce;
   std::string name;
   DataType dtype = DataType::kFloat32;
-  std::vector<int64_t> shape;       // agreed shape (allreduce, broadcast); rank 0's otherwise
-  DLDevice device = kCpuDevice;     // agreed device: the fusion planner never mixes devices
+  std::vector<int64_t> shape;    // agreed shape (allreduce, broadcast); rank 0's otherwise
+  DLDevice device = kCpuDevice;  // agreed device: the fusion planner never mixes devices
   ReduceOp reduce_op = ReduceOp::kSum;
   double prescale = 1.0;
   double postscale = 1.0;
@@ -81,7 +81,7 @@ struct Response {
   // timeline: who made the others wait).
   std::vector<int64_t> late_ranks;
   ErrorCode error_code = ErrorCode::kOk;
-  std::string error;                // non-empty: fail this op on every rank with this text
+  std::string error;  // non-empty: fail this op on every rank with this text
 
   bool ok() const { return error_code == ErrorCode::kOk; }
   void encode(WireWriter& out) const;

@@ -60,29 +60,28 @@ std::string group_of(const Request& r) {
   return r.group.empty() ? "none" : r.group + " of " + std::to_string(r.group_size);
 }
 
-const FieldCheck kOp{
-    "op", [](const Request& a, const Request& b) { return a.op == b.op; },
-    [](const Request& r) -> std::string { return op_type_name(r.op); }};
+const FieldCheck kOp{"op", [](const Request& a, const Request& b) { return a.op == b.op; },
+                     [](const Request& r) -> std::string { return op_type_name(r.op); }};
 const FieldCheck kGroup{"group",
                         [](const Request& a, const Request& b) {
                           return a.group == b.group &&
                                  (a.group.empty() || a.group_size == b.group_size);
                         },
                         group_of};
-const FieldCheck kDevice{
-    "device",
-    [](const Request& a, const Request& b) {
-      const bool a_cuda = a.device.device_type == kDLCUDA;
-      const bool b_cuda = b.device.device_type == kDLCUDA;
-      return a_cuda || b_cuda ? a_cuda == b_cuda : device_of(a) == device_of(b);
-    },
-    device_of};
-const FieldCheck kDtype{
-    "dtype", [](const Request& a, const Request& b) { return a.dtype == b.dtype; },
-    [](const Request& r) { return std::string(data_type_name(r.dtype)); }};
-const FieldCheck kShape{
-    "shape", [](const Request& a, const Request& b) { return a.shape == b.shape; },
-    [](const Request& r) { return shape_string(r.shape); }};
+const FieldCheck kDevice{"device",
+                         [](const Request& a, const Request& b) {
+                           const bool a_cuda = a.device.device_type == kDLCUDA;
+                           const bool b_cuda = b.device.device_type == kDLCUDA;
+                           return a_cuda || b_cuda ? a_cuda == b_cuda
+                                                   : device_of(a) == device_of(b);
+                         },
+                         device_of};
+const FieldCheck kDtype{"dtype",
+                        [](const Request& a, const Request& b) { return a.dtype == b.dtype; },
+                        [](const Request& r) { return std::string(data_type_name(r.dtype)); }};
+const FieldCheck kShape{"shape",
+                        [](const Request& a, const Request& b) { return a.shape == b.shape; },
+                        [](const Request& r) { return shape_string(r.shape); }};
 const FieldCheck kTrailingShape{"shape (all but the first dimension)", same_trailing_shape,
                                 trailing_shape_of};
 const FieldCheck kReduceOp{
@@ -96,12 +95,12 @@ const FieldCheck kPostscale{
     "postscale factor",
     [](const Request& a, const Request& b) { return same_number(a.postscale, b.postscale); },
     [](const Request& r) { return number(r.postscale); }};
-const FieldCheck kRoot{
-    "root rank", [](const Request& a, const Request& b) { return a.root == b.root; },
-    [](const Request& r) { return std::to_string(r.root); }};
-const FieldCheck kRanks{
-    "ranks", [](const Request& a, const Request& b) { return a.splits == b.splits; },
-    [](const Request& r) { return shape_string(r.splits); }};
+const FieldCheck kRoot{"root rank",
+                       [](const Request& a, const Request& b) { return a.root == b.root; },
+                       [](const Request& r) { return std::to_string(r.root); }};
+const FieldCheck kRanks{"ranks",
+                        [](const Request& a, const Request& b) { return a.splits == b.splits; },
+                        [](const Request& r) { return shape_string(r.splits); }};
 const FieldCheck kProcessSetId{"process set id", kRoot.same, kRoot.text};
 
 std::string first_error(const RankedRequests& reqs, std::initializer_list<FieldCheck> checks) {

@@ -70,7 +70,7 @@ class MessageTable {
     std::vector<Response> held;  // complete members waiting for the rest
     int32_t seen = 0;            // members released or held so far
     ErrorCode code = ErrorCode::kOk;
-    std::string error;           // set once a member failed: the rest fail with it
+    std::string error;  // set once a member failed: the rest fail with it
   };
   void release(Response response, const std::string& group, int32_t group_size,
                std::vector<Response>& out);

@@ -45,8 +45,8 @@ std::vector<RankLatenessStats::PerRank> RankLatenessStats::snapshot() const {
     out[r].samples = counts_[r];
     std::vector<float> values = rings_[r];
     if (values.empty()) continue;
-    out[r].mean_s = std::accumulate(values.begin(), values.end(), 0.0) /
-                    static_cast<double>(values.size());
+    out[r].mean_s =
+        std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
     const size_t mid = values.size() / 2;
     std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid),
                      values.end());

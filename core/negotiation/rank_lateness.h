@@ -45,8 +45,8 @@ class RankLatenessStats {
   void add(const std::vector<std::vector<float>>& ages_s);
 
   struct PerRank {
-    double median_s = 0;  // over the window
-    double mean_s = 0;    // over the window
+    double median_s = 0;   // over the window
+    double mean_s = 0;     // over the window
     uint64_t samples = 0;  // ever added
   };
   std::vector<PerRank> snapshot() const;  // one per rank
@@ -82,7 +82,7 @@ class RankLatenessRecorder {
   int rank_;
   RankLatenessStats stats_;  // filled on rank 0 only
   std::vector<float> buffered_;
-  size_t rounds_ = 0;  // buffered rounds
+  size_t rounds_ = 0;       // buffered rounds
   size_t flush_every_ = 1;  // rounds until the next gather: doubles up to kFlushRounds
 };
 

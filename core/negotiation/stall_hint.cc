@@ -63,8 +63,8 @@ std::string stall_hint(const MessageTable::Waiting& stalled,
     }
   }
   if (!best) return "";
-  std::string hint = " Meanwhile ranks [" + rank_list(stalled.missing_ranks) + "] submitted '" +
-                     best->name + "'";
+  std::string hint =
+      " Meanwhile ranks [" + rank_list(stalled.missing_ranks) + "] submitted '" + best->name + "'";
   if (others > 1) hint += " (and " + std::to_string(others - 1) + " other tensors)";
   hint += ", which ranks [" + rank_list(best->missing_ranks) + "] have not";
   if (names_differ_only_in_numbers(stalled.name, best->name)) {
@@ -82,13 +82,16 @@ std::string stall_deadline_text(std::chrono::seconds shutdown_time,
                                 std::chrono::steady_clock::duration age) {
   const std::string name = "RUNRUN_STALL_SHUTDOWN_TIME";
   if (shutdown_time.count() == 0) {
-    return name + "=0: the ranks wait for ever; set it to a number of seconds to end such a "
-                  "stall with an error on every rank.";
+    return name +
+           "=0: the ranks wait for ever; set it to a number of seconds to end such a "
+           "stall with an error on every rank.";
   }
   const auto left = std::max<int64_t>(
       0, (shutdown_time - std::chrono::duration_cast<std::chrono::seconds>(age)).count());
-  return "The job ends in " + std::to_string(left) + " s unless the ranks catch up: these ops "
-         "then fail on every rank (" + name + "=" + std::to_string(shutdown_time.count()) +
+  return "The job ends in " + std::to_string(left) +
+         " s unless the ranks catch up: these ops "
+         "then fail on every rank (" +
+         name + "=" + std::to_string(shutdown_time.count()) +
          " s; raise it where one rank legitimately works alone that long, e.g. evaluating or "
          "checkpointing, or 0 to wait for ever).";
 }

@@ -16,9 +16,8 @@ void WireWriter::i64s(const std::vector<int64_t>& values) {
 
 void WireReader::raw(void* p, size_t n) {
   if (n > bytes_.size() - pos_) {
-    throw InternalError(RUNRUN_WHERE, "malformed negotiation message: wanted " +
-                                          std::to_string(n) + " bytes at offset " +
-                                          std::to_string(pos_) + " of " +
+    throw InternalError(RUNRUN_WHERE, "malformed negotiation message: wanted " + std::to_string(n) +
+                                          " bytes at offset " + std::to_string(pos_) + " of " +
                                           std::to_string(bytes_.size()) +
                                           " (are all ranks running the same runrun version?)");
   }
@@ -26,10 +25,26 @@ void WireReader::raw(void* p, size_t n) {
   pos_ += n;
 }
 
-uint8_t WireReader::u8() { uint8_t v; raw(&v, 1); return v; }
-int32_t WireReader::i32() { int32_t v; raw(&v, sizeof(v)); return v; }
-int64_t WireReader::i64() { int64_t v; raw(&v, sizeof(v)); return v; }
-double WireReader::f64() { double v; raw(&v, sizeof(v)); return v; }
+uint8_t WireReader::u8() {
+  uint8_t v;
+  raw(&v, 1);
+  return v;
+}
+int32_t WireReader::i32() {
+  int32_t v;
+  raw(&v, sizeof(v));
+  return v;
+}
+int64_t WireReader::i64() {
+  int64_t v;
+  raw(&v, sizeof(v));
+  return v;
+}
+double WireReader::f64() {
+  double v;
+  raw(&v, sizeof(v));
+  return v;
+}
 
 std::string WireReader::str() {
   int64_t n = i64();

@@ -15,8 +15,7 @@ namespace {
 
 class KnobReader {
  public:
-  explicit KnobReader(const std::map<std::string, std::string>& overrides)
-      : overrides_(overrides) {
+  explicit KnobReader(const std::map<std::string, std::string>& overrides) : overrides_(overrides) {
     for (const auto& [name, value] : overrides) {
       bool known = false;
       for (const Knob& knob : kAllKnobs) known = known || knob.env_name == name;
@@ -65,16 +64,17 @@ class KnobReader {
     size_t start = 0;
     while (true) {
       const size_t comma = value.find(',', start);
-      const std::string item = value.substr(start, comma == std::string::npos ? comma
-                                                                                : comma - start);
+      const std::string item =
+          value.substr(start, comma == std::string::npos ? comma : comma - start);
       char* end = nullptr;
       const long cpu = std::strtol(item.c_str(), &end, 10);
-      const bool ok = !item.empty() && item[0] >= '0' && item[0] <= '9' && end &&
-                      *end == '\0' && cpu <= 1 << 20;
+      const bool ok = !item.empty() && item[0] >= '0' && item[0] <= '9' && end && *end == '\0' &&
+                      cpu <= 1 << 20;
       RUNRUN_ENFORCE(ok, InvalidArgumentError,
                      source(knob) + "='" + value + "': '" + item +
                          "' is not a CPU id; give non-negative integers separated by commas, "
-                         "one per local rank (" + std::string(knob.doc) + ")");
+                         "one per local rank (" +
+                         std::string(knob.doc) + ")");
       cpus.push_back(static_cast<int>(cpu));
       if (comma == std::string::npos) return cpus;
       start = comma + 1;
@@ -88,9 +88,8 @@ class KnobReader {
       if (value == c) return value;
       listed += (listed.empty() ? "" : " or ") + std::string(c);
     }
-    throw InvalidArgumentError(RUNRUN_WHERE, source(knob) + "='" + value +
-                                                 "' is not " + listed + " (" +
-                                                 std::string(knob.doc) + ")");
+    throw InvalidArgumentError(RUNRUN_WHERE, source(knob) + "='" + value + "' is not " + listed +
+                                                 " (" + std::string(knob.doc) + ")");
   }
 
  private:
@@ -106,10 +105,10 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   // Checked here, where the variable it came from (RUNRUN_ or Horovod's) is known.
   parse_log_level(c.log_level, reader.source(knobs::kLogLevel));
   c.backend = reader.text(knobs::kBackend);
-  c.cycle_time = std::chrono::microseconds(
-      static_cast<int64_t>(reader.number(knobs::kCycleTimeMs, 0) * 1000));
-  c.burst_gap = std::chrono::microseconds(
-      static_cast<int64_t>(reader.number(knobs::kBurstGapUs, 0)));
+  c.cycle_time =
+      std::chrono::microseconds(static_cast<int64_t>(reader.number(knobs::kCycleTimeMs, 0) * 1000));
+  c.burst_gap =
+      std::chrono::microseconds(static_cast<int64_t>(reader.number(knobs::kBurstGapUs, 0)));
   c.fusion_threshold = static_cast<size_t>(reader.number(knobs::kFusionThreshold, 0));
   c.cache_capacity = static_cast<size_t>(reader.number(knobs::kCacheCapacity, 0));
   c.timeline_path = reader.text(knobs::kTimeline);
@@ -122,8 +121,8 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
       std::chrono::seconds(static_cast<int64_t>(reader.number(knobs::kShutdownTimeout, 0)));
   c.collective_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(reader.number(knobs::kCollectiveTimeout, 0) * 1000));
-  c.peer_timeout = std::chrono::milliseconds(
-      static_cast<int64_t>(reader.number(knobs::kPeerTimeout, 0) * 1000));
+  c.peer_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(reader.number(knobs::kPeerTimeout, 0) * 1000));
   c.join_average_by_contributors =
       reader.choice(knobs::kJoinAverage, {"set_size", "contributors"}) == "contributors";
   c.hierarchical_allreduce = reader.choice(knobs::kHierarchicalAllreduce, {"0", "1"}) == "1";
@@ -133,8 +132,7 @@ Config Config::load(const std::map<std::string, std::string>& overrides) {
   c.autotune.enabled = reader.choice(knobs::kAutotune, {"0", "1"}) == "1";
   c.autotune.log_path = reader.text(knobs::kAutotuneLog);
   c.autotune.warmup_samples = static_cast<int>(reader.number(knobs::kAutotuneWarmupSamples, 0));
-  c.autotune.steps_per_sample =
-      static_cast<int>(reader.number(knobs::kAutotuneStepsPerSample, 1));
+  c.autotune.steps_per_sample = static_cast<int>(reader.number(knobs::kAutotuneStepsPerSample, 1));
   c.autotune.samples_per_candidate =
       static_cast<int>(reader.number(knobs::kAutotuneSamplesPerCandidate, 1));
   c.autotune.margin = reader.number(knobs::kAutotuneMargin, 0);

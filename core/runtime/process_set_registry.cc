@@ -85,11 +85,10 @@ std::shared_ptr<ProcessSetWorker> ProcessSetRegistry::worker(int32_t id) const {
                      std::to_string(rank_) +
                      ": use 0 (the global set) or an id returned by add_process_set");
   std::vector<int64_t> ranks(set->second.begin(), set->second.end());
-  throw InvalidArgumentError(RUNRUN_WHERE, "rank " + std::to_string(rank_) +
-                                               " is not a member of process set " +
-                                               std::to_string(id) + " (ranks " +
-                                               shape_string(ranks) +
-                                               "): only its members may enqueue ops on it");
+  throw InvalidArgumentError(RUNRUN_WHERE,
+                             "rank " + std::to_string(rank_) + " is not a member of process set " +
+                                 std::to_string(id) + " (ranks " + shape_string(ranks) +
+                                 "): only its members may enqueue ops on it");
 }
 
 std::shared_ptr<ProcessSetWorker> ProcessSetRegistry::find_worker(int32_t id) const {

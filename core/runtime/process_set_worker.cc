@@ -11,8 +11,8 @@
 
 namespace runrun {
 
-ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& config,
-                                   Logger logger, Timeline* timeline, int cpu,
+ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& config, Logger logger,
+                                   Timeline* timeline, int cpu,
                                    std::shared_ptr<EntryPool> entry_pool)
     : id_(id),
       cpu_(cpu),
@@ -29,13 +29,13 @@ ProcessSetWorker::ProcessSetWorker(int id, Transport transport, const Config& co
   if (config.autotune.enabled && id_ == 0) {
     TunedParameters defaults{config.fusion_threshold, config.cycle_time,
                              hierarchical_ != nullptr && hierarchical_->hierarchical()};
-    tuner_ = std::make_unique<Autotuner>(*transport_.control, transport_.data->rank(),
-                                         config.autotune, defaults, hierarchical_ != nullptr,
-                                         logger_);
+    tuner_ =
+        std::make_unique<Autotuner>(*transport_.control, transport_.data->rank(), config.autotune,
+                                    defaults, hierarchical_ != nullptr, logger_);
   }
   if (config.profile && id_ == 0) {
-    lateness_ = std::make_unique<RankLatenessRecorder>(
-        *transport_.control, transport_.data->rank(), transport_.data->size());
+    lateness_ = std::make_unique<RankLatenessRecorder>(*transport_.control, transport_.data->rank(),
+                                                       transport_.data->size());
   }
   thread_ = std::thread([this] { loop(); });
 }
@@ -71,9 +71,10 @@ void ProcessSetWorker::shutdown(const std::string& reason,
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   if (!stopped_) {
-    logger_->warn("process set {}: the other ranks did not join shutdown within {} s "
-                  "(RUNRUN_SHUTDOWN_TIMEOUT); leaving without them",
-                  id_, config_.shutdown_timeout.count());
+    logger_->warn(
+        "process set {}: the other ranks did not join shutdown within {} s "
+        "(RUNRUN_SHUTDOWN_TIMEOUT); leaving without them",
+        id_, config_.shutdown_timeout.count());
     abort_transport();
   }
   thread_.join();
@@ -214,8 +215,8 @@ void ProcessSetWorker::take_ready(const Controller::Round& round) {
     // Same tensors on every rank (round.ready is agreed): failed ops and joins are left out.
     if (lateness_ && response.ok() && response.op != OpType::kJoin) {
       const auto& entry = executing_.back();
-      ages_.push_back(
-          entry ? std::chrono::duration<float>(agreed_at - entry->enqueued_at).count() : -1.0F);
+      ages_.push_back(entry ? std::chrono::duration<float>(agreed_at - entry->enqueued_at).count()
+                            : -1.0F);
     }
   }
 }

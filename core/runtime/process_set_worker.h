@@ -124,7 +124,7 @@ class ProcessSetWorker {
   OwnerThread owner_;
   Controller controller_;
   OpExecutor executor_;
-  std::chrono::microseconds cycle_time_;  // the configured or the autotuner's (worker thread)
+  std::chrono::microseconds cycle_time_;        // the configured or the autotuner's (worker thread)
   HierarchicalSwitch* hierarchical_ = nullptr;  // transport_.data when it can switch
   std::unique_ptr<Autotuner> tuner_;
   std::unique_ptr<RankLatenessRecorder> lateness_;
@@ -132,7 +132,7 @@ class ProcessSetWorker {
   // pop_all's vector, empty between rounds: it and the queue's swap their capacity.
   std::vector<std::unique_ptr<TensorEntry>> arrivals_;
   std::vector<std::unique_ptr<TensorEntry>> executing_;  // the round being executed
-  std::shared_ptr<EntryPool> entry_pool_;  // may be null
+  std::shared_ptr<EntryPool> entry_pool_;                // may be null
   std::vector<HashedName> finished_names_;  // their names (views into executing_), reused
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
@@ -144,9 +144,9 @@ class ProcessSetWorker {
   size_t waiting_for_count_ = 0;
   std::mutex shutdown_mutex_;
   std::mutex failure_mutex_;
-  std::string shutdown_reason_;  // guarded by failure_mutex_
+  std::string shutdown_reason_;                               // guarded by failure_mutex_
   std::optional<std::pair<ErrorCode, std::string>> failure_;  // set by fail()
-  std::condition_variable failure_set_;  // notified when fail() sets failure_
+  std::condition_variable failure_set_;                       // notified when fail() sets failure_
   // How long the background thread, stopped by a transport error naming a peer, waits for the
   // peer monitor to name the rank that was really lost: a rank that leaves because it lost a
   // peer resets its own connections, so the first transport error may name that messenger.

@@ -35,9 +35,8 @@ Runtime::Runtime(Transport transport, Config config) try
     : config_(std::move(config)),
       topology_(transport.data->topology()),
       backend_name_(transport.data->name()),
-      background_cpu_(own_init_step(topology_.rank, [this] {
-        return background_cpu(config_.thread_affinity, topology_);
-      })),
+      background_cpu_(own_init_step(
+          topology_.rank, [this] { return background_cpu(config_.thread_affinity, topology_); })),
       logger_(make_rank_logger(topology_.rank, topology_.size, config_.log_level)),
       timeline_(logger_),
       registry_(topology_.rank, topology_.size),
@@ -80,9 +79,11 @@ void Runtime::shutdown() {
     // Some peer may be stuck mid-collective or never shut down: a transport's exit-time
     // finalization (MPI_Finalize) would wait for it forever. Leave without it; the launcher
     // stops the peers that remain once this process exits.
-    logger_->warn("leaving without finalizing the transport: not every rank took part in the "
-                  "shutdown (an error, a lost or stalled peer, or RUNRUN_SHUTDOWN_TIMEOUT={} s "
-                  "passed)", config_.shutdown_timeout.count());
+    logger_->warn(
+        "leaving without finalizing the transport: not every rank took part in the "
+        "shutdown (an error, a lost or stalled peer, or RUNRUN_SHUTDOWN_TIMEOUT={} s "
+        "passed)",
+        config_.shutdown_timeout.count());
     skip_transport_finalize();
   }
   timeline_.stop();  // valid JSON on every shutdown path, errors included
@@ -231,8 +232,7 @@ std::shared_ptr<Handle> Runtime::broadcast(const std::string& name, const Tensor
 }
 
 std::shared_ptr<Handle> Runtime::alltoall(const std::string& name, const TensorView& input,
-                                          const std::vector<int64_t>& splits,
-                                          int32_t process_set) {
+                                          const std::vector<int64_t>& splits, int32_t process_set) {
   const int rank = topology_.rank;
   check_tensor(OpType::kAlltoall, name, rank, input, "input");
   check_has_rows(OpType::kAlltoall, name, rank, input);
@@ -281,11 +281,10 @@ std::shared_ptr<Handle> Runtime::reducescatter(const std::vector<std::string>& n
   for (size_t i = 0; i < names.size(); ++i) {
     check_tensor(OpType::kReducescatter, names[i], rank, inputs[i], "input");
     check_has_rows(OpType::kReducescatter, names[i], rank, inputs[i]);
-    RUNRUN_ENFORCE(options.op == ReduceOp::kSum || options.op == ReduceOp::kAverage,
-                   InvalidArgumentError,
-                   where(OpType::kReducescatter, names[i], rank) + ": op " +
-                       std::string(reduce_op_name(options.op)) +
-                       " is not supported; use sum or average");
+    RUNRUN_ENFORCE(
+        options.op == ReduceOp::kSum || options.op == ReduceOp::kAverage, InvalidArgumentError,
+        where(OpType::kReducescatter, names[i], rank) + ": op " +
+            std::string(reduce_op_name(options.op)) + " is not supported; use sum or average");
     check_reduction(OpType::kReducescatter, names[i], rank, inputs[i].dtype, options);
     Request r;
     r.name = names[i];

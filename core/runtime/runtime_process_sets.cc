@@ -21,21 +21,21 @@ int32_t Runtime::add_process_set(const std::vector<int>& ranks) {
   r.name = std::string(kReservedPrefix) + "process_set.add." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetAdd;
   r.splits = ranks64;
-  auto handle = submit_without_tensor(std::move(r), 0, [this, ranks](Transport& global,
-                                                                     Handle& done) {
-    registry_.check_unregistered(ranks);  // on every rank alike, before the collectives below
-    // Both halves split, control first, in the same order on every rank (members get both,
-    // other ranks neither).
-    Transport sub;
-    sub.control = global.control->create_subgroup(ranks);
-    sub.data = global.data->create_subgroup(ranks);
-    int32_t id = registry_.add(ranks, [&](int32_t new_id) -> std::shared_ptr<ProcessSetWorker> {
-      if (!sub.data) return nullptr;
-      return std::make_shared<ProcessSetWorker>(new_id, std::move(sub), config_, logger_,
-                                                &timeline_, background_cpu_, entry_pool_);
-    });
-    done.set_result(id);
-  });
+  auto handle =
+      submit_without_tensor(std::move(r), 0, [this, ranks](Transport& global, Handle& done) {
+        registry_.check_unregistered(ranks);  // on every rank alike, before the collectives below
+        // Both halves split, control first, in the same order on every rank (members get both,
+        // other ranks neither).
+        Transport sub;
+        sub.control = global.control->create_subgroup(ranks);
+        sub.data = global.data->create_subgroup(ranks);
+        int32_t id = registry_.add(ranks, [&](int32_t new_id) -> std::shared_ptr<ProcessSetWorker> {
+          if (!sub.data) return nullptr;
+          return std::make_shared<ProcessSetWorker>(new_id, std::move(sub), config_, logger_,
+                                                    &timeline_, background_cpu_, entry_pool_);
+        });
+        done.set_result(id);
+      });
   handle->wait();
   // The op's own error: a refused set stays an invalid argument, while a peer's shutdown, a
   // lost peer or a timeout is a failure of the runtime.
@@ -48,14 +48,17 @@ void Runtime::remove_process_set(int32_t id) {
                  "remove_process_set: the global process set (0) cannot be removed");
   process_set_ranks(id);  // unknown ids fail here, at once
   Request r;
-  r.name = std::string(kReservedPrefix) + "process_set.remove." + std::to_string(control_op_count_++);
+  r.name =
+      std::string(kReservedPrefix) + "process_set.remove." + std::to_string(control_op_count_++);
   r.op = OpType::kProcessSetRemove;
   r.root = id;
   auto handle = submit_without_tensor(std::move(r), 0, [this, id](Transport&, Handle&) {
     std::shared_ptr<ProcessSetWorker> removed = registry_.remove(id);
     if (removed) {  // every member does this at the same point
-      removed->shutdown("process set " + std::to_string(id) + " was removed (remove_process_set) "
-                        "while this op was pending on rank " + std::to_string(topology_.rank));
+      removed->shutdown("process set " + std::to_string(id) +
+                        " was removed (remove_process_set) "
+                        "while this op was pending on rank " +
+                        std::to_string(topology_.rank));
     }
   });
   handle->wait();

@@ -34,8 +34,8 @@ AlignedBytes allocate_aligned(size_t bytes) {
     return AlignedBytes(static_cast<std::byte*>(p), AlignedDelete{bytes});
   }
   // Never a zero-sized allocation: a valid pointer keeps DLPack consumers happy.
-  return AlignedBytes(static_cast<std::byte*>(::operator new[](bytes ? bytes : 1,
-                                                               std::align_val_t(64))));
+  return AlignedBytes(
+      static_cast<std::byte*>(::operator new[](bytes ? bytes : 1, std::align_val_t(64))));
 }
 
 OwnedTensor OwnedTensor::allocate(DataType dtype, std::vector<int64_t> shape) {

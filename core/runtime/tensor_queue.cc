@@ -61,11 +61,11 @@ void TensorQueue::erase_in_flight(const HashedName& name) {
 }
 
 void TensorQueue::throw_in_flight(const TensorEntry& entry, int rank) {
-  throw InvalidArgumentError(
-      RUNRUN_WHERE, std::string(op_type_name(entry.request.op)) + " of tensor '" +
-                        entry.request.name + "' on rank " + std::to_string(rank) +
-                        ": an op with this name is already in flight; wait for its handle "
-                        "before reusing the name, or give each tensor a distinct name");
+  throw InvalidArgumentError(RUNRUN_WHERE,
+                             std::string(op_type_name(entry.request.op)) + " of tensor '" +
+                                 entry.request.name + "' on rank " + std::to_string(rank) +
+                                 ": an op with this name is already in flight; wait for its handle "
+                                 "before reusing the name, or give each tensor a distinct name");
 }
 
 void TensorQueue::throw_closed(const TensorEntry& entry, int rank) const {

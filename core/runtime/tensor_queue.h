@@ -108,7 +108,7 @@ class TensorQueue {
   // A closed queue refuses an op with the close reason, naming the op, its tensor and the rank.
   [[noreturn]] void throw_closed(const TensorEntry& entry, int rank) const;
   void append(std::unique_ptr<TensorEntry> entry);  // under mutex_, name already inserted
-  void note_push();  // under mutex_
+  void note_push();                                 // under mutex_
   std::shared_ptr<FrameworkWaits> waits_ = std::make_shared<FrameworkWaits>();
   // How long settle() yields, watching for a waiter, before it sleeps.
   static constexpr std::chrono::microseconds kYieldFirst{10};

@@ -42,8 +42,8 @@ int background_cpu(const std::vector<int>& affinity, const Topology& topology) {
   if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return cpu;  // cannot check: try
   RUNRUN_ENFORCE(cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed), InvalidArgumentError,
                  where + " names CPU " + std::to_string(cpu) +
-                     ", which this process may not run on (allowed: " +
-                     allowed_cpus_text(allowed) + "): list CPUs from the allowed ones");
+                     ", which this process may not run on (allowed: " + allowed_cpus_text(allowed) +
+                     "): list CPUs from the allowed ones");
   return cpu;
 }
 
@@ -56,8 +56,10 @@ void place_this_thread(const std::string& name, int cpu, const Logger& logger) {
   CPU_SET(cpu, &set);
   const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   if (rc != 0) {
-    logger->warn("could not pin the background thread {} to CPU {} (RUNRUN_THREAD_AFFINITY): {}; "
-                 "it runs unpinned", name, cpu, std::strerror(rc));
+    logger->warn(
+        "could not pin the background thread {} to CPU {} (RUNRUN_THREAD_AFFINITY): {}; "
+        "it runs unpinned",
+        name, cpu, std::strerror(rc));
   }
 }
 

@@ -16,7 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 void append_int(std::string& out, int64_t value) {
   char digits[24];
   auto result = std::to_chars(digits, digits + sizeof(digits), value);
@@ -48,10 +47,10 @@ size_t utf8_sequence_length(std::string_view text, size_t i) {
     if ((byte(i + k) & 0xC0) != 0x80) return 0;
   }
   unsigned char second = byte(i + 1);
-  if (lead == 0xE0 && second < 0xA0) return 0;   // overlong
-  if (lead == 0xED && second > 0x9F) return 0;   // surrogate
-  if (lead == 0xF0 && second < 0x90) return 0;   // overlong
-  if (lead == 0xF4 && second > 0x8F) return 0;   // beyond U+10FFFF
+  if (lead == 0xE0 && second < 0xA0) return 0;  // overlong
+  if (lead == 0xED && second > 0x9F) return 0;  // surrogate
+  if (lead == 0xF0 && second < 0x90) return 0;  // overlong
+  if (lead == 0xF4 && second > 0x8F) return 0;  // beyond U+10FFFF
   return length;
 }
 
@@ -80,13 +79,27 @@ void append_json_escaped(std::string& out, std::string_view text) {
       continue;
     }
     switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      case '\b': out.append("\\b"); break;
-      case '\f': out.append("\\f"); break;
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      case '\b':
+        out.append("\\b");
+        break;
+      case '\f':
+        out.append("\\f");
+        break;
       default: {
         static constexpr char kHex[] = "0123456789abcdef";
         char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
@@ -118,9 +131,9 @@ struct Timeline::Session {
   int rank;
   spdlog::logger& log;
   Clock::time_point t0 = Clock::now();
-  std::string pending;    // formatted events the writer has not taken yet
-  size_t in_flight = 0;   // bytes the writer is writing right now
-  bool closing = false;   // stop(): write what is pending, then return
+  std::string pending;   // formatted events the writer has not taken yet
+  size_t in_flight = 0;  // bytes the writer is writing right now
+  bool closing = false;  // stop(): write what is pending, then return
   bool warned_drop = false;
   bool write_failed = false;  // touched by the writer thread only
   std::condition_variable wake;
@@ -152,9 +165,10 @@ void Timeline::Session::write(const std::string& chunk) {
     return;
   }
   write_failed = true;
-  log.warn("timeline {}: writing failed ({}); the rest of this timeline is discarded. Check the "
-           "free space and permissions of that file system.",
-           path, std::strerror(errno));
+  log.warn(
+      "timeline {}: writing failed ({}); the rest of this timeline is discarded. Check the "
+      "free space and permissions of that file system.",
+      path, std::strerror(errno));
 }
 
 void Timeline::SessionDeleter::operator()(Session* session) const { delete session; }
@@ -171,8 +185,8 @@ void Timeline::start(const std::string& path, int rank, bool mark_cycles) {
   if (file == nullptr) {
     int error = errno;
     throw InvalidArgumentError(
-        RUNRUN_WHERE, "cannot open the timeline file '" + path + "' for writing: " +
-                          std::strerror(error) +
+        RUNRUN_WHERE, "cannot open the timeline file '" + path +
+                          "' for writing: " + std::strerror(error) +
                           "; give a path in an existing, writable directory (RUNRUN_TIMELINE or "
                           "runrun_start_timeline)");
   }
@@ -292,8 +306,8 @@ size_t Timeline::row_count() const {
   return rows_.size();
 }
 
-void Timeline::append_event_locked(char ph, const Row& row, std::string_view name,
-                                   const Args& args, int64_t ts_ns) {
+void Timeline::append_event_locked(char ph, const Row& row, std::string_view name, const Args& args,
+                                   int64_t ts_ns) {
   std::string& out = session_->pending;
   out.append(",\n{\"ph\":\"");
   out.push_back(ph);
@@ -325,10 +339,11 @@ bool Timeline::reserve_locked(size_t incoming_bytes) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     if (!s.warned_drop) {
       s.warned_drop = true;
-      s.log.warn("timeline {}: the disk is slower than the events; over the memory cap of {} "
-                 "bytes events are dropped (counted, noted at the end of the trace). See "
-                 "docs/timeline.md.",
-                 s.path, memory_cap_bytes_);
+      s.log.warn(
+          "timeline {}: the disk is slower than the events; over the memory cap of {} "
+          "bytes events are dropped (counted, noted at the end of the trace). See "
+          "docs/timeline.md.",
+          s.path, memory_cap_bytes_);
     }
     return false;
   }

@@ -90,7 +90,7 @@ class Timeline {
   uint64_t dropped_events() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
-  struct Session;  // one open file and its writer thread (timeline.cc)
+  struct Session;          // one open file and its writer thread (timeline.cc)
   struct SessionDeleter {  // out of line, so `Timeline() = default` compiles without Session
     void operator()(Session* session) const;
   };
@@ -98,10 +98,10 @@ class Timeline {
   // Per row name: its pid in the trace (stable while the row is remembered) and its open spans.
   struct Row {
     int pid = 0;
-    bool named = false;                // process_name written to the running file
-    std::vector<std::string> open;     // open span phases, innermost last (slots reused)
-    size_t depth = 0;                  // open.size() in use
-    int64_t last_used_ns = 0;          // on the running session's clock
+    bool named = false;             // process_name written to the running file
+    std::vector<std::string> open;  // open span phases, innermost last (slots reused)
+    size_t depth = 0;               // open.size() in use
+    int64_t last_used_ns = 0;       // on the running session's clock
   };
 
   void stop_locked();  // requires control_mutex_
@@ -124,8 +124,8 @@ class Timeline {
   mutable std::mutex mutex_;  // guards everything below and the session's buffers
   SessionPtr session_;
   std::unordered_map<std::string, Row> rows_;
-  int next_pid_ = 1;               // pid 0 is the rank's own metadata row
-  int64_t next_sweep_ns_ = 0;      // no sweep before this (a sweep that freed nothing waits)
+  int next_pid_ = 1;           // pid 0 is the rank's own metadata row
+  int64_t next_sweep_ns_ = 0;  // no sweep before this (a sweep that freed nothing waits)
 };
 
 // Appends `text` to `out` as the inside of a JSON string: quotes, backslashes and control

@@ -62,8 +62,8 @@ bool allreduce_sum(runrun_runtime* rt, std::array<float, kElements>& values) {
   }
   const runrun_status status = runrun_handle_wait(handle, 60.0);
   if (status != RUNRUN_OK) {
-    std::fprintf(stderr, "allreduce did not complete (status %d): %s\n",
-                 static_cast<int>(status), runrun_handle_error(handle));
+    std::fprintf(stderr, "allreduce did not complete (status %d): %s\n", static_cast<int>(status),
+                 runrun_handle_error(handle));
   }
   runrun_handle_release(handle);
   return status == RUNRUN_OK;
@@ -98,8 +98,9 @@ int run(runrun_runtime* rt) {
   if (!allreduce_sum(rt, values)) return 1;
   const bool right = values == expected;
   const std::string line = "rank " + std::to_string(topo.rank) + "/" + std::to_string(topo.size) +
-                           " (backend " + runrun_backend_name(rt) + "): allreduce sum = " +
-                           format(values) + (right ? "  OK" : "  WRONG, expected " + format(expected));
+                           " (backend " + runrun_backend_name(rt) +
+                           "): allreduce sum = " + format(values) +
+                           (right ? "  OK" : "  WRONG, expected " + format(expected));
   if (!print_in_rank_order(rt, topo, line)) return 1;
   return right ? 0 : 1;
 }

@@ -15,29 +15,27 @@ namespace {
 // allreduce_call's argument slots (fast_enqueue.h): 0 is the runtime, the rest are named.
 constexpr int kSlots = 10;
 constexpr std::array<const char*, kSlots> kSlotNames = {
-    "", "adapter", "tensor", "average", "name", "op", "prescale_factor", "postscale_factor",
-    "process_set", "in_place"};
+    "",   "adapter",         "tensor",           "average",     "name",
+    "op", "prescale_factor", "postscale_factor", "process_set", "in_place"};
 
 enum class Kind { kAllreduce, kWait };
 
 struct BoundCall {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
-  PyObject* dict;         // functools.update_wrapper's attributes
-  PyObject* fallback;     // the Python function this object stands in for
-  PyObject* general;      // kAllreduce: the general path, called with the bound slots
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* dict;          // functools.update_wrapper's attributes
+  PyObject* fallback;      // the Python function this object stands in for
+  PyObject* general;       // kAllreduce: the general path, called with the bound slots
   PyObject* runtime_dict;  // the runtime module's __dict__ (kAllreduce)
-  PyObject* names;        // tuple: the fallback's parameter names, interned (kAllreduce)
-  PyObject* initial;      // tuple of kSlots: defaults and fixed values, None where required
-  int params;                          // the fallback's positional parameters
-  std::array<int, kSlots> slot_of{};   // parameter index -> slot
+  PyObject* names;         // tuple: the fallback's parameter names, interned (kAllreduce)
+  PyObject* initial;       // tuple of kSlots: defaults and fixed values, None where required
+  int params;              // the fallback's positional parameters
+  std::array<int, kSlots> slot_of{};    // parameter index -> slot
   std::array<bool, kSlots> required{};  // slot has no default (a missing argument: fallback)
 };
 
 BoundCall* of(PyObject* self) { return reinterpret_cast<BoundCall*>(self); }
 
-PyObject* call_fallback(BoundCall* self, PyObject* const* args, size_t nargsf,
-                        PyObject* kwnames) {
+PyObject* call_fallback(BoundCall* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
@@ -99,8 +97,7 @@ PyObject* allreduce_vectorcall(PyObject* obj, PyObject* const* args, size_t narg
   return PyObject_Vectorcall(self->general, a.data() + 1, kSlots - 1, nullptr);
 }
 
-PyObject* wait_vectorcall(PyObject* obj, PyObject* const* args, size_t nargsf,
-                          PyObject* kwnames) {
+PyObject* wait_vectorcall(PyObject* obj, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   if (PyVectorcall_NARGS(nargsf) == 1 && kwnames == nullptr && is_handle_object(args[0])) {
     return wait_handle_object(args[0]);
   }
@@ -211,8 +208,8 @@ int slot_named(const char* name) {
 // Fills the parameter table of `self` from the fallback's code object, its defaults and
 // `fixed`; false with a TypeError naming what does not fit.
 bool bind_parameters(BoundCall* self, PyObject* fixed) {
-  py::object code = py::reinterpret_steal<py::object>(
-      PyObject_GetAttrString(self->fallback, "__code__"));
+  py::object code =
+      py::reinterpret_steal<py::object>(PyObject_GetAttrString(self->fallback, "__code__"));
   if (!code) return false;
   const int argcount = code.attr("co_argcount").cast<int>();
   const int flags = code.attr("co_flags").cast<int>();
@@ -224,8 +221,8 @@ bool bind_parameters(BoundCall* self, PyObject* fixed) {
     return false;
   }
   py::tuple varnames = code.attr("co_varnames");
-  py::object defaults_object = py::reinterpret_borrow<py::object>(self->fallback)
-                                   .attr("__defaults__");
+  py::object defaults_object =
+      py::reinterpret_borrow<py::object>(self->fallback).attr("__defaults__");
   py::tuple defaults = defaults_object.is_none() ? py::tuple() : py::tuple(defaults_object);
   const int first_default = argcount - static_cast<int>(defaults.size());
   std::array<PyObject*, kSlots> initial{};
@@ -319,8 +316,7 @@ PyObject* bound_wait(PyObject*, PyObject* fallback) {
 
 PyMethodDef kFunctions[] = {
     {"bound_allreduce",
-     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(bound_allreduce)),
-     METH_FASTCALL,
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(bound_allreduce)), METH_FASTCALL,
      "bound_allreduce(fallback, general, fixed, runtime_module): a C callable standing in for "
      "the allreduce function `fallback` (csrc/bound_call.h)."},
     {"bound_wait", bound_wait, METH_O,

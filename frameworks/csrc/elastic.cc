@@ -11,8 +11,9 @@ namespace py = pybind11;
 namespace runrun::python {
 
 void bind_elastic(py::module_& m) {
-  m.def("elastic_enabled", [] { return runrun_elastic_enabled() != 0; },
-        "True when this process is a worker of an elastic job.");
+  m.def(
+      "elastic_enabled", [] { return runrun_elastic_enabled() != 0; },
+      "True when this process is a worker of an elastic job.");
   m.def(
       "elastic_generations",
       [] {

@@ -7,8 +7,8 @@ namespace py = pybind11;
 namespace runrun::python {
 namespace {
 
-PyTypeObject* runtime_type = nullptr;    // runrun._core.Runtime (bind_fast_call)
-PyObject* process_set_type = nullptr;    // runrun.common.process_sets.ProcessSet (setup)
+PyTypeObject* runtime_type = nullptr;     // runrun._core.Runtime (bind_fast_call)
+PyObject* process_set_type = nullptr;     // runrun.common.process_sets.ProcessSet (setup)
 PyObject* process_set_id_name = nullptr;  // interned attribute names
 PyObject* fast_members_name = nullptr;
 
@@ -48,10 +48,9 @@ PyObject* fast_call_setup(PyObject*, PyObject* cls) {
   Py_RETURN_NONE;
 }
 
-PyMethodDef kSetup = {
-    "fast_call_setup", fast_call_setup, METH_O,
-    "fast_call_setup(ProcessSet): the process set class fast_allreduce_call and "
-    "fast_broadcast_call take (runrun.common.collectives calls it once)."};
+PyMethodDef kSetup = {"fast_call_setup", fast_call_setup, METH_O,
+                      "fast_call_setup(ProcessSet): the process set class fast_allreduce_call and "
+                      "fast_broadcast_call take (runrun.common.collectives calls it once)."};
 
 PyObject* interned(const char* text) {
   PyObject* s = PyUnicode_InternFromString(text);

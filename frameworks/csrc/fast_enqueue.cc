@@ -78,8 +78,7 @@ Exported export_tensor(PyObject* obj, PyObject* exporter, bool writable) {
     if (!on_host(obj)) return out;
     exporter = Py_None;
   }
-  PyObject* capsule =
-      exporter == Py_None ? call_dlpack(obj) : PyObject_CallOneArg(exporter, obj);
+  PyObject* capsule = exporter == Py_None ? call_dlpack(obj) : PyObject_CallOneArg(exporter, obj);
   if (capsule == nullptr) {
     PyErr_Clear();
     return out;
@@ -237,8 +236,7 @@ PyObject* fast_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
     if (!export_both(a[1], a[2], a[8], in, out, result)) Py_RETURN_NONE;
     runrun_handle* handle = nullptr;
     runrun_status status = runrun_allreduce(args.runtime->get(), args.name, in.tensor(),
-        output_of(in, out),
-                                            &options, &handle);
+                                            output_of(in, out), &options, &handle);
     return handle_of(status, handle, "allreduce", args, a[0], in, out, std::move(result), a[9]);
   });
 }
@@ -263,8 +261,7 @@ PyObject* fast_broadcast(PyObject*, PyObject* const* a, Py_ssize_t nargs) {
     if (!export_both(a[1], a[2], a[6], in, out, result)) Py_RETURN_NONE;
     runrun_handle* handle = nullptr;
     runrun_status status =
-        runrun_broadcast(args.runtime->get(), args.name, in.tensor(),
-        output_of(in, out),
+        runrun_broadcast(args.runtime->get(), args.name, in.tensor(), output_of(in, out),
                          static_cast<int32_t>(root), args.process_set, &handle);
     return handle_of(status, handle, "broadcast", args, a[0], in, out, std::move(result), a[7]);
   });
@@ -282,8 +279,7 @@ PyObject* allreduce_call(PyObject* const* a) {
     int32_t op = 0;
     bool in_place = false;
     if (a[3] != Py_None || !reduce_op_of(a[5], op) || !in_place_of(a[9], in_place) ||
-        !name_into(a[4], args) ||
-        !process_set_id_of(a[8], args.process_set)) {
+        !name_into(a[4], args) || !process_set_id_of(a[8], args.process_set)) {
       return not_resolved();
     }
     args.runtime = runtime_of(a[0]);
@@ -417,8 +413,8 @@ PyObject* fast_grouped_allreduce(PyObject*, PyObject* const* a, Py_ssize_t nargs
     }
     runrun_handle* handle = nullptr;
     runrun_status status =
-        runrun_grouped_allreduce(args.runtime->get(), c_names.data(), inputs.data(),
-                                 outputs.data(), static_cast<size_t>(n), &options, &handle);
+        runrun_grouped_allreduce(args.runtime->get(), c_names.data(), inputs.data(), outputs.data(),
+                                 static_cast<size_t>(n), &options, &handle);
     check_status(status, "grouped_allreduce");
     return new_handle_object(handle, "grouped_allreduce",
                              py::reinterpret_borrow<py::object>(args.name_object),
@@ -457,7 +453,8 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL,
      "fast_grouped_allreduce(runtime, tensors, allocate, names, op, prescale, postscale, "
      "process_set, export, finish): one allreduce of a list of tensors (lists only); returns a "
-     "Handle whose result is the list of outputs, or None when the general path must take the call."},
+     "Handle whose result is the list of outputs, or None when the general path must take the "
+     "call."},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

@@ -19,7 +19,9 @@ constexpr double kSignalCheckSeconds = 0.5;
 }  // namespace
 
 Handle::Handle(runrun_handle* handle, std::string op, py::object name, KeepAlive keep_alive)
-    : handle_(handle), op_(std::move(op)), name_(std::move(name)),
+    : handle_(handle),
+      op_(std::move(op)),
+      name_(std::move(name)),
       keep_alive_(std::move(keep_alive)) {
   reap_orphaned_ops();
 }
@@ -147,7 +149,8 @@ bool Handle::wait(double timeout_seconds) {
 py::capsule Handle::take_output(std::size_t index) {
   runrun_handle* handle = require_handle("take_output");
   DLManagedTensor* managed = nullptr;
-  check_status(runrun_handle_take_output_at(handle, index, &managed), "runrun_handle_take_output_at");
+  check_status(runrun_handle_take_output_at(handle, index, &managed),
+               "runrun_handle_take_output_at");
   return to_capsule(managed);
 }
 

@@ -24,8 +24,7 @@ namespace {
 
 // Standard layout (for offsetof); the Handle lives in `storage`, built by placement new.
 struct HandleObject {
-  PyObject_HEAD
-  PyObject* weakrefs;
+  PyObject_HEAD PyObject* weakrefs;
   alignas(Handle) unsigned char storage[sizeof(Handle)];
 };
 

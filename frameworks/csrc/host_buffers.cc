@@ -27,12 +27,18 @@ bool dtype_of(const char* format, Py_ssize_t itemsize, DLDataType& out) {
   const auto bits = static_cast<uint8_t>(itemsize * 8);
   out = DLDataType{kDLInt, bits, 1};
   switch (format[0]) {
-    case 'b': case 'h': case 'i': case 'l': case 'q':
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
       return itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8;
     case 'B':
       out.code = kDLUInt;
       return itemsize == 1;
-    case 'e': case 'f': case 'd':
+    case 'e':
+    case 'f':
+    case 'd':
       out.code = kDLFloat;
       return itemsize == 2 || itemsize == 4 || itemsize == 8;
     case '?':
@@ -97,8 +103,7 @@ bool buffer_view(PyObject* obj, bool writable, BufferView& out) {
     return false;
   }
   out.owner = py::reinterpret_steal<py::object>(owner);
-  if ((writable && buffer->readonly) || buffer->ndim > 64 ||
-      !PyBuffer_IsContiguous(buffer, 'C') ||
+  if ((writable && buffer->readonly) || buffer->ndim > 64 || !PyBuffer_IsContiguous(buffer, 'C') ||
       !dtype_of(buffer->format, buffer->itemsize, out.view.dtype)) {
     return false;
   }

@@ -119,8 +119,8 @@ void bind_job_store(py::module_& m) {
   py::class_<JobStoreServer>(m, "JobStoreServer",
                              "A job's rendezvous store served by this process (c_api.h, "
                              "\"job store\"): an elastic driver's, for the whole job.")
-      .def(py::init<const std::string&, uint16_t, const std::string&>(),
-           py::arg("bind_address"), py::arg("port"), py::arg("secret_hex"))
+      .def(py::init<const std::string&, uint16_t, const std::string&>(), py::arg("bind_address"),
+           py::arg("port"), py::arg("secret_hex"))
       .def_property_readonly("port", &JobStoreServer::port)
       .def_property_readonly("refused", &JobStoreServer::refused,
                              "Connections refused so far (wrong secret, protocol errors).")
@@ -128,8 +128,7 @@ void bind_job_store(py::module_& m) {
   py::class_<JobStoreClient>(m, "JobStoreClient",
                              "An authenticated connection to a job's rendezvous store; every "
                              "request is bounded by timeout_s.")
-      .def(py::init<const std::string&, uint16_t, const std::string&, double,
-                    const std::string&>(),
+      .def(py::init<const std::string&, uint16_t, const std::string&, double, const std::string&>(),
            py::arg("host"), py::arg("port"), py::arg("secret_hex"), py::arg("timeout_s"),
            py::arg("who"))
       .def("set", &JobStoreClient::set, py::arg("generation"), py::arg("key"), py::arg("value"))

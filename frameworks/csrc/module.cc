@@ -34,20 +34,22 @@ PYBIND11_MODULE(_core, m) {
   m.def("orphaned_op_count", &runrun::python::orphaned_op_count,
         "Ops whose handle was dropped before they completed and that still run (for tests).");
   m.def("mpi_threads_supported", [] { return runrun_mpi_threads_supported() != 0; });
-  m.def("set_cuda_stream",
-        [](uintptr_t stream) { runrun_set_cuda_stream(reinterpret_cast<void*>(stream)); },
-        "The CUDA stream (cudaStream_t as an int) of this thread's next CUDA tensors.");
-  m.def("cuda_stream_wait_host",
-        [](uintptr_t stream, int32_t device) {
-          runrun_status status = RUNRUN_OK;
-          {
-            py::gil_scoped_release released;
-            status = runrun_cuda_stream_wait_host(reinterpret_cast<void*>(stream), device);
-          }
-          runrun::python::check_status(status, "cuda_stream_wait_host");
-        },
-        "Blocks (GIL released) until the work enqueued so far on the CUDA stream (an int) of "
-        "the device ran (runrun_cuda_stream_wait_host).");
+  m.def(
+      "set_cuda_stream",
+      [](uintptr_t stream) { runrun_set_cuda_stream(reinterpret_cast<void*>(stream)); },
+      "The CUDA stream (cudaStream_t as an int) of this thread's next CUDA tensors.");
+  m.def(
+      "cuda_stream_wait_host",
+      [](uintptr_t stream, int32_t device) {
+        runrun_status status = RUNRUN_OK;
+        {
+          py::gil_scoped_release released;
+          status = runrun_cuda_stream_wait_host(reinterpret_cast<void*>(stream), device);
+        }
+        runrun::python::check_status(status, "cuda_stream_wait_host");
+      },
+      "Blocks (GIL released) until the work enqueued so far on the CUDA stream (an int) of "
+      "the device ran (runrun_cuda_stream_wait_host).");
   m.attr("STATUS_IN_PROGRESS") = static_cast<int>(RUNRUN_IN_PROGRESS);
   // The dtypes the runtime accepts, by name, in the order messages list them
   // (runrun/dlpack_rules.h): the adapters' SUPPORTED_DTYPES are made from it.

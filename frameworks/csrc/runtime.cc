@@ -100,9 +100,7 @@ void Runtime::start_timeline(const std::string& path, bool mark_cycles) {
                "runrun_start_timeline");
 }
 
-void Runtime::stop_timeline() {
-  check_status(runrun_stop_timeline(get()), "runrun_stop_timeline");
-}
+void Runtime::stop_timeline() { check_status(runrun_stop_timeline(get()), "runrun_stop_timeline"); }
 
 void bind_runtime(py::module_& m) {
   py::class_<runrun_topology>(m, "Topology")

@@ -42,8 +42,7 @@ BorrowedTensor borrow_output(const py::object& obj, const char* what) {
 // Borrows each tensor of a list (an output list: None entries stay NULL, see borrow_output)
 // and records its owner for the handle's keep-alive set.
 std::vector<const DLTensor*> borrow_all(const std::vector<py::object>& objects, const char* what,
-                                        std::vector<py::object>& keep_alive,
-                                        bool outputs = false) {
+                                        std::vector<py::object>& keep_alive, bool outputs = false) {
   std::vector<const DLTensor*> tensors;
   tensors.reserve(objects.size());
   for (const py::object& obj : objects) {
@@ -121,8 +120,8 @@ HandlePtr grouped_allgather(py::object self, const std::vector<std::string>& nam
   auto in = borrow_all(inputs, "grouped_allgather input", keep_alive);
   auto cnames = c_names(names);
   runrun_handle* handle = nullptr;
-  runrun_status status = runrun_grouped_allgather(rt.get(), cnames.data(), in.data(),
-                                                  names.size(), process_set, &handle);
+  runrun_status status = runrun_grouped_allgather(rt.get(), cnames.data(), in.data(), names.size(),
+                                                  process_set, &handle);
   return finish(status, handle, "grouped_allgather", names.empty() ? "" : names[0],
                 std::move(keep_alive));
 }
@@ -149,14 +148,13 @@ HandlePtr alltoall(py::object self, const std::string& name, const py::object& i
   return finish(status, handle, "alltoall", name, {self, in.owner});
 }
 
-HandlePtr reducescatter(py::object self, const std::string& name, const py::object& input,
-                        int op, double prescale, double postscale, int32_t process_set) {
+HandlePtr reducescatter(py::object self, const std::string& name, const py::object& input, int op,
+                        double prescale, double postscale, int32_t process_set) {
   Runtime& rt = self.cast<Runtime&>();
   BorrowedTensor in = borrow_tensor(input, "reducescatter input");
   runrun_allreduce_options options = make_options(op, prescale, postscale, process_set);
   runrun_handle* handle = nullptr;
-  runrun_status status =
-      runrun_reducescatter(rt.get(), name.c_str(), in.tensor, &options, &handle);
+  runrun_status status = runrun_reducescatter(rt.get(), name.c_str(), in.tensor, &options, &handle);
   return finish(status, handle, "reducescatter", name, {self, in.owner});
 }
 

@@ -51,26 +51,40 @@ enum Kind : int32_t {
 
 const char* kind_name(int32_t kind) {
   switch (kind) {
-    case kAllreduce: return "allreduce";
-    case kGroupedAllreduce: return "grouped_allreduce";
-    case kBroadcast: return "broadcast";
-    case kAllgather: return "allgather";
-    case kAlltoall: return "alltoall";
-    case kReducescatter: return "reducescatter";
-    default: return "unknown";
+    case kAllreduce:
+      return "allreduce";
+    case kGroupedAllreduce:
+      return "grouped_allreduce";
+    case kBroadcast:
+      return "broadcast";
+    case kAllgather:
+      return "allgather";
+    case kAlltoall:
+      return "alltoall";
+    case kReducescatter:
+      return "reducescatter";
+    default:
+      return "unknown";
   }
 }
 
 // runrun.common.exceptions' class for a status: the prefix of the message JAX raises.
 const char* class_name(runrun_status status) {
   switch (status) {
-    case RUNRUN_INVALID_ARGUMENT: return "InvalidArgumentError";
-    case RUNRUN_MISMATCH: return "MismatchError";
-    case RUNRUN_PEER_FAILURE: return "PeerFailureError";
-    case RUNRUN_TIMEOUT: return "CollectiveTimeoutError";
-    case RUNRUN_SHUT_DOWN: return "ShutDownError";
-    case RUNRUN_UNSUPPORTED: return "UnsupportedError";
-    default: return "HorovodInternalError";
+    case RUNRUN_INVALID_ARGUMENT:
+      return "InvalidArgumentError";
+    case RUNRUN_MISMATCH:
+      return "MismatchError";
+    case RUNRUN_PEER_FAILURE:
+      return "PeerFailureError";
+    case RUNRUN_TIMEOUT:
+      return "CollectiveTimeoutError";
+    case RUNRUN_SHUT_DOWN:
+      return "ShutDownError";
+    case RUNRUN_UNSUPPORTED:
+      return "UnsupportedError";
+    default:
+      return "HorovodInternalError";
   }
 }
 
@@ -116,15 +130,22 @@ bool decode_attrs(const XLA_FFI_Attrs& attrs, Attrs* out, std::string* error) {
     auto* scalar = static_cast<XLA_FFI_Scalar*>(attrs.attrs[i]);
     if (scalar->dtype == XLA_FFI_DataType_S32) {
       int32_t v = *static_cast<int32_t*>(scalar->value);
-      if (key == "kind") out->kind = v;
-      else if (key == "op") out->op = v;
-      else if (key == "process_set") out->process_set = v;
-      else if (key == "root_rank") out->root_rank = v;
-      else if (key == "profile") out->profile = v;
+      if (key == "kind")
+        out->kind = v;
+      else if (key == "op")
+        out->op = v;
+      else if (key == "process_set")
+        out->process_set = v;
+      else if (key == "root_rank")
+        out->root_rank = v;
+      else if (key == "profile")
+        out->profile = v;
     } else if (scalar->dtype == XLA_FFI_DataType_F64) {
       double v = *static_cast<double*>(scalar->value);
-      if (key == "prescale") out->prescale = v;
-      else if (key == "postscale") out->postscale = v;
+      if (key == "prescale")
+        out->prescale = v;
+      else if (key == "postscale")
+        out->postscale = v;
     }
   }
   if (out->kind < kAllreduce || out->kind > kReducescatter) {
@@ -136,17 +157,38 @@ bool decode_attrs(const XLA_FFI_Attrs& attrs, Attrs* out, std::string* error) {
 
 bool to_dl_dtype(XLA_FFI_DataType t, DLDataType* out) {
   switch (t) {
-    case XLA_FFI_DataType_PRED: *out = {dlpack_rules::kDLPackBool, 8, 1}; return true;
-    case XLA_FFI_DataType_S8: *out = {kDLInt, 8, 1}; return true;
-    case XLA_FFI_DataType_S16: *out = {kDLInt, 16, 1}; return true;
-    case XLA_FFI_DataType_S32: *out = {kDLInt, 32, 1}; return true;
-    case XLA_FFI_DataType_S64: *out = {kDLInt, 64, 1}; return true;
-    case XLA_FFI_DataType_U8: *out = {kDLUInt, 8, 1}; return true;
-    case XLA_FFI_DataType_F16: *out = {kDLFloat, 16, 1}; return true;
-    case XLA_FFI_DataType_F32: *out = {kDLFloat, 32, 1}; return true;
-    case XLA_FFI_DataType_F64: *out = {kDLFloat, 64, 1}; return true;
-    case XLA_FFI_DataType_BF16: *out = {kDLBfloat, 16, 1}; return true;
-    default: return false;
+    case XLA_FFI_DataType_PRED:
+      *out = {dlpack_rules::kDLPackBool, 8, 1};
+      return true;
+    case XLA_FFI_DataType_S8:
+      *out = {kDLInt, 8, 1};
+      return true;
+    case XLA_FFI_DataType_S16:
+      *out = {kDLInt, 16, 1};
+      return true;
+    case XLA_FFI_DataType_S32:
+      *out = {kDLInt, 32, 1};
+      return true;
+    case XLA_FFI_DataType_S64:
+      *out = {kDLInt, 64, 1};
+      return true;
+    case XLA_FFI_DataType_U8:
+      *out = {kDLUInt, 8, 1};
+      return true;
+    case XLA_FFI_DataType_F16:
+      *out = {kDLFloat, 16, 1};
+      return true;
+    case XLA_FFI_DataType_F32:
+      *out = {kDLFloat, 32, 1};
+      return true;
+    case XLA_FFI_DataType_F64:
+      *out = {kDLFloat, 64, 1};
+      return true;
+    case XLA_FFI_DataType_BF16:
+      *out = {kDLBfloat, 16, 1};
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -243,8 +285,7 @@ std::string run_op(runrun_runtime* rt, const Attrs& a, std::vector<DLTensor>& in
       break;
     }
     case kBroadcast:
-      status = runrun_broadcast(rt, name.c_str(), &in[0], &out[0], a.root_rank, a.process_set,
-                                &h);
+      status = runrun_broadcast(rt, name.c_str(), &in[0], &out[0], a.root_rank, a.process_set, &h);
       break;
     case kAllgather:
       status = runrun_allgather(rt, name.c_str(), &in[0], a.process_set, &h);
@@ -274,9 +315,8 @@ XLA_FFI_Error* populate_metadata(XLA_FFI_CallFrame* frame) {
       extension->metadata->struct_size < XLA_FFI_Metadata_STRUCT_SIZE) {
     return make_error(frame->api, "runrun XLA FFI handler: unexpected XLA_FFI_Metadata size");
   }
-  extension->metadata->api_version = XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE,
-                                                         nullptr, XLA_FFI_API_MAJOR,
-                                                         XLA_FFI_API_MINOR};
+  extension->metadata->api_version = XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE, nullptr,
+                                                         XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR};
   extension->metadata->traits = 0;
   return nullptr;
 }
@@ -316,11 +356,12 @@ XLA_FFI_Error* cuda_placement(XLA_FFI_CallFrame* frame, Placement* out) {
       offsetof(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get) + sizeof(api->XLA_FFI_DeviceOrdinal_Get);
   if (api->struct_size < kNeeded || api->XLA_FFI_DeviceOrdinal_Get == nullptr ||
       api->XLA_FFI_Stream_Get == nullptr) {
-    return make_error(api, "runrun XLA FFI handler: this jaxlib's XLA FFI API has no device "
-                           "ordinal or stream query (API " +
-                               std::to_string(api->api_version.major_version) + "." +
-                               std::to_string(api->api_version.minor_version) +
-                               "): upgrade jaxlib or set RUNRUN_JAX_JIT_PATH=callback");
+    return make_error(api,
+                      "runrun XLA FFI handler: this jaxlib's XLA FFI API has no device "
+                      "ordinal or stream query (API " +
+                          std::to_string(api->api_version.major_version) + "." +
+                          std::to_string(api->api_version.minor_version) +
+                          "): upgrade jaxlib or set RUNRUN_JAX_JIT_PATH=callback");
   }
   XLA_FFI_DeviceOrdinal_Get_Args ordinal{};
   ordinal.struct_size = XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE;

@@ -74,8 +74,8 @@ class Ring {
   std::condition_variable ready_;
   std::vector<ProfileRecord> records_;  // guarded by mutex_, and so are the members below
   size_t dropped_ = 0;
-  size_t steps_ = 0;             // step ends in records_
-  size_t batch_ = 256;           // wake the waiter once this many steps are recorded
+  size_t steps_ = 0;    // step ends in records_
+  size_t batch_ = 256;  // wake the waiter once this many steps are recorded
   bool woken_ = false;
 };
 

@@ -27,7 +27,7 @@ void profile_record_step_end(int32_t profiler);
 
 struct ProfileRecord {
   int32_t profiler;
-  int32_t kind;  // 0: a grouped allreduce, 1: a step end
+  int32_t kind;       // 0: a grouped allreduce, 1: a step end
   double start, end;  // a step end: start == end
   size_t bytes;
 };

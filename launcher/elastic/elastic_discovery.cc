@@ -40,17 +40,15 @@ std::vector<HostSlots> discover_hosts(const std::string& script, double timeout_
     throw InvalidArgumentError(
         RUNRUN_WHERE,
         script_failed(script, !run.started ? "could not start: " + run.error
-                              : run.timed_out ? "did not finish within " +
-                                                    std::to_string(static_cast<int>(timeout_s)) +
-                                                    " s"
-                                              : "exited with status " +
-                                                    std::to_string(run.exit_code)));
+                              : run.timed_out
+                                  ? "did not finish within " +
+                                        std::to_string(static_cast<int>(timeout_s)) + " s"
+                                  : "exited with status " + std::to_string(run.exit_code)));
   }
   return parse_hostfile(run.output, "--host-discovery-script output", default_slots);
 }
 
-DiscoveryRun::DiscoveryRun(std::string script, std::chrono::milliseconds timeout,
-                           int default_slots)
+DiscoveryRun::DiscoveryRun(std::string script, std::chrono::milliseconds timeout, int default_slots)
     : script_(std::move(script)), timeout_(timeout), default_slots_(default_slots) {
   SpawnedProcess spawned = spawn_with_pipes(discovery_command(script_), {});
   pid_ = spawned.pid;
@@ -69,8 +67,8 @@ DiscoveryRun::~DiscoveryRun() {
 
 void DiscoveryRun::pump(bool from_stderr) {
   char buffer[4096];
-  (from_stderr ? stderr_text_ : output_) += read_available(from_stderr ? stderr_fd_ : stdout_fd_,
-                                                           buffer);
+  (from_stderr ? stderr_text_ : output_) +=
+      read_available(from_stderr ? stderr_fd_ : stdout_fd_, buffer);
 }
 
 bool DiscoveryRun::done(Clock::time_point now) {
@@ -99,8 +97,8 @@ bool DiscoveryRun::done(Clock::time_point now) {
   if (exited) {  // it ended in time; what it left running held its output open
     finish_with(status_);
   } else {
-    error_ = script_failed(script_, "did not finish within " +
-                                        std::to_string(timeout_.count() / 1000) + " s");
+    error_ = script_failed(
+        script_, "did not finish within " + std::to_string(timeout_.count() / 1000) + " s");
   }
   return true;
 }
@@ -112,14 +110,14 @@ void DiscoveryRun::finish_with(int status) {
     error_ = script_failed(script_, "was killed by signal " + std::to_string(WTERMSIG(status)) +
                                         " (" + strsignal(WTERMSIG(status)) + ")" + detail);
   } else if (WEXITSTATUS(status) != 0) {
-    error_ = script_failed(script_, "exited with status " + std::to_string(WEXITSTATUS(status)) +
-                                        detail);
+    error_ = script_failed(script_,
+                           "exited with status " + std::to_string(WEXITSTATUS(status)) + detail);
   } else {
     try {
       hosts_ = parse_hostfile(output_, "--host-discovery-script output", default_slots_);
     } catch (const Error& parse_error) {
-      error_ = script_failed(script_, std::string("printed a line that is not a host: ") +
-                                          parse_error.what());
+      error_ = script_failed(
+          script_, std::string("printed a line that is not a host: ") + parse_error.what());
     }
   }
 }

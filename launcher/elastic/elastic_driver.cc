@@ -128,8 +128,7 @@ void run_loop(ElasticDriver& driver, ScopedSignalFd& signals) {
     const auto now = Clock::now();
     if (driver.all_exited() && (driver.stopping || driver.finishing)) break;
     PollSet set = poll_set(driver, signals.fd());
-    if (poll(set.fds.data(), set.fds.size(), next_timeout_ms(driver, now)) < 0 &&
-        errno != EINTR) {
+    if (poll(set.fds.data(), set.fds.size(), next_timeout_ms(driver, now)) < 0 && errno != EINTR) {
       break;
     }
     if (set.fds[0].revents != 0) handle_signals(driver, signals);
@@ -176,8 +175,8 @@ int run_elastic_job(const ElasticJobSettings& settings) {
     driver = std::make_unique<ElasticDriver>(settings);
     driver->hosts.update(settings.options.hosts);
     // The first generation: -np workers on the hosts in order (the plan's max is -np).
-    const auto first = plan_membership(driver->hosts, {}, settings.options.num_proc, true,
-                                       Clock::now());
+    const auto first =
+        plan_membership(driver->hosts, {}, settings.options.num_proc, true, Clock::now());
     for (int host : first.start_on) start_worker(*driver, host);
     publish(*driver, driver->running());
     driver->next_discovery = Clock::now() + kDiscoveryInterval;

@@ -24,8 +24,8 @@
 namespace runrun::launcher {
 
 struct ElasticJobSettings {
-  LaunchOptions options;            // options.hosts: the -H hosts, or the first discovery
-  JobPlan plan;                     // the forwarded environment and this executable's path
+  LaunchOptions options;  // options.hosts: the -H hosts, or the first discovery
+  JobPlan plan;           // the forwarded environment and this executable's path
   Environment launcher_env;
   LocalHostNames local{{}};
   std::string cwd;

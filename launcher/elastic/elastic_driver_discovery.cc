@@ -18,10 +18,12 @@ std::vector<HostSlots> reachable(ElasticDriver& driver, const std::vector<HostSl
     if (driver.settings.local.is_local(host.name)) {
       kept.push_back(host);
     } else if (driver.refused_hosts.insert(host.name).second) {
-      std::fprintf(stderr, "runrun: elastic: host %s cannot join: this job listens on loopback "
-                           "(it started on this host alone and no --network-interface was "
-                           "given); restart it with --network-interface naming the network "
-                           "remote hosts reach this host on\n", host.name.c_str());
+      std::fprintf(stderr,
+                   "runrun: elastic: host %s cannot join: this job listens on loopback "
+                   "(it started on this host alone and no --network-interface was "
+                   "given); restart it with --network-interface naming the network "
+                   "remote hosts reach this host on\n",
+                   host.name.c_str());
     }
   }
   return kept;
@@ -31,13 +33,14 @@ void take_hosts(ElasticDriver& driver, const std::vector<HostSlots>& found, Cloc
   driver.hosts.update(reachable(driver, found));
   // A change of membership (a host gone or new, more or fewer slots, a cooldown that ended)
   // makes a new generation; a change that moves no worker does not.
-  const auto plan =
-      plan_membership(driver.hosts, planned_running(driver), driver.elastic.max_np, true, now,
-                      driver.elastic.keep_failed_hosts);
+  const auto plan = plan_membership(driver.hosts, planned_running(driver), driver.elastic.max_np,
+                                    true, now, driver.elastic.keep_failed_hosts);
   if (!plan.stop.empty() || !plan.start_on.empty()) {
     if (driver.settings.options.verbose) {
-      std::fprintf(stderr, "runrun: elastic: the hosts changed: %zu worker(s) to stop, %zu to "
-                           "start\n", plan.stop.size(), plan.start_on.size());
+      std::fprintf(stderr,
+                   "runrun: elastic: the hosts changed: %zu worker(s) to stop, %zu to "
+                   "start\n",
+                   plan.stop.size(), plan.start_on.size());
     }
     driver.schedule_change(now);
   }
@@ -50,9 +53,8 @@ void step_discovery(ElasticDriver& driver, Clock::time_point now) {
   if (!driver.discovery) {
     if (now < driver.next_discovery) return;
     try {
-      driver.discovery =
-          std::make_unique<DiscoveryRun>(driver.elastic.discovery_script, kDiscoveryTimeout,
-                                         driver.elastic.default_slots);
+      driver.discovery = std::make_unique<DiscoveryRun>(
+          driver.elastic.discovery_script, kDiscoveryTimeout, driver.elastic.default_slots);
     } catch (const Error& error) {
       std::fprintf(stderr, "runrun: elastic: %s (keeping the hosts found before)\n", error.what());
       driver.next_discovery = now + kDiscoveryInterval;

@@ -40,8 +40,7 @@ void start_worker(ElasticDriver& driver, int host) {
   worker->start(settings_for_worker(driver.settings, known.name,
                                     driver.settings.local.is_local(known.name), id));
   if (driver.settings.options.verbose) {
-    std::fprintf(stderr, "runrun: elastic: started worker %d on host %s\n", id,
-                 known.name.c_str());
+    std::fprintf(stderr, "runrun: elastic: started worker %d on host %s\n", id, known.name.c_str());
   }
   driver.workers[id] = std::move(worker);
 }

@@ -56,8 +56,8 @@ struct ElasticDriver {
   std::unique_ptr<DiscoveryRun> discovery;  // the script's run in progress, if any
   std::set<std::string> refused_hosts;      // remote hosts a loopback-only job cannot take
   Clock::time_point below_min_since{};      // when fewer than min-np could run; {} when not
-  bool finishing = false;  // a worker finished its script: no more generations
-  uint64_t finished_generation = 0;  // the generation it finished in (0: not known)
+  bool finishing = false;                   // a worker finished its script: no more generations
+  uint64_t finished_generation = 0;         // the generation it finished in (0: not known)
   Clock::time_point finish_deadline{};
   std::string failure;  // why the job is ending in failure; "" when it is not
   int stop_signal = 0;

@@ -14,7 +14,8 @@ using std::chrono::seconds;
 // finished worker (new workers, workers that went on to the current generation) wait for it in
 // vain: they are stopped, not counted as failures, as Horovod stops the other workers once one
 // succeeded. Those of `finished_in` are finishing the script too and get --elastic-timeout.
-void stop_workers_of_an_abandoned_generation(ElasticDriver& driver, const ElasticWorkerProcess& done,
+void stop_workers_of_an_abandoned_generation(ElasticDriver& driver,
+                                             const ElasticWorkerProcess& done,
                                              uint64_t finished_in) {
   for (auto& [id, other] : driver.workers) {
     if (other->exited || other->stopping || id == done.id) continue;
@@ -52,12 +53,11 @@ void on_worker_end(ElasticDriver& driver, ElasticWorkerProcess& worker, Clock::t
                         (rank >= 0 ? " (rank " + std::to_string(rank) + " of generation " +
                                          std::to_string(driver.generation) + ")"
                                    : std::string()) +
-                        " on host " + driver.host_name(worker.host) + ": " +
-                        worker.describe_end());
+                        " on host " + driver.host_name(worker.host) + ": " + worker.describe_end());
   if (driver.finishing) {
     if (driver.failure.empty()) {
-      driver.failure = "a worker failed after the job's script finished on another; " +
-                       lost_summary(driver);
+      driver.failure =
+          "a worker failed after the job's script finished on another; " + lost_summary(driver);
     }
     return;
   }
@@ -127,8 +127,8 @@ void poll_store(ElasticDriver& driver, Clock::time_point now) {
   for (auto it = driver.not_joined.begin(); it != driver.not_joined.end();) {
     const auto& worker = *driver.workers.at(it->first);
     const bool gone = worker.exited || worker.stopping;
-    if (gone || driver.store.check(driver.generation, {rendezvous::elastic_joined_key(
-                                                          std::to_string(it->first))})) {
+    if (gone || driver.store.check(driver.generation,
+                                   {rendezvous::elastic_joined_key(std::to_string(it->first))})) {
       if (!gone) driver.joined_generation[it->first] = driver.generation;
       it = driver.not_joined.erase(it);
     } else {

@@ -40,9 +40,9 @@ void publish(ElasticDriver& driver, const std::vector<ElasticWorkerProcess*>& ru
 void apply_change(ElasticDriver& driver, Clock::time_point now) {
   driver.change_pending = false;
   const bool allow_new = driver.has_discovery() || driver.generation == 0;
-  const MembershipPlan plan = plan_membership(driver.hosts, planned_running(driver),
-                                              driver.elastic.max_np, allow_new, now,
-                                              driver.elastic.keep_failed_hosts);
+  const MembershipPlan plan =
+      plan_membership(driver.hosts, planned_running(driver), driver.elastic.max_np, allow_new, now,
+                      driver.elastic.keep_failed_hosts);
   for (int id : plan.stop) begin_stop(driver, *driver.workers.at(id));
   for (int host : plan.start_on) start_worker(driver, host);
   const auto members = driver.running();
@@ -55,8 +55,9 @@ void apply_change(ElasticDriver& driver, Clock::time_point now) {
     const auto waited = now - driver.below_min_since;
     if (can_grow && waited < seconds(timeout_s)) {
       if (driver.generation > 0 || waited == Clock::duration::zero()) {
-        std::fprintf(stderr, "runrun: elastic: %d rank%s can run, fewer than --min-np %d: "
-                             "waiting up to %d s for hosts\n",
+        std::fprintf(stderr,
+                     "runrun: elastic: %d rank%s can run, fewer than --min-np %d: "
+                     "waiting up to %d s for hosts\n",
                      count, count == 1 ? "" : "s", min_np, timeout_s);
       }
       return;  // the next discovery (or the deadline check) tries again

@@ -4,9 +4,9 @@
 // order they first appeared, each with its slots, whether the last discovery still lists it, and
 // its failures: a host where a worker failed gets no new worker until its cooldown ends, and the
 // cooldown doubles with every failure within a range (Horovod's blacklist with cooldown).
-// Workers already running on such a host keep running. The plan of who stops and who starts is a pure function
-// of that table, so it is unit-tested without processes.
-// Thread-safety: plain values; the driver's single loop owns them.
+// Workers already running on such a host keep running. The plan of who stops and who starts is a
+// pure function of that table, so it is unit-tested without processes. Thread-safety: plain values;
+// the driver's single loop owns them.
 
 #include <chrono>
 #include <string>
@@ -66,8 +66,8 @@ struct PlannedWorker {
 };
 
 struct MembershipPlan {
-  std::vector<int> stop;        // ids of running workers to stop (host gone, fewer slots)
-  std::vector<int> start_on;    // a host index per new worker to start
+  std::vector<int> stop;      // ids of running workers to stop (host gone, fewer slots)
+  std::vector<int> start_on;  // a host index per new worker to start
 };
 
 // Who stops and who starts: workers on hosts no longer listed, or beyond their host's slots

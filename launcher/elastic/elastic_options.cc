@@ -43,9 +43,10 @@ void apply_cooldown_range(const std::vector<int>& range, ElasticOptions& elastic
   if (range.size() != 2 || range[0] < 1 || range[1] < range[0]) {
     std::string given;
     for (int value : range) given += " " + std::to_string(value);
-    throw InvalidArgumentError(RUNRUN_WHERE, "--blacklist-cooldown-range takes two numbers of "
-                                             "seconds MIN MAX with 1 <= MIN <= MAX, got" +
-                                                 given);
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               "--blacklist-cooldown-range takes two numbers of "
+                               "seconds MIN MAX with 1 <= MIN <= MAX, got" +
+                                   given);
   }
   elastic.cooldown_min_s = range[0];
   elastic.cooldown_max_s = range[1];

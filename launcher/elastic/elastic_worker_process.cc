@@ -24,8 +24,8 @@ constexpr int kFinishDrainMs = 2000;  // output still open at the end of the job
 WorkerLaunch settings_for_worker(const ElasticJobSettings& settings, const std::string& host,
                                  bool local, int id) {
   const LaunchOptions& options = settings.options;
-  std::vector<std::string> shim = {settings.plan.launcher_path, kRankShimFlag, "1",
-                                   kGlooRankFlag, std::to_string(id), "--"};
+  std::vector<std::string> shim = {settings.plan.launcher_path, kRankShimFlag, "1", kGlooRankFlag,
+                                   std::to_string(id),          "--"};
   shim.insert(shim.end(), options.command.begin(), options.command.end());
   WorkerLaunch launch;
   launch.start_timeout_s = options.start_timeout_s;
@@ -33,15 +33,14 @@ WorkerLaunch settings_for_worker(const ElasticJobSettings& settings, const std::
     launch.argv = shim;
   } else {
     launch.argv = remote_shell_command(
-        options, host, "cd -- " + shell_quote(settings.cwd) + " 2>/dev/null; exec " +
-                           shell_join(shim));
+        options, host,
+        "cd -- " + shell_quote(settings.cwd) + " 2>/dev/null; exec " + shell_join(shim));
   }
   EnvEntries entries = settings.job_entries;
   entries.emplace_back(env::kElasticWorker, std::to_string(id));
   entries.emplace_back(env::kElasticTimeout, std::to_string(options.elastic.elastic_timeout_s));
-  launch.stdin_block =
-      encode_environment_block(gloo_rank_environment(settings.plan, settings.launcher_env,
-                                                     entries));
+  launch.stdin_block = encode_environment_block(
+      gloo_rank_environment(settings.plan, settings.launcher_env, entries));
   return launch;
 }
 

@@ -36,7 +36,7 @@ class ElasticWorkerProcess {
   using Clock = std::chrono::steady_clock;
 
   int id = 0;
-  int host = 0;  // index in the driver's host table
+  int host = 0;           // index in the driver's host table
   bool started = false;   // its shim reported that it started
   bool exited = false;    // reaped
   bool stopping = false;  // the driver asked it to stop

@@ -31,19 +31,22 @@ std::optional<ClusterHosts> read_allocation(const Environment& env) {
   const std::string* tasks = find(env, "SLURM_TASKS_PER_NODE");
   if (nodes == nullptr || tasks == nullptr) {
     throw InvalidArgumentError(RUNRUN_WHERE,
-                               "SLURM_JOB_ID=" + *job + " says runrun runs in a Slurm allocation, "
-                               "but " + std::string(nodes ? "SLURM_TASKS_PER_NODE" : nodes_name) +
-                               " is not set: run runrun inside salloc or an sbatch script, or "
-                               "give -np and -H");
+                               "SLURM_JOB_ID=" + *job +
+                                   " says runrun runs in a Slurm allocation, "
+                                   "but " +
+                                   std::string(nodes ? "SLURM_TASKS_PER_NODE" : nodes_name) +
+                                   " is not set: run runrun inside salloc or an sbatch script, or "
+                                   "give -np and -H");
   }
   const auto names = slurm::expand_host_list(*nodes, nodes_name);
   const auto counts = slurm::expand_counts(*tasks, "SLURM_TASKS_PER_NODE");
   if (names.size() != counts.size()) {
-    throw InvalidArgumentError(RUNRUN_WHERE,
-                               std::string(nodes_name) + "='" + *nodes + "' lists " +
-                                   std::to_string(names.size()) + " nodes but "
-                                   "SLURM_TASKS_PER_NODE='" + *tasks + "' gives counts for " +
-                                   std::to_string(counts.size()));
+    throw InvalidArgumentError(RUNRUN_WHERE, std::string(nodes_name) + "='" + *nodes + "' lists " +
+                                                 std::to_string(names.size()) +
+                                                 " nodes but "
+                                                 "SLURM_TASKS_PER_NODE='" +
+                                                 *tasks + "' gives counts for " +
+                                                 std::to_string(counts.size()));
   }
   ClusterHosts allocation;
   for (std::size_t i = 0; i < names.size(); ++i) allocation.hosts.push_back({names[i], counts[i]});
@@ -59,8 +62,8 @@ std::optional<ClusterHosts> read_allocation(const Environment& env) {
   }
   long step = 0;
   const std::string* step_text = find(env, "SLURM_STEP_ID");
-  allocation.inside_step = step_text != nullptr && parse_whole(*step_text, step) && step >= 0 &&
-                           step < 0xfffffff0L;
+  allocation.inside_step =
+      step_text != nullptr && parse_whole(*step_text, step) && step >= 0 && step < 0xfffffff0L;
   return allocation;
 }
 
@@ -83,9 +86,9 @@ std::optional<ClusterHosts> mpi_operator_hosts(const Environment& env) {
     try {
       hosts.hosts = read_hostfile(*path);
     } catch (const InvalidArgumentError& error) {
-      throw InvalidArgumentError(RUNRUN_WHERE, std::string(name) + "=" + *path +
-                                                   " (the MPI Operator's hostfile): " +
-                                                   error.what());
+      throw InvalidArgumentError(
+          RUNRUN_WHERE,
+          std::string(name) + "=" + *path + " (the MPI Operator's hostfile): " + error.what());
     }
     hosts.source = "the hostfile " + *path + " that " + name + " names";
     return hosts;
@@ -100,21 +103,21 @@ std::vector<HostSlots> hosts_in_allocation(const std::vector<HostSlots>& hosts,
   std::vector<HostSlots> named;
   for (const auto& host : hosts) {
     const std::string name = short_name(host.name == "localhost" ? local_name : host.name);
-    const auto node =
-        std::find_if(allocation.hosts.begin(), allocation.hosts.end(),
-                     [&](const HostSlots& allocated) { return short_name(allocated.name) == name; });
+    const auto node = std::find_if(
+        allocation.hosts.begin(), allocation.hosts.end(),
+        [&](const HostSlots& allocated) { return short_name(allocated.name) == name; });
     if (node == allocation.hosts.end()) {
-      throw InvalidArgumentError(RUNRUN_WHERE,
-                                 "host '" + host.name + "' of " + given_by + " is outside " +
-                                     allocation.source + ": name allocated nodes only, or leave "
-                                     "out -H to use the whole allocation");
+      throw InvalidArgumentError(RUNRUN_WHERE, "host '" + host.name + "' of " + given_by +
+                                                   " is outside " + allocation.source +
+                                                   ": name allocated nodes only, or leave "
+                                                   "out -H to use the whole allocation");
     }
     if (host.slots > node->slots) {
-      throw InvalidArgumentError(RUNRUN_WHERE,
-                                 "host '" + host.name + "' of " + given_by + " has " +
-                                     std::to_string(host.slots) + " slots, more than the " +
-                                     std::to_string(node->slots) + " of node " + node->name +
-                                     " in " + allocation.source);
+      throw InvalidArgumentError(RUNRUN_WHERE, "host '" + host.name + "' of " + given_by + " has " +
+                                                   std::to_string(host.slots) +
+                                                   " slots, more than the " +
+                                                   std::to_string(node->slots) + " of node " +
+                                                   node->name + " in " + allocation.source);
     }
     named.push_back({node->name, host.slots});
   }

@@ -39,11 +39,11 @@ void add_interface_addresses(std::vector<std::string>* names) {
     const int family = it->ifa_addr->sa_family;
     const void* address = nullptr;
     if (family == AF_INET) {
-      address = &reinterpret_cast<const sockaddr_in*>(static_cast<const void*>(it->ifa_addr))
-                     ->sin_addr;
+      address =
+          &reinterpret_cast<const sockaddr_in*>(static_cast<const void*>(it->ifa_addr))->sin_addr;
     } else if (family == AF_INET6) {
-      address = &reinterpret_cast<const sockaddr_in6*>(static_cast<const void*>(it->ifa_addr))
-                     ->sin6_addr;
+      address =
+          &reinterpret_cast<const sockaddr_in6*>(static_cast<const void*>(it->ifa_addr))->sin6_addr;
     } else {
       continue;
     }

@@ -46,8 +46,8 @@ std::vector<int> parse_layout(std::string_view text) {
     int value = 0;
     const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || value < 1) {
-      throw InvalidArgumentError(RUNRUN_WHERE, "rank layout '" + std::string(text) +
-                                                   "' is not a list of positive counts");
+      throw InvalidArgumentError(
+          RUNRUN_WHERE, "rank layout '" + std::string(text) + "' is not a list of positive counts");
     }
     layout.push_back(value);
     start = comma + 1;

@@ -16,8 +16,7 @@ std::string whole_number_at_least(const std::string& text, const char* option, i
   const bool digits = text.find_first_not_of("0123456789") == std::string::npos;
   if (text.empty() || ec != std::errc() || ptr != end || !digits || value < minimum) {
     throw InvalidArgumentError(RUNRUN_WHERE, std::string(option) + " must be an integer >= " +
-                                                 std::to_string(minimum) + ", got '" + text +
-                                                 "'");
+                                                 std::to_string(minimum) + ", got '" + text + "'");
   }
   return text;
 }
@@ -50,13 +49,15 @@ std::vector<std::pair<std::string, std::string>> autotune_variables(const Autotu
     variables.emplace_back(std::string(knob.env_name), value);
   };
   // Any autotune option implies --autotune (it would do nothing otherwise).
-  const bool implied = !flags.log_file.empty() || !flags.warmup_samples.empty() ||
-                       !flags.steps_per_sample.empty();
+  const bool implied =
+      !flags.log_file.empty() || !flags.warmup_samples.empty() || !flags.steps_per_sample.empty();
   if (flags.no_autotune && (flags.autotune || implied)) {
-    throw InvalidArgumentError(RUNRUN_WHERE, std::string("--no-autotune and ") +
-                                                 (flags.autotune ? "--autotune" : "an autotune "
-                                                  "setting (which implies --autotune)") +
-                                                 " both given: use one");
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               std::string("--no-autotune and ") +
+                                   (flags.autotune ? "--autotune"
+                                                   : "an autotune "
+                                                     "setting (which implies --autotune)") +
+                                   " both given: use one");
   }
   if (flags.autotune || implied) set(knobs::kAutotune, "1");
   if (flags.no_autotune) set(knobs::kAutotune, "0");
@@ -87,8 +88,10 @@ std::vector<std::string> autotune_notices(const AutotuneFlags& flags) {
     double noise = -1;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), noise);
     if (ec != std::errc() || ptr != text.data() + text.size() || !(noise >= 0 && noise <= 1)) {
-      throw InvalidArgumentError(RUNRUN_WHERE, "--autotune-gaussian-process-noise must be a "
-                                               "number in [0, 1], got '" + text + "'");
+      throw InvalidArgumentError(RUNRUN_WHERE,
+                                 "--autotune-gaussian-process-noise must be a "
+                                 "number in [0, 1], got '" +
+                                     text + "'");
     }
     notices.push_back("--autotune-gaussian-process-noise" + ignored);
   }

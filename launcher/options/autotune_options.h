@@ -1,8 +1,8 @@
 #pragma once
 // Why: the flags of `runrun --autotune` (--autotune, --autotune-log-file,
 // --autotune-warmup-samples, --autotune-steps-per-sample; horovodrun's --no-autotune and its
-// Bayesian optimization settings, which runrun's search does not have) are declared and validated in one
-// place and become the ranks' RUNRUN_AUTOTUNE* knobs (docs/profiling.md, "Autotuning"); the
+// Bayesian optimization settings, which runrun's search does not have) are declared and validated
+// in one place and become the ranks' RUNRUN_AUTOTUNE* knobs (docs/profiling.md, "Autotuning"); the
 // runtime does the tuning (core/autotune/autotuner.h).
 // Thread-safety: plain functions.
 
@@ -16,7 +16,7 @@ namespace runrun::launcher {
 
 struct AutotuneFlags {
   bool autotune = false;
-  bool no_autotune = false;      // horovodrun's --no-autotune: RUNRUN_AUTOTUNE=0
+  bool no_autotune = false;  // horovodrun's --no-autotune: RUNRUN_AUTOTUNE=0
   std::string log_file;
   std::string warmup_samples;    // as written
   std::string steps_per_sample;  // as written

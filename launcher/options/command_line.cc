@@ -70,8 +70,7 @@ std::string usage_message(const std::string& cli11_message) {
   if (at == std::string::npos) return cli11_message;
   std::string option = cli11_message.substr(0, at);
   if (option == "--num-proc") option = "-np/--num-proc";
-  return option + " was given " + cli11_message.substr(at + marker.size()) +
-         " times; give it once";
+  return option + " was given " + cli11_message.substr(at + marker.size()) + " times; give it once";
 }
 
 // Validates a number given as text; returns it unchanged (the text the user wrote).
@@ -83,8 +82,8 @@ std::string number_at_least(const std::string& text, const char* option, double 
   const bool is_integer = text.find_first_not_of("0123456789") == std::string::npos;
   if (text.empty() || ec != std::errc() || ptr != end || (integer && !is_integer) ||
       value < minimum) {
-    invalid(std::string(option) + " must be " + (integer ? "an integer" : "a number") + " >= " +
-            std::to_string(static_cast<long long>(minimum)) + ", got '" + text + "'");
+    invalid(std::string(option) + " must be " + (integer ? "an integer" : "a number") +
+            " >= " + std::to_string(static_cast<long long>(minimum)) + ", got '" + text + "'");
   }
   return text;
 }
@@ -161,11 +160,9 @@ std::vector<std::pair<std::string, std::string>> knob_values(const RawOptions& r
 void check_extra_env(const std::vector<std::string>& entries) {
   for (const auto& entry : entries) {
     const std::string name = entry.substr(0, entry.find('='));
-    const bool valid =
-        !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-        std::all_of(name.begin(), name.end(), [](unsigned char c) {
-          return std::isalnum(c) || c == '_';
-        });
+    const bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                       std::all_of(name.begin(), name.end(),
+                                   [](unsigned char c) { return std::isalnum(c) || c == '_'; });
     if (!valid) {
       invalid("-x '" + entry + "' is not VAR or VAR=value with VAR made of letters, digits, _");
     }
@@ -189,17 +186,20 @@ void apply_horovod_flags(const RawOptions& raw, LaunchOptions& options,
     invalid("--slots-per-host must be at least 1, got " + std::to_string(raw.slots_per_host));
   }
   if (raw.slots_per_host != 0 && raw.discovery_script.empty()) {
-    notices.push_back("--slots-per-host ignored: it gives the slots of a host that "
-                      "--host-discovery-script prints without ':N' (with -H or --hostfile "
-                      "write host:N)");
+    notices.push_back(
+        "--slots-per-host ignored: it gives the slots of a host that "
+        "--host-discovery-script prints without ':N' (with -H or --hostfile "
+        "write host:N)");
   }
 }
 
 // Elastic training (--min-np, --max-np or --host-discovery-script given) into `options`.
 void apply_elastic_flags(const RawOptions& raw, const Environment& env, LaunchOptions& options) {
   if (raw.discovery_script.empty() && raw.min_np == 0 && raw.max_np == 0) return;
-  if (raw.mpi) invalid("elastic training (--min-np, --max-np, --host-discovery-script) runs "
-                       "over Gloo only, as Horovod's: drop --mpi");
+  if (raw.mpi)
+    invalid(
+        "elastic training (--min-np, --max-np, --host-discovery-script) runs "
+        "over Gloo only, as Horovod's: drop --mpi");
   if (!raw.discovery_script.empty() && (!raw.hosts.empty() || !raw.hostfile.empty())) {
     invalid("--host-discovery-script gives the hosts: drop " +
             std::string(raw.hosts.empty() ? "--hostfile" : "-H"));
@@ -212,10 +212,10 @@ void apply_elastic_flags(const RawOptions& raw, const Environment& env, LaunchOp
           ? raw.elastic_timeout_s
           : timeout_from_environment(env, env::kElasticTimeout, "HOROVOD_ELASTIC_TIMEOUT",
                                      raw.elastic_timeout_s, "--elastic-timeout");
-  options.elastic = validate_elastic(raw.num_proc, raw.min_np, raw.max_np,
-                                     raw.discovery_script, elastic_timeout_s, raw.reset_limit,
+  options.elastic = validate_elastic(raw.num_proc, raw.min_np, raw.max_np, raw.discovery_script,
+                                     elastic_timeout_s, raw.reset_limit,
                                      !raw.discovery_script.empty() ? 0
-                                     : hosts_given ? total_slots(options.hosts)
+                                     : hosts_given                 ? total_slots(options.hosts)
                                      : raw.max_np != 0 ? raw.max_np
                                                        : std::max(raw.num_proc, raw.min_np));
   apply_cooldown_range(raw.cooldown_range, options.elastic);
@@ -240,8 +240,8 @@ void choose_hosts(const RawOptions& raw, const Environment& env, LaunchOptions& 
   } else if (auto cluster = options.slurm ? options.slurm : mpi_operator_hosts(env)) {
     options.hosts = cluster->hosts;
     options.hosts_source = cluster->source;
-    if (options.num_proc == 0) options.num_proc = cluster->default_np > 0 ? cluster->default_np
-                                                  : total_slots(options.hosts);
+    if (options.num_proc == 0)
+      options.num_proc = cluster->default_np > 0 ? cluster->default_np : total_slots(options.hosts);
     if (options.num_proc >= 1 && options.num_proc <= total_slots(options.hosts)) {
       notices.push_back(cluster_hosts_notice(*cluster, options.num_proc));
     }  // else the preflight says what is wrong, naming both
@@ -282,8 +282,7 @@ void apply_remote_options(const RawOptions& raw, const Environment& env, LaunchO
 
 // The knobs the ranks get as variables: the runtime's, --profile's, horovodrun's flags, and
 // NCCL's interfaces.
-void apply_knobs(const RawOptions& raw, LaunchOptions& options,
-                 std::vector<std::string>& notices) {
+void apply_knobs(const RawOptions& raw, LaunchOptions& options, std::vector<std::string>& notices) {
   options.knob_values = knob_values(raw);
   for (auto& variable : profile_variables(raw.profile)) {
     options.knob_values.push_back(std::move(variable));
@@ -330,8 +329,10 @@ LaunchOptions validate(const RawOptions& raw, std::vector<std::string> command,
   options.dry_run = raw.dry_run;
   options.command = user_command(std::move(command));
   if ((!raw.cooldown_range.empty() || raw.keep_failed_hosts) && !elastic) {
-    invalid(std::string(raw.keep_failed_hosts ? "--keep-failed-hosts" : "--blacklist-cooldown-"
-            "range") + " is for elastic jobs: give --min-np or --host-discovery-script too");
+    invalid(std::string(raw.keep_failed_hosts ? "--keep-failed-hosts"
+                                              : "--blacklist-cooldown-"
+                                                "range") +
+            " is for elastic jobs: give --min-np or --host-discovery-script too");
   }
   options.network_check = validate_network_check(raw.network_check);
   apply_elastic_flags(raw, env, options);

@@ -97,8 +97,7 @@ class ConfigReader {
       double number = 0;
       const auto* end = entry.value.data() + entry.value.size();
       const auto [ptr, ec] = std::from_chars(entry.value.data(), end, number);
-      const bool whole =
-          entry.value.find_first_not_of("0123456789-") == std::string::npos;
+      const bool whole = entry.value.find_first_not_of("0123456789-") == std::string::npos;
       if (entry.quoted || ec != std::errc() || ptr != end ||
           (setting.kind == Kind::kWhole && !whole)) {
         fail(entry, "'" + entry.value + "' is not " +
@@ -171,8 +170,8 @@ class ConfigReader {
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (lower != "gloo" && lower != "mpi") fail(entry, "'" + entry.value + "' is not gloo or mpi");
     // Elastic jobs run over Gloo whatever the file says (as horovodrun's).
-    const bool elastic = given_("--min-np") || given_("--max-np") ||
-                         given_("--host-discovery-script");
+    const bool elastic =
+        given_("--min-np") || given_("--max-np") || given_("--host-discovery-script");
     if (lower == "mpi" && elastic) return;
     words.push_back("--" + lower);
   }

@@ -71,8 +71,9 @@ void add_horovod_flags(CLI::App& app, HorovodFlags& flags) {
   app.add_flag("--prefix-output-with-timestamp", flags.prefix_output_with_timestamp,
                "begin every output line of the ranks with the time it arrived (also "
                "-prefix-timestamp)");
-  app.add_flag("--tcp", flags.tcp, "NCCL over TCP sockets only, not InfiniBand "
-                                   "(NCCL_IB_DISABLE=1 for every rank)");
+  app.add_flag("--tcp", flags.tcp,
+               "NCCL over TCP sockets only, not InfiniBand "
+               "(NCCL_IB_DISABLE=1 for every rank)");
   app.add_option("--binding-args", flags.binding_args,
                  "mpirun's '--bind-to POLICY' (and '--report-bindings'): bind each rank");
   app.add_flag("--mpi-threads-disable", flags.mpi_threads_disable,
@@ -96,8 +97,9 @@ HorovodFlagEffects horovod_flag_effects(const HorovodFlags& flags) {
   check_pair(flags.mpi_threads_disable, flags.no_mpi_threads_disable, "--mpi-threads-disable",
              "--no-mpi-threads-disable");
   if (flags.jsrun) {
-    invalid("--jsrun: runrun does not start jobs with LSF's jsrun; use --mpi (Open MPI's "
-            "mpirun) or --gloo (no MPI), with the hosts of the allocation in -H or --hostfile");
+    invalid(
+        "--jsrun: runrun does not start jobs with LSF's jsrun; use --mpi (Open MPI's "
+        "mpirun) or --gloo (no MPI), with the hosts of the allocation in -H or --hostfile");
   }
   HorovodFlagEffects effects;
   if (flags.hierarchical_allgather) {
@@ -114,8 +116,8 @@ HorovodFlagEffects horovod_flag_effects(const HorovodFlags& flags) {
                                        "check runs every time"));
   }
   if (flags.log_without_timestamp) {
-    effects.notices.push_back(accepted("--log-without-timestamp",
-                                       "runrun's log lines always begin with their time"));
+    effects.notices.push_back(
+        accepted("--log-without-timestamp", "runrun's log lines always begin with their time"));
   }
   if (flags.mpi_threads_disable) {
     effects.notices.push_back(accepted("--mpi-threads-disable",

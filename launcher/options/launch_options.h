@@ -44,34 +44,34 @@ struct NetworkCheckOptions {
 };
 
 struct LaunchOptions {
-  int num_proc = 0;                        // -np
-  std::vector<HostSlots> hosts;            // -H or --hostfile; default localhost:<np>
-  std::string hosts_source;                // "-H", "--hostfile PATH" or "default", for messages
+  int num_proc = 0;              // -np
+  std::vector<HostSlots> hosts;  // -H or --hostfile; default localhost:<np>
+  std::string hosts_source;      // "-H", "--hostfile PATH" or "default", for messages
   // The Slurm allocation the launcher runs in (SLURM_JOB_ID): its nodes are the default hosts,
   // -H must stay inside it, and the ranks start through srun, never ssh.
   std::optional<ClusterHosts> slurm;
-  std::optional<int> ssh_port;             // -p
-  std::string ssh_identity_file;           // -i
-  std::string rsh_agent;                   // --rsh-agent or RUNRUN_RSH_AGENT; "" means ssh
+  std::optional<int> ssh_port;               // -p
+  std::string ssh_identity_file;             // -i
+  std::string rsh_agent;                     // --rsh-agent or RUNRUN_RSH_AGENT; "" means ssh
   Controller controller = Controller::kMpi;  // --mpi / --gloo
   bool controller_given = false;             // neither: mpi when mpirun is installed, else gloo
-  std::vector<std::string> extra_env;      // -x VAR or VAR=value, as given
-  std::string output_dir;                  // --output-filename
+  std::vector<std::string> extra_env;        // -x VAR or VAR=value, as given
+  std::string output_dir;                    // --output-filename
   bool verbose = false;
-  int start_timeout_s = 30;                // --start-timeout
-  std::string network_interface;           // --network-interface (names or CIDRs, commas)
-  std::vector<std::string> mpi_args;       // --mpi-args, split like a shell would
+  int start_timeout_s = 30;           // --start-timeout
+  std::string network_interface;      // --network-interface (names or CIDRs, commas)
+  std::vector<std::string> mpi_args;  // --mpi-args, split like a shell would
   // Variables every rank gets from options: tunables (RUNRUN_* knobs, in the order of the
   // knobs), then library variables of horovodrun's flags (NCCL_IB_DISABLE for --tcp).
   std::vector<std::pair<std::string, std::string>> knob_values;
-  bool timestamp_output = false;           // --prefix-output-with-timestamp
+  bool timestamp_output = false;  // --prefix-output-with-timestamp
   bool dry_run = false;
   ElasticOptions elastic;
   NetworkCheckOptions network_check;
   // Internal (not a flag): the ranks' stdout lines go here instead of the launcher's stdout
   // (--check-network reads its measuring job's report from it); nullptr: stdout.
   std::FILE* capture_rank_stdout = nullptr;
-  std::vector<std::string> command;        // the user's command, untouched
+  std::vector<std::string> command;  // the user's command, untouched
 };
 
 // What the command line asks for: run a job, or print something and exit.

@@ -15,10 +15,9 @@ double positive_number(const std::string& text, const char* flag, double most) {
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(value) ||
       value <= 0 || value > most) {
-    throw InvalidArgumentError(RUNRUN_WHERE, std::string(flag) + " must be a number above 0 " +
-                                                 "and at most " +
-                                                 std::to_string(static_cast<int>(most)) +
-                                                 ", got '" + text + "'");
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               std::string(flag) + " must be a number above 0 " + "and at most " +
+                                   std::to_string(static_cast<int>(most)) + ", got '" + text + "'");
   }
   return value;
 }
@@ -40,10 +39,10 @@ NetworkCheckOptions validate_network_check(const NetworkCheckFlags& flags) {
   NetworkCheckOptions options;
   options.enabled = flags.check_network;
   if (!flags.check_network && (!flags.min_bandwidth.empty() || !flags.budget_s.empty())) {
-    throw InvalidArgumentError(RUNRUN_WHERE, std::string(flags.min_bandwidth.empty()
-                                                             ? "--check-network-seconds"
-                                                             : "--min-bandwidth") +
-                                                 " applies to --check-network: add it");
+    throw InvalidArgumentError(
+        RUNRUN_WHERE,
+        std::string(flags.min_bandwidth.empty() ? "--check-network-seconds" : "--min-bandwidth") +
+            " applies to --check-network: add it");
   }
   if (!flags.min_bandwidth.empty()) {
     options.min_bandwidth_gbit = positive_number(flags.min_bandwidth, "--min-bandwidth", 1e6);

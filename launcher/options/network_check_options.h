@@ -15,8 +15,8 @@ namespace runrun::launcher {
 // What CLI11 fills, before validation.
 struct NetworkCheckFlags {
   bool check_network = false;
-  std::string min_bandwidth;    // Gbit/s, as written
-  std::string budget_s;         // seconds per measurement, as written
+  std::string min_bandwidth;  // Gbit/s, as written
+  std::string budget_s;       // seconds per measurement, as written
 };
 
 void add_network_check_flags(CLI::App& app, NetworkCheckFlags& flags);

@@ -79,7 +79,7 @@ std::vector<std::string> normalize_option_spellings(const std::vector<std::strin
               "' (see runrun --help); a command that starts with '-' goes after '--'");
     }
     if (word.find('=') != std::string::npos) continue;  // --name=value
-    if (word[1] != '-' && word.size() > 2) continue;     // -Hvalue
+    if (word[1] != '-' && word.size() > 2) continue;    // -Hvalue
     const CLI::Option* option = app.get_option_no_throw(word);
     if (option != nullptr && option->get_expected_min() > 0) {
       i += static_cast<std::size_t>(option->get_expected_min());  // skip its value(s)

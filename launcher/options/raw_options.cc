@@ -82,7 +82,8 @@ void add_elastic_options(CLI::App& app, RawOptions& raw) {
                  "failure (default 10 600)")
       ->expected(2)
       ->allow_extra_args(false);
-  app.add_flag("--keep-failed-hosts", raw.keep_failed_hosts, "elastic: a failed worker's host "
+  app.add_flag("--keep-failed-hosts", raw.keep_failed_hosts,
+               "elastic: a failed worker's host "
                "keeps its other workers (default: it leaves until its cooldown ends)");
 }
 

@@ -15,11 +15,10 @@ class LineError {
   LineError(const std::string& source, int number, const std::string& raw)
       : source_(source), number_(number), raw_(raw) {}
   [[noreturn]] void operator()(const std::string& why) const {
-    throw InvalidArgumentError(RUNRUN_WHERE,
-                               source_ + " line " + std::to_string(number_) + " '" + raw_ +
-                                   "': " + why +
-                                   " (runrun reads Horovod's config files: 'section:' lines, "
-                                   "each followed by indented 'key: value' lines)");
+    throw InvalidArgumentError(
+        RUNRUN_WHERE, source_ + " line " + std::to_string(number_) + " '" + raw_ + "': " + why +
+                          " (runrun reads Horovod's config files: 'section:' lines, "
+                          "each followed by indented 'key: value' lines)");
   }
 
  private:
@@ -60,10 +59,14 @@ std::string quoted_scalar(std::string_view text, std::string_view* rest, const L
     }
     if (quote == '"' && c == '\\' && i + 1 < text.size()) {
       const char next = text[++i];
-      if (next == 'n') value += '\n';
-      else if (next == 't') value += '\t';
-      else if (next == '\\' || next == '"' || next == '/') value += next;
-      else fail(std::string("the escape '\\") + next + "' is not supported");
+      if (next == 'n')
+        value += '\n';
+      else if (next == 't')
+        value += '\t';
+      else if (next == '\\' || next == '"' || next == '/')
+        value += next;
+      else
+        fail(std::string("the escape '\\") + next + "' is not supported");
       continue;
     }
     value += c;
@@ -116,8 +119,8 @@ std::vector<YamlEntry> read_yaml_mapping(std::string_view content, const std::st
     if (indent == 0 && text == "---" && !any_line) continue;  // the document's start
     if (indent == 0 && text == "...") break;                  // the document's end
     any_line = true;
-    const std::size_t key_end = std::find_if_not(text.begin(), text.end(), is_key_char) -
-                                text.begin();
+    const std::size_t key_end =
+        std::find_if_not(text.begin(), text.end(), is_key_char) - text.begin();
     if (key_end == 0 || key_end == text.size() || text[key_end] != ':' ||
         (key_end + 1 < text.size() && text[key_end + 1] != ' ')) {
       fail("not a 'key: value' line with a plain key");
@@ -154,8 +157,8 @@ bool yaml_bool(const YamlEntry& entry, bool* value) {
   if (entry.quoted || entry.null) return false;
   static constexpr std::array<std::string_view, 9> kTrue = {"true", "True", "TRUE", "yes", "Yes",
                                                             "YES",  "on",   "On",   "ON"};
-  static constexpr std::array<std::string_view, 9> kFalse = {
-      "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
+  static constexpr std::array<std::string_view, 9> kFalse = {"false", "False", "FALSE", "no", "No",
+                                                             "NO",    "off",   "Off",   "OFF"};
   if (std::find(kTrue.begin(), kTrue.end(), entry.value) != kTrue.end()) {
     *value = true;
     return true;

@@ -86,8 +86,9 @@ long daemon_reaper_grace_ms(const char* peer_timeout_text) {
   double seconds = peer_timeout_seconds(peer_timeout_text);
   if (seconds == 0) seconds = peer_timeout_seconds(nullptr);  // monitoring off: the default
   const long grace_ms = std::lround(seconds * 1000.0);
-  return grace_ms < kMinimumGraceMs ? kMinimumGraceMs
-                                    : grace_ms > kMaximumGraceMs ? kMaximumGraceMs : grace_ms;
+  return grace_ms < kMinimumGraceMs   ? kMinimumGraceMs
+         : grace_ms > kMaximumGraceMs ? kMaximumGraceMs
+                                      : grace_ms;
 }
 
 UniqueFd watch_open_mpi_daemon(pid_t parent) {

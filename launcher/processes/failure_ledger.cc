@@ -41,12 +41,19 @@ void FailureLedger::note(const RankEvent& event) {
       }
       if (event.kind == RankEvent::Kind::kPeerLost) causes_[rank].push_back(event);
       break;
-    case RankEvent::Kind::kPeerLeft: causes_[rank].push_back(event); break;
-    case RankEvent::Kind::kInitFailed: init_failed_[rank] = true; break;
+    case RankEvent::Kind::kPeerLeft:
+      causes_[rank].push_back(event);
+      break;
+    case RankEvent::Kind::kInitFailed:
+      init_failed_[rank] = true;
+      break;
     case RankEvent::Kind::kExited:
     case RankEvent::Kind::kSignaled:
-    case RankEvent::Kind::kStopped: end_heard_[rank] = true; break;
-    case RankEvent::Kind::kStarted: break;
+    case RankEvent::Kind::kStopped:
+      end_heard_[rank] = true;
+      break;
+    case RankEvent::Kind::kStarted:
+      break;
   }
 }
 

@@ -30,11 +30,11 @@ JobReport job_report(const JobRecord& record) {
   }
   if (record.start_timed_out) return {kExitLauncherFailure, "", MpirunOutput::kNone};
   if (record.silent_rank >= 0) {
-    return {kExitLauncherFailure,
-            line("rank " + std::to_string(record.silent_rank) + " on host " +
-                 record.silent_rank_host +
-                 " stopped answering (stopped or hung) and was stopped with the other ranks"),
-            MpirunOutput::kNone};
+    return {
+        kExitLauncherFailure,
+        line("rank " + std::to_string(record.silent_rank) + " on host " + record.silent_rank_host +
+             " stopped answering (stopped or hung) and was stopped with the other ranks"),
+        MpirunOutput::kNone};
   }
   if (!record.direct && record.mpirun_exit_code != 0) {
     const std::string status = std::to_string(record.mpirun_exit_code);

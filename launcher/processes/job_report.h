@@ -16,18 +16,18 @@ namespace runrun::launcher {
 
 // What happened to a job, as the supervisor saw it once every child was reaped.
 struct JobRecord {
-  bool direct = false;      // ranks started directly (runrun --gloo), not by mpirun
-  int stop_signal = 0;      // the first signal that stopped the launcher, or 0
+  bool direct = false;  // ranks started directly (runrun --gloo), not by mpirun
+  int stop_signal = 0;  // the first signal that stopped the launcher, or 0
   // The ranks' failures, summarized (FailureLedger::summarize); none when no rank failed.
   std::optional<FailureLedger::Summary> failure;
-  std::string lost_daemon_node;         // the first node whose daemon mpirun lost, or ""
-  std::vector<std::string> host_labels; // the hosts as the user wrote them
-  std::vector<int> layout;              // processes per host, in host order
-  bool start_timed_out = false;         // not every rank started within --start-timeout
-  int silent_rank = -1;                 // the rank stopped for going silent, or -1
-  std::string silent_rank_host;         // its host label
-  int mpirun_exit_code = 0;             // mpirun's status (128+N for signal N); mpirun only
-  int started_count = 0;                // ranks that reported they started
+  std::string lost_daemon_node;          // the first node whose daemon mpirun lost, or ""
+  std::vector<std::string> host_labels;  // the hosts as the user wrote them
+  std::vector<int> layout;               // processes per host, in host order
+  bool start_timed_out = false;          // not every rank started within --start-timeout
+  int silent_rank = -1;                  // the rank stopped for going silent, or -1
+  std::string silent_rank_host;          // its host label
+  int mpirun_exit_code = 0;              // mpirun's status (128+N for signal N); mpirun only
+  int started_count = 0;                 // ranks that reported they started
   int num_proc = 0;
 };
 
@@ -38,9 +38,9 @@ struct JobReport {
   // What becomes of mpirun's own reports (launcher/processes/mpirun_aftermath.h, output_router.h).
   enum class MpirunOutput {
     kNone,
-    kCrashAfterText,        // a crash report, if any, goes to a file named after `text`
-    kReleasedBeforeText,    // held job-end boxes and any crash report are printed before
-                            // `text`: mpirun's own account is the only one there is
+    kCrashAfterText,      // a crash report, if any, goes to a file named after `text`
+    kReleasedBeforeText,  // held job-end boxes and any crash report are printed before
+                          // `text`: mpirun's own account is the only one there is
   } mpirun_output = MpirunOutput::kNone;
 };
 

@@ -20,8 +20,8 @@ std::string lost_daemon_summary(const std::string& node,
     for (int i = 0; i < host; ++i) first += layout[static_cast<std::size_t>(i)];
     std::vector<int> ranks;
     for (int r = 0; r < layout[static_cast<std::size_t>(host)]; ++r) ranks.push_back(first + r);
-    where = "host " + host_labels[static_cast<std::size_t>(host)] + " (" +
-            describe_ranks(ranks) + ")";
+    where =
+        "host " + host_labels[static_cast<std::size_t>(host)] + " (" + describe_ranks(ranks) + ")";
   }
   return "the network link to " + where +
          " was lost (a network partition, or the host went down): mpirun lost its connection "
@@ -39,8 +39,8 @@ void report_mpirun_crash(OutputRouter& router, bool after_verdict) {
     return;
   }
   const char* dir = std::getenv("TMPDIR");
-  std::string path = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") +
-                     "/runrun-mpirun-crash-XXXXXX";
+  std::string path =
+      std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/runrun-mpirun-crash-XXXXXX";
   const int fd = mkstemp(path.data());
   std::FILE* file = fd >= 0 ? fdopen(fd, "w") : nullptr;
   bool kept = file != nullptr;
@@ -49,14 +49,16 @@ void report_mpirun_crash(OutputRouter& router, bool after_verdict) {
   }
   if (file != nullptr && std::fclose(file) != 0) kept = false;
   if (!kept) {
-    std::fprintf(stderr, "runrun: mpirun crashed while shutting down after the job had failed "
-                         "(its report follows; it is not the cause)\n");
+    std::fprintf(stderr,
+                 "runrun: mpirun crashed while shutting down after the job had failed "
+                 "(its report follows; it is not the cause)\n");
     router.release_crash_report();
     return;
   }
-  std::fprintf(stderr, "runrun: mpirun crashed while shutting down (%s) after the job had "
-                       "failed, as Open MPI 4.1's does after losing a daemon; it is not the "
-                       "cause. Its report is in %s\n",
+  std::fprintf(stderr,
+               "runrun: mpirun crashed while shutting down (%s) after the job had "
+               "failed, as Open MPI 4.1's does after losing a daemon; it is not the "
+               "cause. Its report is in %s\n",
                crash_signal(report).c_str(), path.c_str());
 }
 

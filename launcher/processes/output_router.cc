@@ -71,10 +71,10 @@ bool is_box_rule(const std::string& line) {
 // Boxes that only say how the job ended, which the launcher's summary says in one line.
 bool is_job_end_box(const std::vector<std::string>& box) {
   for (const auto& line : box) {
-    for (const char* text : {"Primary job  terminated normally", "Primary job terminated normally",
-                             "mpirun detected that one or more processes exited",
-                             "mpirun noticed that process rank",
-                             "has lost communication with a remote daemon"}) {
+    for (const char* text :
+         {"Primary job  terminated normally", "Primary job terminated normally",
+          "mpirun detected that one or more processes exited", "mpirun noticed that process rank",
+          "has lost communication with a remote daemon"}) {
       if (line.find(text) != std::string::npos) return true;
     }
   }
@@ -137,8 +137,8 @@ void OutputRouter::process(int pipe) {
     const bool line_start = pos == 0 ? at_line_start_[pipe] : data[pos - 1] == '\n';
     TagMatch match = TagMatch::kNo;
     if (!srun_labels_) {
-      match = match_tag(std::string_view(data).substr(pos), &tagged.rank, &tagged.is_stderr,
-                        &length);
+      match =
+          match_tag(std::string_view(data).substr(pos), &tagged.rank, &tagged.is_stderr, &length);
     } else if (line_start) {
       match = match_srun_label(std::string_view(data).substr(pos), &tagged.rank, &length);
       tagged.is_stderr = pipe == 1;
@@ -167,8 +167,8 @@ void OutputRouter::process(int pipe) {
 }
 
 void OutputRouter::append(const Owner& owner, int pipe, std::string_view text) {
-  std::string& line = owner.rank < 0 ? untagged_[pipe]
-                                     : partial_[std::make_pair(owner.rank, owner.is_stderr)];
+  std::string& line =
+      owner.rank < 0 ? untagged_[pipe] : partial_[std::make_pair(owner.rank, owner.is_stderr)];
   line.append(text);
   if (!line.empty() && line.back() == '\n') {
     line.pop_back();
@@ -321,18 +321,19 @@ OutputRouter::RankFile& OutputRouter::rank_file_entry(int rank, bool is_stderr) 
   }
   if (entry.file == nullptr) {
     std::fprintf(err_, "runrun: %s: %s; rank %d's %s goes to the terminal only\n",
-                 entry.path.c_str(), entry.failure.c_str(), rank,
-                 is_stderr ? "stderr" : "stdout");
+                 entry.path.c_str(), entry.failure.c_str(), rank, is_stderr ? "stderr" : "stdout");
   }
   return entry;
 }
 
 int report_lost_output(const OutputRouter& router, const std::string& output_dir, int exit_code) {
   const std::vector<std::string> lost = router.lost_output();
-  for (const std::string& line : lost) std::fprintf(stderr, "runrun: output lost: %s\n", line.c_str());
+  for (const std::string& line : lost)
+    std::fprintf(stderr, "runrun: output lost: %s\n", line.c_str());
   if (lost.empty() || exit_code != 0) return exit_code;
-  std::fprintf(stderr, "runrun: every rank succeeded, but %zu output file(s) under %s are "
-                       "incomplete: exiting 1\n",
+  std::fprintf(stderr,
+               "runrun: every rank succeeded, but %zu output file(s) under %s are "
+               "incomplete: exiting 1\n",
                lost.size(), output_dir.c_str());
   return 1;
 }

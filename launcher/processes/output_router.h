@@ -2,7 +2,8 @@
 // Why: mpirun tags every piece of output a rank writes ("[1,3]<stderr>:text"; a line written
 // in several writes arrives as several tagged pieces, possibly between other ranks' pieces;
 // srun --label writes whole lines as "3: text", on the stream the rank wrote to);
-// the launcher joins each rank's pieces into lines, rewrites the tag to "[3]<stderr>:", copies each rank's lines into DIR/rank.N/{stdout,stderr} when
+// the launcher joins each rank's pieces into lines, rewrites the tag to "[3]<stderr>:", copies each
+// rank's lines into DIR/rank.N/{stdout,stderr} when
 // --output-filename is given, and takes out the rank shim's marker lines (start/exit events)
 // so the supervisor sees them and the user does not. mpirun's own boxed reports of how the job
 // ended ("Primary job terminated normally, but 1 process returned a non-zero exit code...")
@@ -79,7 +80,7 @@ class OutputRouter {
   int num_proc_;
   int rank_digits_;
   std::string pending_[2];  // unparsed bytes per pipe (0 stdout, 1 stderr)
-  Owner owner_[2];           // owner of the text that follows on each pipe
+  Owner owner_[2];          // owner of the text that follows on each pipe
   std::map<std::pair<int, bool>, std::string> partial_;  // unfinished line per rank stream
   std::string untagged_[2];  // unfinished line of mpirun's own output per pipe
   std::vector<RankEvent> events_;
@@ -87,7 +88,7 @@ class OutputRouter {
   bool timestamp_lines_;
   bool srun_labels_;
   bool at_line_start_[2] = {true, true};  // per pipe: the next byte begins a line (srun labels)
-  std::vector<std::string> box_[2];  // lines of an unfinished box of mpirun's, per pipe
+  std::vector<std::string> box_[2];       // lines of an unfinished box of mpirun's, per pipe
   std::vector<std::string> lost_daemon_nodes_;
   std::vector<std::string> crash_report_;
   int crash_pipe_ = 1;

@@ -63,8 +63,8 @@ std::optional<Partition> find_partition(const std::vector<RankLossReport>& repor
   }
   // One side's every rank lost the other side; the other side's ranks lost it too, or were
   // heard of no more.
-  const bool split = (reported[0] && reported_or_unheard[1]) ||
-                     (reported[1] && reported_or_unheard[0]);
+  const bool split =
+      (reported[0] && reported_or_unheard[1]) || (reported[1] && reported_or_unheard[0]);
   if (!split) return std::nullopt;
   for (int s = 0; s < 2; ++s) {
     std::sort(partition.hosts[s].begin(), partition.hosts[s].end());
@@ -96,10 +96,10 @@ std::string describe_partition(const Partition& partition,
   for (int s = 0; s < 2; ++s) {
     std::string hosts;
     for (const int host : partition.hosts[s]) {
-      hosts += (hosts.empty() ? "" : ", ") +
-               (host >= 0 && host < static_cast<int>(host_labels.size())
-                    ? host_labels[static_cast<std::size_t>(host)]
-                    : "?");
+      hosts +=
+          (hosts.empty() ? "" : ", ") + (host >= 0 && host < static_cast<int>(host_labels.size())
+                                             ? host_labels[static_cast<std::size_t>(host)]
+                                             : "?");
     }
     side_text[s] = (partition.hosts[s].size() == 1 ? "host " : "hosts ") + hosts + " (" +
                    describe_ranks(partition.ranks[s]) + ")";

@@ -18,8 +18,8 @@ namespace runrun::launcher {
 
 // What the launcher heard from one rank.
 struct RankLossReport {
-  int host = 0;          // index of the rank's host
-  int lost_peer = -1;    // the first peer its runtime reported lost (or silent); -1: none
+  int host = 0;            // index of the rank's host
+  int lost_peer = -1;      // the first peer its runtime reported lost (or silent); -1: none
   bool end_heard = false;  // its rank shim reported how it ended (exit, signal, stopped)
 };
 

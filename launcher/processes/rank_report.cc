@@ -34,8 +34,8 @@ bool parse_int(std::string_view text, int* value) {
 }  // namespace
 
 std::string format_rank_event(const RankEvent& event) {
-  return std::string(kRankMarker) + " " + kind_name(event.kind) + " " +
-         std::to_string(event.rank) + " " + std::to_string(event.value) + "\n";
+  return std::string(kRankMarker) + " " + kind_name(event.kind) + " " + std::to_string(event.rank) +
+         " " + std::to_string(event.value) + "\n";
 }
 
 std::optional<RankEvent> find_rank_event(std::string_view line, std::string* rest) {

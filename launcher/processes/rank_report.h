@@ -22,7 +22,14 @@ struct RankEvent {
   // rank's peer monitor (stopped or hung), whether or not the rank failed because of it.
   // kInitFailed: the rank's init() failed for a reason of its own (a setting it refused).
   enum class Kind {
-    kStarted, kExited, kSignaled, kStopped, kPeerLost, kPeerLeft, kPeerSilent, kInitFailed
+    kStarted,
+    kExited,
+    kSignaled,
+    kStopped,
+    kPeerLost,
+    kPeerLeft,
+    kPeerSilent,
+    kInitFailed
   };
   Kind kind = Kind::kStarted;
   int rank = 0;

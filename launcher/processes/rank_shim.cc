@@ -121,9 +121,10 @@ void export_launcher_topology(int rank, const std::vector<int>& layout) {
 int export_topology(const std::vector<int>& layout) {
   const int rank = env_int("OMPI_COMM_WORLD_RANK", -1);
   if (rank < 0) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "runrun --rank-shim runs under mpirun or the "
-                                             "launcher only (OMPI_COMM_WORLD_RANK is not set, "
-                                             "and no --gloo-rank was given)");
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               "runrun --rank-shim runs under mpirun or the "
+                               "launcher only (OMPI_COMM_WORLD_RANK is not set, "
+                               "and no --gloo-rank was given)");
   }
   RankTopology topology = topology_of_rank(rank, layout);
   const int local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", topology.local_rank);
@@ -137,7 +138,8 @@ int export_topology(const std::vector<int>& layout) {
     topology.local_size = local_size;
   }
   export_variables(topology, env_int("OMPI_COMM_WORLD_SIZE", topology.size), "mpi");
-  if (topology.local_size > usable_cores() && std::getenv("OMPI_MCA_mpi_yield_when_idle") == nullptr) {
+  if (topology.local_size > usable_cores() &&
+      std::getenv("OMPI_MCA_mpi_yield_when_idle") == nullptr) {
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
   }
   return rank;
@@ -151,10 +153,13 @@ int export_srun_topology(const std::vector<int>& layout) {
   int size = 0;
   for (int slots : layout) size += slots;
   if (rank < 0 || rank >= size) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "runrun --rank-shim --srun-task runs in a task that "
-                                             "srun started for the launcher (SLURM_PROCID is " +
-                                             std::string(rank < 0 ? "not set" : "outside the "
-                                                                    "layout") + ")");
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               "runrun --rank-shim --srun-task runs in a task that "
+                               "srun started for the launcher (SLURM_PROCID is " +
+                                   std::string(rank < 0 ? "not set"
+                                                        : "outside the "
+                                                          "layout") +
+                                   ")");
   }
   RankTopology topology = topology_of_rank(rank, layout);
   const int local_rank = env_int("SLURM_LOCALID", topology.local_rank);
@@ -180,7 +185,7 @@ void restore_rank_path() {
 }
 
 void install_forwarding() {
-  struct sigaction action {};
+  struct sigaction action{};
   action.sa_handler = forward_signal;
   sigemptyset(&action.sa_mask);
   for (int sig : kForwardedSignals) sigaction(sig, &action, nullptr);
@@ -300,8 +305,9 @@ int run_rank_shim(int argc, char** argv) {
   const bool srun_mode = argc >= 4 && std::string(argv[3]) == kSrunTaskFlag;
   const int separator = launcher_mode ? 5 : srun_mode ? 4 : 3;
   if (argc < separator + 2 || std::string(argv[separator]) != "--") {
-    write_stderr("runrun: usage: runrun --rank-shim LAYOUT [--gloo-rank RANK | --srun-task] -- "
-                 "COMMAND... (started by runrun)\n");
+    write_stderr(
+        "runrun: usage: runrun --rank-shim LAYOUT [--gloo-rank RANK | --srun-task] -- "
+        "COMMAND... (started by runrun)\n");
     return 2;
   }
   const std::optional<int> rank_or_none = set_up_rank(argv, launcher_mode, srun_mode);
@@ -327,8 +333,8 @@ int run_rank_shim(int argc, char** argv) {
   const pid_t shim = getpid();
   const pid_t child = fork();
   if (child < 0) {
-    write_stderr("runrun: rank " + std::to_string(rank) + ": fork failed: " +
-                 std::strerror(errno) + "\n");
+    write_stderr("runrun: rank " + std::to_string(rank) + ": fork failed: " + std::strerror(errno) +
+                 "\n");
     return 127;
   }
   if (child == 0) exec_command(command, shim, rank, launcher_mode);

@@ -28,7 +28,7 @@ std::vector<int> ScopedSignalFd::take() {
 }
 
 ScopedIgnoredSignal::ScopedIgnoredSignal(int sig) : sig_(sig) {
-  struct sigaction ignore {};
+  struct sigaction ignore{};
   ignore.sa_handler = SIG_IGN;
   sigaction(sig_, &ignore, &previous_);
 }

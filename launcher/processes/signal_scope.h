@@ -47,7 +47,7 @@ class ScopedIgnoredSignal {
 
  private:
   int sig_;
-  struct sigaction previous_ {};
+  struct sigaction previous_{};
 };
 
 }  // namespace runrun::launcher

@@ -82,8 +82,7 @@ int spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_f
   if (child < 0) return fork_error;
   int exec_error = 0;
   ssize_t n = 0;
-  while ((n = read(error_read.get(), &exec_error, sizeof(exec_error))) < 0 && errno == EINTR) {
-  }
+  while ((n = read(error_read.get(), &exec_error, sizeof(exec_error))) < 0 && errno == EINTR) {}
   if (n == static_cast<ssize_t>(sizeof(exec_error))) {  // exec failed: the child exited 127
     wait_for_exit(child);
     return exec_error;
@@ -130,8 +129,8 @@ std::vector<CapturedRun> run_all_captured(const std::vector<std::vector<std::str
         owners.push_back(i);
       }
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                            Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (polls.empty() || left.count() <= 0) break;
     if (poll(polls.data(), polls.size(), static_cast<int>(left.count())) < 0 && errno != EINTR) {
       break;
@@ -180,8 +179,8 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
   for (int i = stdin_pipe ? 0 : 1; i < 3; ++i) {
     int ends[2];
     if (pipe2(ends, O_CLOEXEC) != 0) {
-      throw InvalidArgumentError(RUNRUN_WHERE, std::string("cannot create a pipe: ") +
-                                                   std::strerror(errno));
+      throw InvalidArgumentError(RUNRUN_WHERE,
+                                 std::string("cannot create a pipe: ") + std::strerror(errno));
     }
     pipes[i][0].reset(ends[0]);
     pipes[i][1].reset(ends[1]);
@@ -190,8 +189,7 @@ SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
   const int rc = spawn(argv, pipes[0][0].get(), pipes[1][1].get(), pipes[2][1].get(), extra_env,
                        true, SIGTERM, &process.pid);
   if (rc != 0) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "cannot start " + argv[0] + ": " +
-                                                 std::strerror(rc));
+    throw InvalidArgumentError(RUNRUN_WHERE, "cannot start " + argv[0] + ": " + std::strerror(rc));
   }
   process.stdin_fd = std::move(pipes[0][1]);
   process.stdout_fd = std::move(pipes[1][0]);

@@ -33,7 +33,7 @@ std::string find_executable(const std::string& name, const std::string& path_env
 
 // A running child whose stdout and stderr come through pipes (read ends owned here).
 struct SpawnedProcess {
-  pid_t pid = -1;  // also its process group id
+  pid_t pid = -1;     // also its process group id
   UniqueFd stdin_fd;  // the write end of its stdin, with stdin_pipe; else none
   UniqueFd stdout_fd;
   UniqueFd stderr_fd;
@@ -47,8 +47,7 @@ struct SpawnedProcess {
 // the launcher. Throws InvalidArgumentError when it cannot start (naming the program and the
 // reason).
 SpawnedProcess spawn_with_pipes(const std::vector<std::string>& argv,
-                                const std::vector<std::string>& extra_env,
-                                bool stdin_pipe = false);
+                                const std::vector<std::string>& extra_env, bool stdin_pipe = false);
 
 // Sends SIGKILL to every process of session `session` (found in /proc), e.g. what mpirun left
 // behind in the session spawn_with_pipes gave it, even in other process groups.

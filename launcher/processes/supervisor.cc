@@ -51,7 +51,7 @@ struct Child {
   SpawnedProcess process;  // its fds are invalid once closed
   bool exited = false;
   int status = 0;
-  bool settled = false;  // exited and its output read to the end (or given up on)
+  bool settled = false;                 // exited and its output read to the end (or given up on)
   Clock::time_point output_deadline{};  // set when it exited: kChildDrainLimit later
 };
 
@@ -72,8 +72,8 @@ struct Job {
   std::vector<int> silent_to;
   int silent_rank = -1;  // the rank stopped for it, for the summary
   std::optional<Clock::time_point> silent_deadline;
-  int stop_signal = 0;              // the signal that stopped the launcher
-  bool start_timed_out = false;     // for the summary (it was said when it happened)
+  int stop_signal = 0;           // the signal that stopped the launcher
+  bool start_timed_out = false;  // for the summary (it was said when it happened)
   Clock::time_point start_deadline, kill_deadline, drain_deadline, failure_deadline;
 
   explicit Job(const SupervisorSettings& s)
@@ -88,9 +88,7 @@ struct Job {
 
   bool all_exited() const { return exited_count == static_cast<int>(children.size()); }
   bool stopping() const { return phase >= Phase::kStopping; }
-  bool waiting_for_start() const {
-    return !stopping() && started_count < settings.num_proc;
-  }
+  bool waiting_for_start() const { return !stopping() && started_count < settings.num_proc; }
 };
 
 // SIGKILL to every process of every child's session (what is left of it).
@@ -231,8 +229,9 @@ void settle(Job& job, Child& child, bool output_done) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   RankEvent event{RankEvent::Kind::kExited, rank, WIFEXITED(status) ? WEXITSTATUS(status) : 0};
   if (WIFSIGNALED(status)) event = {RankEvent::Kind::kSignaled, rank, WTERMSIG(status)};
-  std::fprintf(stderr, "runrun: rank %d on host %s: '%s' ended with %s before the rank reported "
-                       "how it ended (see its messages above)\n",
+  std::fprintf(stderr,
+               "runrun: rank %d on host %s: '%s' ended with %s before the rank reported "
+               "how it ended (see its messages above)\n",
                rank, host_of(job, rank).c_str(), child.command->argv.front().c_str(),
                describe_rank_end(event).c_str());
   job.ended[static_cast<std::size_t>(rank)] = true;
@@ -281,17 +280,17 @@ void report_still_running(const Job& job) {
     if (!still_running(job, child)) continue;
     const int rank = child.command->rank;
     if (count++ < 16) {
-      running += (running.empty() ? "" : ", ") + std::to_string(rank) + " on host " +
-                 host_of(job, rank);
+      running +=
+          (running.empty() ? "" : ", ") + std::to_string(rank) + " on host " + host_of(job, rank);
     }
   }
   if (count == 0) return;
   if (count > 16) running += ", ...";
-  std::fprintf(stderr, "runrun: rank%s %s %s still running %d s after rank %d failed (hung, "
-                       "stopped, or not in a collective that could notice): stopping %s\n",
+  std::fprintf(stderr,
+               "runrun: rank%s %s %s still running %d s after rank %d failed (hung, "
+               "stopped, or not in a collective that could notice): stopping %s\n",
                count > 1 ? "s" : "", running.c_str(), count > 1 ? "were" : "was",
-               job.settings.stop_grace_s, job.ledger.culprit().rank,
-               count > 1 ? "them" : "it");
+               job.settings.stop_grace_s, job.ledger.culprit().rank, count > 1 ? "them" : "it");
 }
 
 void handle_deadlines(Job& job) {
@@ -311,11 +310,12 @@ void handle_deadlines(Job& job) {
     const int rank = silent_still_running(job);
     if (rank >= 0) {
       job.silent_rank = rank;
-      std::fprintf(stderr, "runrun: rank %d on host %s stopped answering its peers (rank %d "
-                           "heard no heartbeat from it for RUNRUN_PEER_TIMEOUT) and still runs "
-                           "%d s later: it is stopped or hung; stopping every rank\n",
-                   rank, host_of(job, rank).c_str(),
-                   job.silent_to[static_cast<std::size_t>(rank)], job.settings.stop_grace_s);
+      std::fprintf(stderr,
+                   "runrun: rank %d on host %s stopped answering its peers (rank %d "
+                   "heard no heartbeat from it for RUNRUN_PEER_TIMEOUT) and still runs "
+                   "%d s later: it is stopped or hung; stopping every rank\n",
+                   rank, host_of(job, rank).c_str(), job.silent_to[static_cast<std::size_t>(rank)],
+                   job.settings.stop_grace_s);
       request_stop(job, 0);
     }
   }
@@ -449,8 +449,8 @@ int supervise(const SupervisorSettings& settings) {
     for (const ChildCommand& command : settings.children) {
       Child child;
       child.command = &command;
-      child.process = spawn_with_pipes(command.argv, settings.extra_env,
-                                       !command.stdin_block.empty());
+      child.process =
+          spawn_with_pipes(command.argv, settings.extra_env, !command.stdin_block.empty());
       if (!command.stdin_block.empty()) {
         write_block(child.process.stdin_fd.get(), command.stdin_block);
       }

@@ -27,22 +27,22 @@ struct ChildCommand {
 };
 
 struct SupervisorSettings {
-  std::vector<ChildCommand> children;   // mpirun alone, or one command per rank in rank order
-  std::vector<std::string> extra_env;   // NAME=value set for the children only
+  std::vector<ChildCommand> children;  // mpirun alone, or one command per rank in rank order
+  std::vector<std::string> extra_env;  // NAME=value set for the children only
   int num_proc = 0;
-  std::vector<int> layout;              // processes per host, in host order
-  std::vector<std::string> host_labels; // host names as the user wrote them
-  int start_timeout_s = 30;             // every rank must have started by then
+  std::vector<int> layout;               // processes per host, in host order
+  std::vector<std::string> host_labels;  // host names as the user wrote them
+  int start_timeout_s = 30;              // every rank must have started by then
   // After a rank failed, the others get this long to end by themselves (mpirun stops them at
   // once; ranks started directly fail on their own, naming the lost peer; those still running
   // then are named, as the likely stuck ones, and stopped); after asking the children to stop,
   // they are killed after this long.
   int stop_grace_s = 10;
-  std::string output_dir;               // per-rank output files ("" for none)
-  bool verbose = false;                 // also show mpirun's own job-end boxes
-  std::FILE* rank_stdout = nullptr;     // where the ranks' stdout lines go (nullptr: stdout)
-  bool timestamp_lines = false;         // --prefix-output-with-timestamp
-  bool srun_labels = false;             // the one child is srun --label, not mpirun
+  std::string output_dir;            // per-rank output files ("" for none)
+  bool verbose = false;              // also show mpirun's own job-end boxes
+  std::FILE* rank_stdout = nullptr;  // where the ranks' stdout lines go (nullptr: stdout)
+  bool timestamp_lines = false;      // --prefix-output-with-timestamp
+  bool srun_labels = false;          // the one child is srun --label, not mpirun
 };
 
 // Exit statuses besides a rank's own code.

@@ -12,8 +12,8 @@ namespace runrun::launcher {
 namespace {
 
 constexpr std::array<std::string_view, 12> kSecretWords = {
-    "SECRET",   "TOKEN",      "PASSWORD",   "PASSWD",     "PASSPHRASE", "CREDENTIAL",
-    "PRIVATE_KEY", "API_KEY", "APIKEY",     "ACCESS_KEY", "SESSION_KEY", "AUTH"};
+    "SECRET",      "TOKEN",   "PASSWORD", "PASSWD",     "PASSPHRASE",  "CREDENTIAL",
+    "PRIVATE_KEY", "API_KEY", "APIKEY",   "ACCESS_KEY", "SESSION_KEY", "AUTH"};
 
 // What finds the user's programs, libraries and interpreter (pyenv's `pyenv shell` sets
 // PYENV_VERSION; its shims read it).
@@ -23,10 +23,11 @@ constexpr std::array<std::string_view, 6> kSearchPaths = {
 // Set per rank by the rank shim or read by the launcher only: never copied from here.
 bool is_not_forwarded(const std::string& name) {
   static const std::array<std::string_view, 15> kNames = {
-      env::kRank,           env::kSize,           env::kLocalRank,        env::kLocalSize,
-      env::kCrossRank,      env::kCrossSize,      env::kHostIndex,        env::kController,
-      env::kNetworkInterface, env::kRendezvousAddr, env::kRendezvousPort,
-      env::kRendezvousSecret, kRshAgentEnv,        kRankPathEnv,          kStartTimeoutEnv};
+      env::kRank,           env::kSize,           env::kLocalRank,
+      env::kLocalSize,      env::kCrossRank,      env::kCrossSize,
+      env::kHostIndex,      env::kController,     env::kNetworkInterface,
+      env::kRendezvousAddr, env::kRendezvousPort, env::kRendezvousSecret,
+      kRshAgentEnv,         kRankPathEnv,         kStartTimeoutEnv};
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
@@ -41,10 +42,11 @@ bool starts_with(const std::string& name, std::string_view prefix) {
 // not hand its rank to the ranks).
 bool describes_this_host(const std::string& name) {
   static const std::array<std::string_view, 20> kNames = {
-      "HOSTNAME", "HOST",    "PWD",     "OLDPWD",     "SHLVL",   "_",       "HOME",
-      "USER",     "LOGNAME", "SHELL",   "MAIL",       "DISPLAY", "TMUX",    "TMUX_PANE",
-      "STY",      "WINDOW",  "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "TERMCAP", "PS1"};
-  static const std::array<std::string_view, 6> kPrefixes = {"BASH_FUNC_", "SSH_", "XDG_",
+      "HOSTNAME", "HOST",      "PWD",     "OLDPWD", "SHLVL",      "_",
+      "HOME",     "USER",      "LOGNAME", "SHELL",  "MAIL",       "DISPLAY",
+      "TMUX",     "TMUX_PANE", "STY",     "WINDOW", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS",
+      "TERMCAP",  "PS1"};
+  static const std::array<std::string_view, 6> kPrefixes = {"BASH_FUNC_", "SSH_",  "XDG_",
                                                             "OMPI_",      "PMIX_", "PRTE_"};
   if (std::find(kNames.begin(), kNames.end(), name) != kNames.end()) return true;
   if (name.size() >= 20 && name.compare(name.size() - 20, 20, "CUDA_VISIBLE_DEVICES") == 0) {
@@ -73,9 +75,8 @@ bool looks_like_secret(std::string_view name) {
   std::string upper(name);
   std::transform(upper.begin(), upper.end(), upper.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return std::any_of(kSecretWords.begin(), kSecretWords.end(), [&](std::string_view word) {
-    return upper.find(word) != std::string::npos;
-  });
+  return std::any_of(kSecretWords.begin(), kSecretWords.end(),
+                     [&](std::string_view word) { return upper.find(word) != std::string::npos; });
 }
 
 ForwardedEnv plan_forwarded_env(const Environment& env,

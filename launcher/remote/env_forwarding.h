@@ -36,11 +36,12 @@ struct ForwardedEnv {
 // Plans the forwarding: PATH, LD_LIBRARY_PATH, PYTHONPATH, PYTHONHOME, VIRTUAL_ENV,
 // PYENV_VERSION (when set), then every other variable except the topology ones the shim sets,
 // the launcher's own, those of this host or login (HOSTNAME, HOME, SSH_*, *CUDA_VISIBLE_DEVICES,
-// OMPI_*, ...; env_forwarding.cc) and secret-looking ones (withheld), then the tunables (`knob_values` win over the environment), then
-// `extra_env` (-x VAR or VAR=value; an explicit -x is honoured even for a secret-looking name,
-// whose value is then passed through the environment, not the command line), and last
-// RUNRUN_RANK_PATH=the ranks' PATH (a -x PATH=value, else the launcher's PATH; none without
-// either). Throws InvalidArgumentError for `-x VAR` when VAR is not set.
+// OMPI_*, ...; env_forwarding.cc) and secret-looking ones (withheld), then the tunables
+// (`knob_values` win over the environment), then `extra_env` (-x VAR or VAR=value; an explicit -x
+// is honoured even for a secret-looking name, whose value is then passed through the environment,
+// not the command line), and last RUNRUN_RANK_PATH=the ranks' PATH (a -x PATH=value, else the
+// launcher's PATH; none without either). Throws InvalidArgumentError for `-x VAR` when VAR is not
+// set.
 ForwardedEnv plan_forwarded_env(const Environment& env,
                                 const std::vector<std::pair<std::string, std::string>>& knob_values,
                                 const std::vector<std::string>& extra_env);

@@ -6,19 +6,17 @@
 
 namespace runrun::launcher {
 
-std::vector<std::string> build_gloo_rank_command(const LaunchOptions& options,
-                                                 const JobPlan& plan, int rank,
-                                                 const std::string& cwd) {
+std::vector<std::string> build_gloo_rank_command(const LaunchOptions& options, const JobPlan& plan,
+                                                 int rank, const std::string& cwd) {
   std::vector<int> layout;
   for (const auto& host : plan.hosts) layout.push_back(host.slots);
-  std::vector<std::string> shim = {plan.launcher_path, kRankShimFlag, format_layout(layout),
-                                   kGlooRankFlag, std::to_string(rank), "--"};
+  std::vector<std::string> shim = {plan.launcher_path, kRankShimFlag,        format_layout(layout),
+                                   kGlooRankFlag,      std::to_string(rank), "--"};
   shim.insert(shim.end(), options.command.begin(), options.command.end());
   const int host_index = topology_of_rank(rank, layout).host_index;
   const auto& host = plan.hosts[static_cast<std::size_t>(host_index)];
   if (host.name == "localhost") return shim;
-  const std::string remote = "cd -- " + shell_quote(cwd) + " 2>/dev/null; exec " +
-                             shell_join(shim);
+  const std::string remote = "cd -- " + shell_quote(cwd) + " 2>/dev/null; exec " + shell_join(shim);
   return remote_shell_command(options, host.name, remote);
 }
 

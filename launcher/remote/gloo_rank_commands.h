@@ -23,9 +23,8 @@ inline constexpr const char* kGlooRankFlag = "--gloo-rank";
 
 // What starts world rank `rank` (its host from the plan's layout); `cwd` is where the ranks run
 // (the launcher's directory; on another host, when it exists there, as mpirun does).
-std::vector<std::string> build_gloo_rank_command(const LaunchOptions& options,
-                                                 const JobPlan& plan, int rank,
-                                                 const std::string& cwd);
+std::vector<std::string> build_gloo_rank_command(const LaunchOptions& options, const JobPlan& plan,
+                                                 int rank, const std::string& cwd);
 
 // The environment block of every rank: what plan.env forwards (-x NAME with the launcher's
 // value, NAME=value, hidden values), then `job_entries` (the rendezvous server and secret, the

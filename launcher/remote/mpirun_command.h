@@ -15,11 +15,11 @@ namespace runrun::launcher {
 
 // What the launcher decided before building the command.
 struct JobPlan {
-  std::string mpirun_path;              // absolute path of Open MPI's mpirun
-  std::string launcher_path;            // this runrun executable (runs as the rank shim)
-  bool as_root = false;                 // add --allow-run-as-root
-  std::vector<HostSlots> hosts;         // hosts in use, processes per host (local: localhost)
-  std::vector<std::string> host_labels; // the same hosts as the user wrote them, for messages
+  std::string mpirun_path;               // absolute path of Open MPI's mpirun
+  std::string launcher_path;             // this runrun executable (runs as the rank shim)
+  bool as_root = false;                  // add --allow-run-as-root
+  std::vector<HostSlots> hosts;          // hosts in use, processes per host (local: localhost)
+  std::vector<std::string> host_labels;  // the same hosts as the user wrote them, for messages
   ForwardedEnv env;
   // The ranks' RUNRUN_PEER_TIMEOUT in seconds (0: peer monitoring off): Open MPI's daemons are
   // told to notice a lost connection to mpirun within it (lifeline_keepalive_args).

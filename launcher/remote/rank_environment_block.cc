@@ -75,8 +75,8 @@ EnvEntries read_environment_block(int fd, int timeout_ms, std::size_t max_bytes)
     if (bytes.size() > max_bytes) {
       malformed("is larger than " + std::to_string(max_bytes) + " bytes");
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                            Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       malformed("did not arrive within " + std::to_string(timeout_ms) + " ms");
     }

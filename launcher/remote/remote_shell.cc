@@ -4,10 +4,8 @@
 
 namespace runrun::launcher {
 
-std::vector<std::string> remote_shell_command(const LaunchOptions& options,
-                                              const std::string& host,
-                                              const std::string& command,
-                                              int connect_timeout_s) {
+std::vector<std::string> remote_shell_command(const LaunchOptions& options, const std::string& host,
+                                              const std::string& command, int connect_timeout_s) {
   std::vector<std::string> argv;
   if (options.rsh_agent.empty()) {
     argv = {"ssh", "-o", "BatchMode=yes"};

@@ -15,8 +15,7 @@ namespace runrun::launcher {
 // `ssh -o BatchMode=yes [-o ConnectTimeout=T] [-p P] [-i F] HOST COMMAND` (T only when
 // connect_timeout_s > 0), or `AGENT... HOST COMMAND` with --rsh-agent (split like a shell line).
 // `command` is one shell command line: the remote shell interprets it, as ssh's does.
-std::vector<std::string> remote_shell_command(const LaunchOptions& options,
-                                              const std::string& host,
+std::vector<std::string> remote_shell_command(const LaunchOptions& options, const std::string& host,
                                               const std::string& command,
                                               int connect_timeout_s = 0);
 

@@ -15,18 +15,12 @@ std::vector<std::string> build_srun_command(const LaunchOptions& options, const 
   // --label: "R: " before every line, which the output router turns into runrun's tags.
   // --kill-on-bad-exit: a task that fails ends the step at once (its peers would notice within
   // the peer timeout anyway).
-  std::vector<std::string> argv = {srun_path,
-                                   "--label",
-                                   "--ntasks",
-                                   std::to_string(options.num_proc),
-                                   "--nodes",
-                                   std::to_string(plan.hosts.size()),
-                                   "--distribution",
-                                   "arbitrary",
-                                   "--kill-on-bad-exit=1",
-                                   // The ranks' environment travels in srun's: whatever
-                                   // SLURM_EXPORT_ENV (sbatch --export=NONE) says.
-                                   "--export=ALL"};
+  std::vector<std::string> argv = {
+      srun_path, "--label", "--ntasks", std::to_string(options.num_proc), "--nodes",
+      std::to_string(plan.hosts.size()), "--distribution", "arbitrary", "--kill-on-bad-exit=1",
+      // The ranks' environment travels in srun's: whatever
+      // SLURM_EXPORT_ENV (sbatch --export=NONE) says.
+      "--export=ALL"};
   if (inside_step) argv.emplace_back("--overlap");
   argv.insert(argv.end(),
               {plan.launcher_path, kRankShimFlag, format_layout(layout), kSrunTaskFlag, "--"});
@@ -37,7 +31,8 @@ std::vector<std::string> build_srun_command(const LaunchOptions& options, const 
 std::string srun_hostfile(const JobPlan& plan) {
   std::string text;
   for (std::size_t i = 0; i < plan.hosts.size(); ++i) {
-    const std::string& name = i < plan.host_labels.size() ? plan.host_labels[i] : plan.hosts[i].name;
+    const std::string& name =
+        i < plan.host_labels.size() ? plan.host_labels[i] : plan.hosts[i].name;
     for (int slot = 0; slot < plan.hosts[i].slots; ++slot) text += name + "\n";
   }
   return text;
@@ -50,18 +45,22 @@ std::string find_srun(const Environment& env) {
   while (start <= path.size()) {
     std::size_t colon = path.find(':', start);
     if (colon == std::string::npos) colon = path.size();
-    const std::string candidate = (colon == start ? "." : path.substr(start, colon - start)) + "/srun";
-    struct stat info {};
+    const std::string candidate =
+        (colon == start ? "." : path.substr(start, colon - start)) + "/srun";
+    struct stat info{};
     if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
         access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }
     start = colon + 1;
   }
-  throw InvalidArgumentError(RUNRUN_WHERE, "runrun runs in a Slurm allocation (SLURM_JOB_ID is "
-                                           "set) and starts the ranks through srun, which is not "
-                                           "on PATH (" + path + "): load Slurm's module or put "
-                                           "its bin/ on PATH");
+  throw InvalidArgumentError(RUNRUN_WHERE,
+                             "runrun runs in a Slurm allocation (SLURM_JOB_ID is "
+                             "set) and starts the ranks through srun, which is not "
+                             "on PATH (" +
+                                 path +
+                                 "): load Slurm's module or put "
+                                 "its bin/ on PATH");
 }
 
 }  // namespace runrun::launcher

@@ -26,8 +26,7 @@ inline constexpr const char* kSrunTaskFlag = "--srun-task";
 // The argv of the srun command that starts every rank of the plan; `inside_step`: the launcher
 // runs in an srun step, whose resources the new step shares (--overlap).
 std::vector<std::string> build_srun_command(const LaunchOptions& options, const JobPlan& plan,
-                                            const std::string& srun_path,
-                                            bool inside_step = false);
+                                            const std::string& srun_path, bool inside_step = false);
 
 // The content of SLURM_HOSTFILE: rank r's host (as Slurm names it) on line r.
 std::string srun_hostfile(const JobPlan& plan);

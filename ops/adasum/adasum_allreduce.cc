@@ -53,9 +53,10 @@ void spread_back(Backend& backend, std::byte* data, size_t total, size_t element
 // The checks of adasum_allreduce's arguments.
 void check_adasum(int size, DataType type) {
   if (!adasum_supports_size(size)) {
-    throw UnsupportedError(RUNRUN_WHERE, "Adasum needs a power-of-two number of ranks (as "
-                                         "Horovod's), this process set has " +
-                                             std::to_string(size));
+    throw UnsupportedError(RUNRUN_WHERE,
+                           "Adasum needs a power-of-two number of ranks (as "
+                           "Horovod's), this process set has " +
+                               std::to_string(size));
   }
   if (!is_floating_point(type)) {
     throw UnsupportedError(RUNRUN_WHERE, "Adasum combines floating-point tensors only, not " +

@@ -58,40 +58,56 @@ ReducescatterAlgorithm choose_reducescatter(size_t bytes, int ranks) {
 
 const char* algorithm_name(AllreduceAlgorithm algorithm) {
   switch (algorithm) {
-    case AllreduceAlgorithm::kAuto: return "auto";
-    case AllreduceAlgorithm::kDirect: return "direct";
-    case AllreduceAlgorithm::kRecursiveDoubling: return "recursive_doubling";
-    case AllreduceAlgorithm::kHalvingDoubling: return "halving_doubling";
+    case AllreduceAlgorithm::kAuto:
+      return "auto";
+    case AllreduceAlgorithm::kDirect:
+      return "direct";
+    case AllreduceAlgorithm::kRecursiveDoubling:
+      return "recursive_doubling";
+    case AllreduceAlgorithm::kHalvingDoubling:
+      return "halving_doubling";
   }
   return "auto";
 }
 
 const char* algorithm_name(AllgatherAlgorithm algorithm) {
   switch (algorithm) {
-    case AllgatherAlgorithm::kAuto: return "auto";
-    case AllgatherAlgorithm::kDirect: return "direct";
-    case AllgatherAlgorithm::kBruck: return "bruck";
-    case AllgatherAlgorithm::kRing: return "ring";
+    case AllgatherAlgorithm::kAuto:
+      return "auto";
+    case AllgatherAlgorithm::kDirect:
+      return "direct";
+    case AllgatherAlgorithm::kBruck:
+      return "bruck";
+    case AllgatherAlgorithm::kRing:
+      return "ring";
   }
   return "auto";
 }
 
 const char* algorithm_name(BroadcastAlgorithm algorithm) {
   switch (algorithm) {
-    case BroadcastAlgorithm::kAuto: return "auto";
-    case BroadcastAlgorithm::kDirect: return "direct";
-    case BroadcastAlgorithm::kBinomialTree: return "binomial_tree";
-    case BroadcastAlgorithm::kScatterAllgather: return "scatter_allgather";
+    case BroadcastAlgorithm::kAuto:
+      return "auto";
+    case BroadcastAlgorithm::kDirect:
+      return "direct";
+    case BroadcastAlgorithm::kBinomialTree:
+      return "binomial_tree";
+    case BroadcastAlgorithm::kScatterAllgather:
+      return "scatter_allgather";
   }
   return "auto";
 }
 
 const char* algorithm_name(ReducescatterAlgorithm algorithm) {
   switch (algorithm) {
-    case ReducescatterAlgorithm::kAuto: return "auto";
-    case ReducescatterAlgorithm::kDirect: return "direct";
-    case ReducescatterAlgorithm::kRecursiveDoubling: return "recursive_doubling";
-    case ReducescatterAlgorithm::kRing: return "ring";
+    case ReducescatterAlgorithm::kAuto:
+      return "auto";
+    case ReducescatterAlgorithm::kDirect:
+      return "direct";
+    case ReducescatterAlgorithm::kRecursiveDoubling:
+      return "recursive_doubling";
+    case ReducescatterAlgorithm::kRing:
+      return "ring";
   }
   return "auto";
 }
@@ -104,7 +120,8 @@ AllreduceAlgorithm parse_allreduce_algorithm(const char* text) {
 
 AllgatherAlgorithm parse_allgather_algorithm(const char* text) {
   using A = AllgatherAlgorithm;
-  return parse(env::kGlooAllgather, "an allgather", text, {A::kAuto, A::kDirect, A::kBruck, A::kRing});
+  return parse(env::kGlooAllgather, "an allgather", text,
+               {A::kAuto, A::kDirect, A::kBruck, A::kRing});
 }
 
 BroadcastAlgorithm parse_broadcast_algorithm(const char* text) {

@@ -16,7 +16,8 @@ void allgather_bruck(StepTransport& transport, char* buffer, const std::vector<B
   const auto block_of = [&](int place) { return spans[static_cast<size_t>((me + place) % n)]; };
   std::vector<size_t> starts(static_cast<size_t>(n) + 1, 0);
   for (int place = 0; place < n; ++place) {
-    starts[static_cast<size_t>(place) + 1] = starts[static_cast<size_t>(place)] + block_of(place).bytes;
+    starts[static_cast<size_t>(place) + 1] =
+        starts[static_cast<size_t>(place)] + block_of(place).bytes;
   }
   const BlockSpan own = block_of(0);
   if (own.bytes > 0) std::memcpy(scratch, buffer + own.offset, own.bytes);

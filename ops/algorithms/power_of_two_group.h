@@ -9,10 +9,10 @@
 namespace runrun::algorithms {
 
 struct PowerOfTwoGroup {
-  int size;      // the largest power of two <= N
-  int extra;     // N - size: ranks folded into a partner
-  bool folded;   // this rank stands aside (its data goes to rank + 1)
-  int index;     // this rank's place in the group (when not folded)
+  int size;     // the largest power of two <= N
+  int extra;    // N - size: ranks folded into a partner
+  bool folded;  // this rank stands aside (its data goes to rank + 1)
+  int index;    // this rank's place in the group (when not folded)
 
   PowerOfTwoGroup(int rank, int ranks) {
     size = 1;

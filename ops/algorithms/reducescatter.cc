@@ -30,8 +30,8 @@ void reducescatter_ring(StepTransport& transport, char* work, const std::vector<
 }
 
 void reducescatter_recursive_doubling(StepTransport& transport, char* work,
-                                      const std::vector<size_t>& counts,
-                                      const Reduction& reduction, char* scratch) {
+                                      const std::vector<size_t>& counts, const Reduction& reduction,
+                                      char* scratch) {
   size_t total = 0;
   for (size_t count : counts) total += count;
   allreduce_recursive_doubling(transport, work, total, reduction, scratch);

@@ -24,7 +24,7 @@ void reducescatter_ring(StepTransport& transport, char* work, const std::vector<
 // The same by recursive doubling of the whole of `work` (every block ends reduced); `scratch`
 // holds all of it.
 void reducescatter_recursive_doubling(StepTransport& transport, char* work,
-                                      const std::vector<size_t>& counts,
-                                      const Reduction& reduction, char* scratch);
+                                      const std::vector<size_t>& counts, const Reduction& reduction,
+                                      char* scratch);
 
 }  // namespace runrun::algorithms

@@ -48,11 +48,10 @@ void check_root(const Backend& backend, const char* collective, int root) {
 void check_per_rank(const Backend& backend, const char* collective, const char* what,
                     size_t entries) {
   if (entries == static_cast<size_t>(backend.size())) return;
-  throw InvalidArgumentError(RUNRUN_WHERE, where(backend, collective) + ": " + what + " has " +
-                                               std::to_string(entries) +
-                                               " entries but the group has " +
-                                               std::to_string(backend.size()) +
-                                               " ranks: pass one entry per rank");
+  throw InvalidArgumentError(
+      RUNRUN_WHERE, where(backend, collective) + ": " + what + " has " + std::to_string(entries) +
+                        " entries but the group has " + std::to_string(backend.size()) +
+                        " ranks: pass one entry per rank");
 }
 
 void check_allgatherv(const Backend& backend, size_t send_bytes,
@@ -73,7 +72,8 @@ void check_subgroup_ranks(const char* op, int rank, int size, const std::vector<
   if (!valid) {
     throw InvalidArgumentError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank) +
                                                  ": ranks must be non-empty, sorted, unique and "
-                                                 "in [0, " + std::to_string(size) + "), got " +
+                                                 "in [0, " +
+                                                 std::to_string(size) + "), got " +
                                                  to_string({ranks.begin(), ranks.end()}));
   }
 }

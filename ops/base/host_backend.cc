@@ -7,8 +7,7 @@ namespace runrun {
 using CompletionPtr = Backend::CompletionPtr;
 
 CompletionPtr HostSynchronousBackend::start_allreduce(ConstDeviceBuffer in, DeviceBuffer out,
-                                                      size_t count, DataType type,
-                                                      ReduceOp op) {
+                                                      size_t count, DataType type, ReduceOp op) {
   backend_checks::check_cpu_devices(*this, "allreduce", in.device, out.device);
   return run_to_completion([&] { run_allreduce(in.data, out.data, count, type, op); });
 }
@@ -20,8 +19,7 @@ CompletionPtr HostSynchronousBackend::start_allgatherv(ConstDeviceBuffer in, siz
   return run_to_completion([&] { run_allgatherv(in.data, send_bytes, out.data, recv_bytes); });
 }
 
-CompletionPtr HostSynchronousBackend::start_broadcast(DeviceBuffer buffer, size_t bytes,
-                                                      int root) {
+CompletionPtr HostSynchronousBackend::start_broadcast(DeviceBuffer buffer, size_t bytes, int root) {
   backend_checks::check_cpu_device(*this, "broadcast", buffer.device);
   return run_to_completion([&] { run_broadcast(buffer.data, bytes, root); });
 }

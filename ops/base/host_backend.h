@@ -15,8 +15,8 @@ namespace runrun {
 
 class HostSynchronousBackend : public Backend {
  public:
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) final;
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) final;
   CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
                                  const std::vector<size_t>& recv_bytes) final;
   CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) final;
@@ -37,9 +37,8 @@ class HostSynchronousBackend : public Backend {
   virtual void run_broadcast(void* buffer, size_t bytes, int root) = 0;
   virtual void run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
                              const std::vector<size_t>& recv_bytes) = 0;
-  virtual void run_reducescatter(const void* in, void* out,
-                                 const std::vector<size_t>& recv_counts, DataType type,
-                                 ReduceOp op) = 0;
+  virtual void run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
+                                 DataType type, ReduceOp op) = 0;
   virtual void run_barrier() = 0;
 };
 

@@ -88,11 +88,16 @@ void scaled_add_of(void* out, const void* a, double a_coeff, const void* b, doub
 
 DotAndNorms dot_and_norms(const void* a, const void* b, size_t count, DataType type) {
   switch (type) {
-    case DataType::kFloat16: return dot_and_norms_of<Half>(a, b, count);
-    case DataType::kBFloat16: return dot_and_norms_of<BFloat16>(a, b, count);
-    case DataType::kFloat32: return dot_and_norms_of<float>(a, b, count);
-    case DataType::kFloat64: return dot_and_norms_of<double>(a, b, count);
-    default: not_floating(type);
+    case DataType::kFloat16:
+      return dot_and_norms_of<Half>(a, b, count);
+    case DataType::kBFloat16:
+      return dot_and_norms_of<BFloat16>(a, b, count);
+    case DataType::kFloat32:
+      return dot_and_norms_of<float>(a, b, count);
+    case DataType::kFloat64:
+      return dot_and_norms_of<double>(a, b, count);
+    default:
+      not_floating(type);
   }
 }
 
@@ -109,12 +114,16 @@ AdasumCoefficients adasum_coefficients(const DotAndNorms& whole) {
 void scaled_add(void* out, const void* a, double a_coeff, const void* b, double b_coeff,
                 size_t count, DataType type) {
   switch (type) {
-    case DataType::kFloat16: return scaled_add_of<Half>(out, a, a_coeff, b, b_coeff, count);
+    case DataType::kFloat16:
+      return scaled_add_of<Half>(out, a, a_coeff, b, b_coeff, count);
     case DataType::kBFloat16:
       return scaled_add_of<BFloat16>(out, a, a_coeff, b, b_coeff, count);
-    case DataType::kFloat32: return scaled_add_of<float>(out, a, a_coeff, b, b_coeff, count);
-    case DataType::kFloat64: return scaled_add_of<double>(out, a, a_coeff, b, b_coeff, count);
-    default: not_floating(type);
+    case DataType::kFloat32:
+      return scaled_add_of<float>(out, a, a_coeff, b, b_coeff, count);
+    case DataType::kFloat64:
+      return scaled_add_of<double>(out, a, a_coeff, b, b_coeff, count);
+    default:
+      not_floating(type);
   }
 }
 

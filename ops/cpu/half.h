@@ -2,9 +2,9 @@
 // Why: float16 and bfloat16 have no native C++ arithmetic on the CPUs we target, so every
 // reduction of them goes through float32. These conversions are exact where the value is
 // representable, round to nearest even otherwise, keep Inf, turn every NaN into a quiet NaN of
-// the same sign (keeping what fits of the payload), and handle subnormals in both directions. They are written without branches
-// (every path is computed and one is selected) so GCC vectorizes loops that call them.
-// Thread-safety: pure functions.
+// the same sign (keeping what fits of the payload), and handle subnormals in both directions. They
+// are written without branches (every path is computed and one is selected) so GCC vectorizes loops
+// that call them. Thread-safety: pure functions.
 
 #include <bit>
 #include <cstdint>

@@ -96,15 +96,24 @@ using ReduceFn = void (*)(void*, const void*, const void*, size_t);
 template <ReduceOp Op, Form F>
 ReduceFn pick_for_op(DataType type) {
   switch (type) {
-    case DataType::kUInt8: return &reduce_native<uint8_t, Op, F>;
-    case DataType::kInt8: return &reduce_native<int8_t, Op, F>;
-    case DataType::kInt16: return &reduce_native<int16_t, Op, F>;
-    case DataType::kInt32: return &reduce_native<int32_t, Op, F>;
-    case DataType::kInt64: return &reduce_native<int64_t, Op, F>;
-    case DataType::kFloat16: return &reduce_16bit<false, Op, F>;
-    case DataType::kBFloat16: return &reduce_16bit<true, Op, F>;
-    case DataType::kFloat32: return &reduce_native<float, Op, F>;
-    case DataType::kFloat64: return &reduce_native<double, Op, F>;
+    case DataType::kUInt8:
+      return &reduce_native<uint8_t, Op, F>;
+    case DataType::kInt8:
+      return &reduce_native<int8_t, Op, F>;
+    case DataType::kInt16:
+      return &reduce_native<int16_t, Op, F>;
+    case DataType::kInt32:
+      return &reduce_native<int32_t, Op, F>;
+    case DataType::kInt64:
+      return &reduce_native<int64_t, Op, F>;
+    case DataType::kFloat16:
+      return &reduce_16bit<false, Op, F>;
+    case DataType::kBFloat16:
+      return &reduce_16bit<true, Op, F>;
+    case DataType::kFloat32:
+      return &reduce_native<float, Op, F>;
+    case DataType::kFloat64:
+      return &reduce_native<double, Op, F>;
     case DataType::kBool:
       return Op == ReduceOp::kSum || Op == ReduceOp::kMax ? &reduce_bool<true, F>
                                                           : &reduce_bool<false, F>;
@@ -116,16 +125,22 @@ ReduceFn pick_for_op(DataType type) {
 template <Form F>
 ReduceFn pick(DataType type, ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return pick_for_op<ReduceOp::kSum, F>(type);
-    case ReduceOp::kMin: return pick_for_op<ReduceOp::kMin, F>(type);
-    case ReduceOp::kMax: return pick_for_op<ReduceOp::kMax, F>(type);
-    case ReduceOp::kProduct: return pick_for_op<ReduceOp::kProduct, F>(type);
+    case ReduceOp::kSum:
+      return pick_for_op<ReduceOp::kSum, F>(type);
+    case ReduceOp::kMin:
+      return pick_for_op<ReduceOp::kMin, F>(type);
+    case ReduceOp::kMax:
+      return pick_for_op<ReduceOp::kMax, F>(type);
+    case ReduceOp::kProduct:
+      return pick_for_op<ReduceOp::kProduct, F>(type);
     case ReduceOp::kAverage:
-    case ReduceOp::kAdasum: break;
+    case ReduceOp::kAdasum:
+      break;
   }
   throw InvalidArgumentError(
-      RUNRUN_WHERE, "reduce_into: op " + std::string(reduce_op_name(op)) +
-                        " is not a kernel reduction: use kSum and then divide_buffer for an average");
+      RUNRUN_WHERE,
+      "reduce_into: op " + std::string(reduce_op_name(op)) +
+          " is not a kernel reduction: use kSum and then divide_buffer for an average");
 }
 
 // value * factor in double, truncated toward zero (Horovod's integer scaling), clamped to T's
@@ -169,7 +184,8 @@ void scale_native(void* buffer, size_t count, T factor) {
 template <typename T>
 void divide_integers(void* buffer, size_t count, int64_t divisor) {
   T* __restrict data = static_cast<T*>(buffer);
-  for (size_t i = 0; i < count; ++i) data[i] = static_cast<T>(static_cast<int64_t>(data[i]) / divisor);
+  for (size_t i = 0; i < count; ++i)
+    data[i] = static_cast<T>(static_cast<int64_t>(data[i]) / divisor);
 }
 
 template <bool IsBf16>
@@ -191,9 +207,10 @@ void divide_native(void* buffer, size_t count, T divisor) {
 }
 
 [[noreturn]] void throw_bool(const char* kernel) {
-  throw InvalidArgumentError(RUNRUN_WHERE, std::string(kernel) +
-                                               ": bool tensors cannot be scaled or averaged: use "
-                                               "a sum/min/max/product reduction or a numeric dtype");
+  throw InvalidArgumentError(RUNRUN_WHERE,
+                             std::string(kernel) +
+                                 ": bool tensors cannot be scaled or averaged: use "
+                                 "a sum/min/max/product reduction or a numeric dtype");
 }
 
 [[noreturn]] void throw_unknown(const char* kernel, DataType type) {
@@ -207,8 +224,7 @@ void reduce_into(void* accumulator, const void* input, size_t count, DataType ty
   pick<Form::kInto>(type, op)(accumulator, accumulator, input, count);
 }
 
-void reduce_to(void* out, const void* a, const void* b, size_t count, DataType type,
-               ReduceOp op) {
+void reduce_to(void* out, const void* a, const void* b, size_t count, DataType type, ReduceOp op) {
   if (out == a) return pick<Form::kInto>(type, op)(out, a, b, count);
   if (out == b) return pick<Form::kRight>(type, op)(out, a, b, count);
   pick<Form::kApart>(type, op)(out, a, b, count);
@@ -216,37 +232,57 @@ void reduce_to(void* out, const void* a, const void* b, size_t count, DataType t
 
 void scale_buffer(void* buffer, size_t count, DataType type, double factor) {
   switch (type) {
-    case DataType::kUInt8: return scale_integers<uint8_t>(buffer, count, factor);
-    case DataType::kInt8: return scale_integers<int8_t>(buffer, count, factor);
-    case DataType::kInt16: return scale_integers<int16_t>(buffer, count, factor);
-    case DataType::kInt32: return scale_integers<int32_t>(buffer, count, factor);
-    case DataType::kInt64: return scale_integers<int64_t>(buffer, count, factor);
-    case DataType::kFloat16: return scale_16bit<false>(buffer, count, static_cast<float>(factor));
-    case DataType::kBFloat16: return scale_16bit<true>(buffer, count, static_cast<float>(factor));
-    case DataType::kFloat32: return scale_native<float>(buffer, count, static_cast<float>(factor));
-    case DataType::kFloat64: return scale_native<double>(buffer, count, factor);
-    case DataType::kBool: throw_bool("scale_buffer");
+    case DataType::kUInt8:
+      return scale_integers<uint8_t>(buffer, count, factor);
+    case DataType::kInt8:
+      return scale_integers<int8_t>(buffer, count, factor);
+    case DataType::kInt16:
+      return scale_integers<int16_t>(buffer, count, factor);
+    case DataType::kInt32:
+      return scale_integers<int32_t>(buffer, count, factor);
+    case DataType::kInt64:
+      return scale_integers<int64_t>(buffer, count, factor);
+    case DataType::kFloat16:
+      return scale_16bit<false>(buffer, count, static_cast<float>(factor));
+    case DataType::kBFloat16:
+      return scale_16bit<true>(buffer, count, static_cast<float>(factor));
+    case DataType::kFloat32:
+      return scale_native<float>(buffer, count, static_cast<float>(factor));
+    case DataType::kFloat64:
+      return scale_native<double>(buffer, count, factor);
+    case DataType::kBool:
+      throw_bool("scale_buffer");
   }
   throw_unknown("scale_buffer", type);
 }
 
 void divide_buffer(void* buffer, size_t count, DataType type, int64_t divisor) {
   if (divisor <= 0) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "divide_buffer: divisor must be positive, got " +
-                                                 std::to_string(divisor));
+    throw InvalidArgumentError(
+        RUNRUN_WHERE, "divide_buffer: divisor must be positive, got " + std::to_string(divisor));
   }
   const auto divisor_f = static_cast<float>(divisor);
   switch (type) {
-    case DataType::kUInt8: return divide_integers<uint8_t>(buffer, count, divisor);
-    case DataType::kInt8: return divide_integers<int8_t>(buffer, count, divisor);
-    case DataType::kInt16: return divide_integers<int16_t>(buffer, count, divisor);
-    case DataType::kInt32: return divide_integers<int32_t>(buffer, count, divisor);
-    case DataType::kInt64: return divide_integers<int64_t>(buffer, count, divisor);
-    case DataType::kFloat16: return divide_16bit<false>(buffer, count, divisor_f);
-    case DataType::kBFloat16: return divide_16bit<true>(buffer, count, divisor_f);
-    case DataType::kFloat32: return divide_native<float>(buffer, count, divisor_f);
-    case DataType::kFloat64: return divide_native<double>(buffer, count, static_cast<double>(divisor));
-    case DataType::kBool: throw_bool("divide_buffer");
+    case DataType::kUInt8:
+      return divide_integers<uint8_t>(buffer, count, divisor);
+    case DataType::kInt8:
+      return divide_integers<int8_t>(buffer, count, divisor);
+    case DataType::kInt16:
+      return divide_integers<int16_t>(buffer, count, divisor);
+    case DataType::kInt32:
+      return divide_integers<int32_t>(buffer, count, divisor);
+    case DataType::kInt64:
+      return divide_integers<int64_t>(buffer, count, divisor);
+    case DataType::kFloat16:
+      return divide_16bit<false>(buffer, count, divisor_f);
+    case DataType::kBFloat16:
+      return divide_16bit<true>(buffer, count, divisor_f);
+    case DataType::kFloat32:
+      return divide_native<float>(buffer, count, divisor_f);
+    case DataType::kFloat64:
+      return divide_native<double>(buffer, count, static_cast<double>(divisor));
+    case DataType::kBool:
+      throw_bool("divide_buffer");
   }
   throw_unknown("divide_buffer", type);
 }

@@ -31,8 +31,7 @@ void reduce_into(void* accumulator, const void* input, size_t count, DataType ty
 // `out`, so a reduction can land where it is wanted without a copy (the shared-memory allreduce
 // reduces straight into the caller's buffer). `out` may be identical to `a` or to `b`;
 // otherwise no two buffers may overlap. Throws as reduce_into does.
-void reduce_to(void* out, const void* a, const void* b, size_t count, DataType type,
-               ReduceOp op);
+void reduce_to(void* out, const void* a, const void* b, size_t count, DataType type, ReduceOp op);
 
 // buffer[i] *= factor. float16/bfloat16 via float32, float32 multiplies by (float)factor,
 // float64 by factor. Integers become value * factor computed in double and truncated toward

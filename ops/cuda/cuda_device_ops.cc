@@ -23,8 +23,8 @@ void CudaDeviceOps::copy(void* dst, const void* src, size_t bytes) const {
 void CudaDeviceOps::zero(void* dst, size_t bytes) const {
   if (bytes == 0) return;
   DeviceGuard guard(device_);
-  check_cuda(cuda_runtime().memset_async(dst, 0, bytes, runrun_stream(device_)),
-             "cudaMemsetAsync", device_);
+  check_cuda(cuda_runtime().memset_async(dst, 0, bytes, runrun_stream(device_)), "cudaMemsetAsync",
+             device_);
 }
 
 namespace {

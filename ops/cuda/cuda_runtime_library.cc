@@ -41,8 +41,8 @@ CudaRuntimeProbe open_cuda_runtime(const LibrarySpec& spec) {
   symbols.resolve(library->malloc_async, "cudaMallocAsync");
   symbols.resolve(library->free_async, "cudaFreeAsync");
   if (!symbols.missing().empty()) {
-    probe.problem = "the CUDA runtime at " + found.path + " (" + found.found_by +
-                    ") lacks " + symbols.missing_list() +
+    probe.problem = "the CUDA runtime at " + found.path + " (" + found.found_by + ") lacks " +
+                    symbols.missing_list() +
                     "; point RUNRUN_CUDART_LIBRARY at a libcudart.so of CUDA 11.2 or later";
     return probe;
   }

@@ -36,8 +36,8 @@ void free_async(void* data, cuda_abi::Stream stream) { cuda_runtime().free_async
 
 void check_cuda(cuda_abi::Error error, const char* call, int device) {
   if (error == cuda_abi::kSuccess) return;
-  throw InternalError(RUNRUN_WHERE, std::string("CUDA call ") + call + " failed on cuda:" +
-                                        std::to_string(device) + ": " +
+  throw InternalError(RUNRUN_WHERE, std::string("CUDA call ") + call +
+                                        " failed on cuda:" + std::to_string(device) + ": " +
                                         cuda_runtime().error_text(error));
 }
 
@@ -70,8 +70,7 @@ void CudaEvent::record(cuda_abi::Stream stream) {
 }
 
 void CudaEvent::make_wait(cuda_abi::Stream stream) const {
-  check_cuda(cuda_runtime().stream_wait_event(stream, event_, 0), "cudaStreamWaitEvent",
-             device_);
+  check_cuda(cuda_runtime().stream_wait_event(stream, event_, 0), "cudaStreamWaitEvent", device_);
 }
 
 bool CudaEvent::query() const {

@@ -9,8 +9,8 @@ namespace {
 std::string describe_cuda_runtime(const gpu::CudaRuntimeProbe& probe) {
   if (probe.library == nullptr) return probe.problem;
   const gpu::CudaRuntimeLibrary& cuda = *probe.library;
-  std::string out = "CUDA runtime " + gpu::cuda_version_string(cuda.version) + " at " +
-                    cuda.path + " (" + cuda.found_by + ")";
+  std::string out = "CUDA runtime " + gpu::cuda_version_string(cuda.version) + " at " + cuda.path +
+                    " (" + cuda.found_by + ")";
   int devices = 0;
   const gpu::cuda_abi::Error error = cuda.get_device_count(&devices);
   out += error == gpu::cuda_abi::kSuccess ? ", " + std::to_string(devices) + " GPU(s)"
@@ -20,8 +20,8 @@ std::string describe_cuda_runtime(const gpu::CudaRuntimeProbe& probe) {
 
 std::string describe_nccl(const gpu::NcclProbe& probe) {
   if (probe.library == nullptr) return probe.problem;
-  return "NCCL " + gpu::nccl_version_string(probe.library->version) + " at " +
-         probe.library->path + " (" + probe.library->found_by + ")";
+  return "NCCL " + gpu::nccl_version_string(probe.library->version) + " at " + probe.library->path +
+         " (" + probe.library->found_by + ")";
 }
 
 GpuLibrariesFound search() {

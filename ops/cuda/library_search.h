@@ -13,11 +13,11 @@
 namespace runrun::gpu {
 
 struct LibrarySpec {
-  std::string what;       // for messages: "the CUDA runtime", "NCCL"
-  std::string env_var;    // a path that overrides the search (RUNRUN_NCCL_LIBRARY)
+  std::string what;           // for messages: "the CUDA runtime", "NCCL"
+  std::string env_var;        // a path that overrides the search (RUNRUN_NCCL_LIBRARY)
   std::string loaded_prefix;  // file names of an already loaded copy start with it ("libnccl.so")
   std::vector<std::string> sonames;  // tried with the dynamic linker's own search, in order
-  std::string install_hint;  // what to do when nothing is found
+  std::string install_hint;          // what to do when nothing is found
 };
 
 struct LibrarySearchResult {

@@ -15,7 +15,6 @@
 namespace runrun::gloo_backend {
 namespace {
 
-
 using StartupClock = std::chrono::steady_clock;
 
 double ms_since(StartupClock::time_point start) {
@@ -29,8 +28,9 @@ std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::S
   if (!store || size < 1 || rank < 0 || rank >= size) {
     throw InvalidArgumentError(RUNRUN_WHERE,
                                "creating the gloo backend: need a rendezvous store and 0 <= rank < "
-                               "size, got rank " + std::to_string(rank) + ", size " +
-                                   std::to_string(size) + (store ? "" : ", no store"));
+                               "size, got rank " +
+                                   std::to_string(rank) + ", size " + std::to_string(size) +
+                                   (store ? "" : ", no store"));
   }
   auto device = make_tcp_device(options.hostname, options.interface);
   std::string prefix = options.prefix;
@@ -61,12 +61,12 @@ GlooBackend::GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::
   board_ = std::make_shared<StoreBoard>(store_);
   shm_ = connect_shared_memory(prefix_ + "/shm");
   if (options_.logger) {
-    options_.logger->debug("gloo backend rank {}/{} connected (store prefix '{}', device {})",
-                           rank, size, prefix_, device_->str());
-    options_.logger->debug("gloo start-up rank {}/{} '{}': hosts exchange {:.1f} ms, data mesh "
-                           "{:.1f} ms, in all {:.1f} ms; {}",
-                           rank, size, prefix_, hosts_ms, mesh_ms, ms_since(start),
-                           ops::traffic_summary(*store_));
+    options_.logger->debug("gloo backend rank {}/{} connected (store prefix '{}', device {})", rank,
+                           size, prefix_, device_->str());
+    options_.logger->debug(
+        "gloo start-up rank {}/{} '{}': hosts exchange {:.1f} ms, data mesh "
+        "{:.1f} ms, in all {:.1f} ms; {}",
+        rank, size, prefix_, hosts_ms, mesh_ms, ms_since(start), ops::traffic_summary(*store_));
   }
 }
 
@@ -83,15 +83,17 @@ std::unique_ptr<shm::Group> GlooBackend::connect_shared_memory(const std::string
   group_options.capacity = options_.shared_memory_slot_bytes;
   group_options.single_copy = options_.shared_memory_single_copy;
   std::string why_not;
-  auto group = shm::Group::connect(*board_, key, topology_.rank, topology_.size, group_options,
-                                   &why_not);
+  auto group =
+      shm::Group::connect(*board_, key, topology_.rank, topology_.size, group_options, &why_not);
   if (options_.logger) {
     if (group) {
       options_.logger->debug("gloo rank {}/{}: '{}' over shared memory", topology_.rank,
                              topology_.size, key);
     } else {
-      options_.logger->warn("gloo rank {}/{}: '{}' stays on TCP: the shared-memory segment "
-                            "could not be used ({})", topology_.rank, topology_.size, key, why_not);
+      options_.logger->warn(
+          "gloo rank {}/{}: '{}' stays on TCP: the shared-memory segment "
+          "could not be used ({})",
+          topology_.rank, topology_.size, key, why_not);
     }
   }
   return group;

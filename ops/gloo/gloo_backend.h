@@ -98,8 +98,7 @@ class GlooBackend final : public HostSynchronousBackend {
   }
 
  private:
-  void run_allreduce(const void* in, void* out, size_t count, DataType type,
-                     ReduceOp op) override;
+  void run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) override;
   void run_allgatherv(const void* in, size_t send_bytes, void* out,
                       const std::vector<size_t>& recv_bytes) override;
   void run_broadcast(void* buffer, size_t bytes, int root) override;
@@ -109,8 +108,8 @@ class GlooBackend final : public HostSynchronousBackend {
                          DataType type, ReduceOp op) override;
   void run_barrier() override;
 
-  friend std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store>,
-                                                    int, int, GlooBackendOptions);
+  friend std::unique_ptr<Backend> make_gloo_backend(std::shared_ptr<::gloo::rendezvous::Store>, int,
+                                                    int, GlooBackendOptions);
   // Connects the data and control contexts under `prefix`. `hosts` holds every rank's host id
   // (empty: exchange them through the store).
   GlooBackend(std::shared_ptr<::gloo::rendezvous::Store> store, std::string prefix, int rank,
@@ -144,7 +143,7 @@ class GlooBackend final : public HostSynchronousBackend {
   std::unique_ptr<DirectMailbox> small_;
   uint64_t subgroups_created_ = 0;
   uint64_t control_channels_created_ = 0;
-  std::vector<char> scratch_;  // kept between collectives (grown, never shrunk)
+  std::vector<char> scratch_;          // kept between collectives (grown, never shrunk)
   std::shared_ptr<shm::Board> board_;  // the store as a shm::Board
   std::unique_ptr<shm::Group> shm_;    // set: collectives run over shared memory
 };

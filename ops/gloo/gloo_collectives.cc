@@ -72,8 +72,10 @@ void copy_for_in_place(const void* in, void* out, size_t bytes) {
   const auto* from = static_cast<const char*>(in);
   auto* to = static_cast<char*>(out);
   const bool apart = from + bytes <= to || to + bytes <= from;
-  if (apart) cpu::copy_bytes(out, in, bytes);  // memcpy without its alignment cliff
-  else std::memmove(out, in, bytes);
+  if (apart)
+    cpu::copy_bytes(out, in, bytes);  // memcpy without its alignment cliff
+  else
+    std::memmove(out, in, bytes);
 }
 
 // The reduce-scatter's sends: chunk p of `data` to rank p, segment s on lane s.
@@ -201,7 +203,7 @@ void GlooBackend::run_allreduce(const void* in, void* out, size_t count, DataTyp
 }
 
 void GlooBackend::run_allgatherv(const void* in, size_t send_bytes, void* out,
-                             const std::vector<size_t>& recv_bytes) {
+                                 const std::vector<size_t>& recv_bytes) {
   const char* name = "allgatherv";
   backend_checks::check_allgatherv(*this, send_bytes, recv_bytes);
   guard_->check_usable(name);
@@ -271,7 +273,7 @@ void GlooBackend::run_broadcast(void* buffer, size_t bytes, int root) {
 }
 
 void GlooBackend::run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
-                            const std::vector<size_t>& recv_bytes) {
+                                const std::vector<size_t>& recv_bytes) {
   const char* name = "alltoallv";
   backend_checks::check_per_rank(*this, name, "send_bytes", send_bytes.size());
   backend_checks::check_per_rank(*this, name, "recv_bytes", recv_bytes.size());
@@ -298,11 +300,13 @@ void GlooBackend::run_alltoallv(const void* in, const std::vector<size_t>& send_
   }
   if (size() > 1) exchange(*data_, *guard_, name, guard_->deadline(), sends, receives);
   const auto me = static_cast<size_t>(rank());
-  if (send_bytes[me] > 0) std::memmove(data + recv_offsets[me], send + send_offsets[me], send_bytes[me]);
+  if (send_bytes[me] > 0)
+    std::memmove(data + recv_offsets[me], send + send_offsets[me], send_bytes[me]);
 }
 
-void GlooBackend::run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
-                                DataType type, ReduceOp op) {
+void GlooBackend::run_reducescatter(const void* in, void* out,
+                                    const std::vector<size_t>& recv_counts, DataType type,
+                                    ReduceOp op) {
   const char* name = "reducescatter";
   backend_checks::check_reduce_op(*this, name, op);
   backend_checks::check_per_rank(*this, name, "recv_counts", recv_counts.size());

@@ -87,8 +87,7 @@ GlooControlChannel::GlooControlChannel(std::shared_ptr<::gloo::rendezvous::Store
       rank_(rank),
       size_(size),
       guard_(std::make_unique<Guard>(rank, options.collective_timeout)),
-      mesh_(std::make_unique<Mesh>(*store_, prefix_, rank, size, device_,
-                                   options.connect_timeout)),
+      mesh_(std::make_unique<Mesh>(*store_, prefix_, rank, size, device_, options.connect_timeout)),
       rounds_(*mesh_, kRoundCapacity) {
   guard_->watch(mesh_.get());
 }
@@ -112,9 +111,9 @@ std::unique_ptr<ControlChannel> GlooControlChannel::create_subgroup(const std::v
   }
   const auto me = std::lower_bound(ranks.begin(), ranks.end(), rank_);
   if (me == ranks.end() || *me != rank_) return nullptr;
-  return std::make_unique<GlooControlChannel>(
-      store_, prefix_ + "/set" + std::to_string(number), static_cast<int>(me - ranks.begin()),
-      static_cast<int>(ranks.size()), device_, options_);
+  return std::make_unique<GlooControlChannel>(store_, prefix_ + "/set" + std::to_string(number),
+                                              static_cast<int>(me - ranks.begin()),
+                                              static_cast<int>(ranks.size()), device_, options_);
 }
 
 void GlooControlChannel::check_root(const char* op, int root) const {

@@ -45,8 +45,8 @@ class GlooControlChannel final : public ControlChannel {
  public:
   // Collective over the `size` ranks passing the same `prefix` of `store`: connects a context
   // over `device` (at most options.connect_timeout).
-  GlooControlChannel(std::shared_ptr<::gloo::rendezvous::Store> store, std::string prefix,
-                     int rank, int size, std::shared_ptr<::gloo::transport::Device> device,
+  GlooControlChannel(std::shared_ptr<::gloo::rendezvous::Store> store, std::string prefix, int rank,
+                     int size, std::shared_ptr<::gloo::transport::Device> device,
                      GlooChannelOptions options);
   ~GlooControlChannel() override;
 

@@ -41,9 +41,8 @@ class DirectMailbox {
   // every other rank, hands each other rank's bytes to `take(peer, bytes)` in rank order as
   // they arrive (valid during the call), waiting through `guard` under `op` until `deadline`,
   // then posts the next exchange's receives.
-  void exchange(Guard& guard, const char* op, Guard::Clock::time_point deadline,
-                const void* data, size_t bytes,
-                const std::function<void(int peer, const void* bytes)>& take);
+  void exchange(Guard& guard, const char* op, Guard::Clock::time_point deadline, const void* data,
+                size_t bytes, const std::function<void(int peer, const void* bytes)>& take);
 
   // Exchanges that found their receives posted, and posts that left receives unused (tests).
   size_t exchanges_preposted() const { return exchanges_preposted_; }
@@ -58,7 +57,7 @@ class DirectMailbox {
   Mesh& mesh_;
   size_t initial_capacity_;
   uint64_t slot_ = 0;
-  size_t capacity_ = 0;  // bytes each posted receive holds; 0: none posted
+  size_t capacity_ = 0;                    // bytes each posted receive holds; 0: none posted
   std::vector<std::vector<char>> frames_;  // by rank (this rank's stays empty)
   std::vector<std::unique_ptr<::gloo::transport::UnboundBuffer>> receives_;  // by rank
   std::exception_ptr post_failure_;  // a post that failed after an exchange, with its peer

@@ -87,11 +87,11 @@ std::string direct_listen_address(const rendezvous::LaunchPlan& plan, const char
   std::string routed;
   try {
     routed = rendezvous::address_towards(kDefaultRouteProbe);
-  } catch (const InvalidArgumentError&) {
-  }
+  } catch (const InvalidArgumentError&) {}
   RUNRUN_ENFORCE(!routed.empty() && !loopback(routed), InvalidArgumentError,
                  "rank " + std::to_string(plan.rank) + " reaches the rendezvous host '" +
-                     plan.rendezvous_host + "' over loopback and this host has no default "
+                     plan.rendezvous_host +
+                     "' over loopback and this host has no default "
                      "route, so the job's other hosts could not reach it: name the network with " +
                      env::kNetworkInterface + " (an interface or a CIDR block)");
   return routed;
@@ -114,13 +114,15 @@ std::unique_ptr<Backend> make_direct_gloo_backend(const rendezvous::LaunchPlan& 
     server_options.port = plan.rendezvous_port;
     server_options.logger = options.logger;
     try {
-      server = std::make_shared<rendezvous::RendezvousServer>(client_options.secret,
-                                                              server_options);
+      server =
+          std::make_shared<rendezvous::RendezvousServer>(client_options.secret, server_options);
     } catch (const InvalidArgumentError& error) {
       throw InvalidArgumentError(
           RUNRUN_WHERE, std::string("rank 0 cannot serve the job's rendezvous: ") + error.what() +
                             " (the port is derived from the job's identity; another process "
-                            "holds it: set " + env::kRendezvousPort + " to a free port for "
+                            "holds it: set " +
+                            env::kRendezvousPort +
+                            " to a free port for "
                             "every rank of the job)");
     }
   }
@@ -131,15 +133,14 @@ std::unique_ptr<Backend> make_direct_gloo_backend(const rendezvous::LaunchPlan& 
   gloo_options.prefix = "runrun/gloo/direct" + std::to_string(initialization);
   const auto get_timeout = client_options.connect_timeout;
   auto client = std::make_shared<rendezvous::RendezvousClient>(std::move(client_options));
-  auto store = std::make_shared<ops::RendezvousStore>(std::move(client), 0, get_timeout,
-                                                      std::move(server));
+  auto store =
+      std::make_shared<ops::RendezvousStore>(std::move(client), 0, get_timeout, std::move(server));
   return make_gloo_backend(std::move(store), plan.rank, plan.size, std::move(gloo_options));
 }
 
 }  // namespace
 
-std::unique_ptr<Backend> make_gloo_backend_from_environment(
-    const GlooEnvironmentOptions& options) {
+std::unique_ptr<Backend> make_gloo_backend_from_environment(const GlooEnvironmentOptions& options) {
   if (std::getenv(env::kController) == nullptr) {
     const auto plan = rendezvous::detect_launch_of_this_process();
     if (rendezvous::is_direct(plan.kind)) return make_direct_gloo_backend(plan, options);
@@ -166,8 +167,7 @@ std::unique_ptr<Backend> make_gloo_backend_from_environment(
   if (elastic != nullptr) gloo_options.prefix = "runrun/gloo/elastic";  // keys are per generation
   const auto get_timeout = client_options.connect_timeout;
   auto client = std::make_shared<rendezvous::RendezvousClient>(std::move(client_options));
-  auto store = std::make_shared<ops::RendezvousStore>(std::move(client), generation,
-                                                      get_timeout);
+  auto store = std::make_shared<ops::RendezvousStore>(std::move(client), generation, get_timeout);
   return make_gloo_backend(std::move(store), rank, size, std::move(gloo_options));
 }
 

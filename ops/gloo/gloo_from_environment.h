@@ -16,15 +16,14 @@
 namespace runrun::gloo_backend {
 
 struct GlooEnvironmentOptions {
-  Logger logger;                                  // may be null
+  Logger logger;                                    // may be null
   std::chrono::milliseconds collective_timeout{0};  // 0: none
 };
 
 // Connects this rank to every other rank of the job. Throws InvalidArgumentError naming the
 // variable when the launcher's variables are missing or malformed (with what to do: run under
 // `runrun --gloo`), and the errors of make_gloo_backend / the rendezvous client otherwise.
-std::unique_ptr<Backend> make_gloo_backend_from_environment(
-    const GlooEnvironmentOptions& options);
+std::unique_ptr<Backend> make_gloo_backend_from_environment(const GlooEnvironmentOptions& options);
 
 // The local address to listen on: the first address of this host inside `spec` (interface
 // names or a.b.c.d/n blocks, commas) when `spec` is not empty, else the address this host uses

@@ -19,8 +19,9 @@ void Guard::check_usable(const char* op) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (aborted_) {
-      throw ShutDownError(RUNRUN_WHERE, prefix + "the gloo backend was aborted (the runtime is "
-                                                 "shutting down or lost a peer)");
+      throw ShutDownError(RUNRUN_WHERE, prefix +
+                                            "the gloo backend was aborted (the runtime is "
+                                            "shutting down or lost a peer)");
     }
   }
   if (broken_code_ != ErrorCode::kOk) {
@@ -65,7 +66,8 @@ void Guard::wait_recv(const char* op, ::gloo::transport::UnboundBuffer& buffer, 
                       Clock::time_point deadline) {
   wait(op, buffer, peer, [&] {
     check_usable(op);  // an abort before the wait was registered
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     return buffer.waitRecv(nullptr, std::max(left, std::chrono::milliseconds(0)));
   });
 }
@@ -74,7 +76,8 @@ void Guard::wait_send(const char* op, ::gloo::transport::UnboundBuffer& buffer, 
                       Clock::time_point deadline) {
   wait(op, buffer, peer, [&] {
     check_usable(op);
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     return buffer.waitSend(nullptr, std::max(left, std::chrono::milliseconds(0)));
   });
 }
@@ -110,7 +113,8 @@ void Guard::fail(const char* op, int peer, const std::exception& error) {
                                          " ms (RUNRUN_COLLECTIVE_TIMEOUT) waiting for rank " +
                                          std::to_string(peer) +
                                          ": it did not take part or is stuck; check its output "
-                                         "(gloo: " + text + ")");
+                                         "(gloo: " +
+                                         text + ")");
   }
   broken_code_ = ErrorCode::kPeerFailure;
   broken_ = "lost rank " + std::to_string(peer) + " (gloo: " + text + ")";

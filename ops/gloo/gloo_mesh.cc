@@ -30,7 +30,7 @@ constexpr uint8_t kPrepostedSlotPrefix = 0x73;
 void ignore_sigpipe_unless_handled() {
   static std::once_flag once;
   std::call_once(once, [] {
-    struct sigaction current {};
+    struct sigaction current{};
     if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
         (current.sa_flags & SA_SIGINFO) == 0) {
       signal(SIGPIPE, SIG_IGN);

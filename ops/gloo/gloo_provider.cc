@@ -25,8 +25,9 @@ void register_gloo_provider(BackendRegistry& registry) {
     for (const char* name : {env::kRank, env::kSize, env::kRendezvousAddr, env::kRendezvousPort}) {
       const bool assigned_later = elastic && (name == env::kRank || name == env::kSize);
       if (!assigned_later && std::getenv(name) == nullptr) {
-        return std::string(name) + " is not set: the gloo backend runs in jobs started by the "
-                                   "launcher (`runrun --gloo -np N COMMAND`), srun or torchrun";
+        return std::string(name) +
+               " is not set: the gloo backend runs in jobs started by the "
+               "launcher (`runrun --gloo -np N COMMAND`), srun or torchrun";
       }
     }
     return "";

@@ -17,7 +17,8 @@ namespace runrun::gloo_backend {
 
 class StoreBoard final : public shm::Board {
  public:
-  explicit StoreBoard(std::shared_ptr<::gloo::rendezvous::Store> store) : store_(std::move(store)) {}
+  explicit StoreBoard(std::shared_ptr<::gloo::rendezvous::Store> store)
+      : store_(std::move(store)) {}
   void set(const std::string& key, const std::string& value) override;
   std::string get(const std::string& key, std::chrono::milliseconds timeout) override;
 

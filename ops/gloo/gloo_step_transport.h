@@ -31,7 +31,8 @@ class GlooStepTransport final : public algorithms::StepTransport {
   static std::vector<Transfer> transfers(const std::vector<algorithms::StepTransfer>& steps) {
     std::vector<Transfer> out;
     out.reserve(steps.size());
-    for (const auto& transfer : steps) out.push_back({transfer.peer, transfer.data, transfer.bytes});
+    for (const auto& transfer : steps)
+      out.push_back({transfer.peer, transfer.data, transfer.bytes});
     return out;
   }
 

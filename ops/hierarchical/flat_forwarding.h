@@ -30,8 +30,8 @@ class FlatForwarding : public B {
   std::string_view name() const override { return flat_->name(); }
   const Topology& topology() const override { return flat_->topology(); }
 
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override {
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override {
     return flat_->start_allreduce(in, out, count, type, op);
   }
   CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,

@@ -39,8 +39,8 @@ class HierarchicalBackend final : public FlatForwarding<Backend>, public Hierarc
                       std::unique_ptr<Backend> cross);
 
   // CPU buffers while switched on: the three steps; anything else: flat.
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override;
 
   // Off: allreduce goes flat too (the autotuner's switch, RUNRUN_AUTOTUNE). Driving thread
   // only; every rank switches before the same collective.

@@ -57,9 +57,7 @@ std::unique_ptr<DeviceBackend> make_hierarchical_device(std::unique_ptr<DeviceBa
 HierarchicalDeviceBackend::HierarchicalDeviceBackend(std::unique_ptr<DeviceBackend> flat,
                                                      std::unique_ptr<DeviceBackend> local,
                                                      std::unique_ptr<DeviceBackend> cross)
-    : FlatForwardingDevice(std::move(flat)),
-      local_(std::move(local)),
-      cross_(std::move(cross)) {}
+    : FlatForwardingDevice(std::move(flat)), local_(std::move(local)), cross_(std::move(cross)) {}
 
 HierarchicalDeviceBackend::~HierarchicalDeviceBackend() {
   if (slice_ != nullptr) gpu::free_async(slice_, gpu::runrun_stream(device()));

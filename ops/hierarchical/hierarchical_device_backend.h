@@ -39,8 +39,8 @@ class HierarchicalDeviceBackend final : public FlatForwardingDevice, public Hier
   ~HierarchicalDeviceBackend() override;
 
   // While switched on and `flat` can do the scaling: the three stages; otherwise flat.
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override;
   CompletionPtr start_allreduce_scaled(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
                                        DataType type, ReduceOp op,
                                        const DeviceReduceScaling& scaling) override;

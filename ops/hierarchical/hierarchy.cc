@@ -7,8 +7,8 @@
 
 namespace runrun {
 
-HierarchySplit split_hierarchy(Backend& flat, const std::vector<int32_t>& all,
-                               std::string* why_not, Backend* cross_from) {
+HierarchySplit split_hierarchy(Backend& flat, const std::vector<int32_t>& all, std::string* why_not,
+                               Backend* cross_from) {
   const auto n = static_cast<size_t>(flat.size());
   std::map<int32_t, std::vector<int>> hosts;  // cross_rank -> its ranks, in rank order
   for (size_t r = 0; r < n; ++r) hosts[all[3 * r]].push_back(static_cast<int>(r));
@@ -22,8 +22,8 @@ HierarchySplit split_hierarchy(Backend& flat, const std::vector<int32_t>& all,
   for (const auto& [host, ranks] : hosts) {
     if (problem.empty() && ranks.size() != per_host) {
       problem = "hosts hold different numbers of ranks (host " + std::to_string(host) + ": " +
-                std::to_string(ranks.size()) + ", host " +
-                std::to_string(hosts.begin()->first) + ": " + std::to_string(per_host) + ")";
+                std::to_string(ranks.size()) + ", host " + std::to_string(hosts.begin()->first) +
+                ": " + std::to_string(per_host) + ")";
     }
   }
   for (size_t r = 0; r < n && problem.empty(); ++r) {
@@ -41,10 +41,12 @@ HierarchySplit split_hierarchy(Backend& flat, const std::vector<int32_t>& all,
   Backend& across = cross_from != nullptr ? *cross_from : flat;
   RUNRUN_ENFORCE(across.rank() == me && across.size() == flat.size(), InternalError,
                  "hierarchical allreduce on rank " + std::to_string(me) + ": the " +
-                     std::string(across.name()) + " backend for the stage across hosts numbers "
-                     "this rank " + std::to_string(across.rank()) + " of " +
-                     std::to_string(across.size()) + ", the " + std::string(flat.name()) +
-                     " backend " + std::to_string(me) + " of " + std::to_string(flat.size()));
+                     std::string(across.name()) +
+                     " backend for the stage across hosts numbers "
+                     "this rank " +
+                     std::to_string(across.rank()) + " of " + std::to_string(across.size()) +
+                     ", the " + std::string(flat.name()) + " backend " + std::to_string(me) +
+                     " of " + std::to_string(flat.size()));
   HierarchySplit split;
   size_t place = 0;
   for (const auto& [host, ranks] : hosts) {

@@ -25,12 +25,12 @@ StagedAllreduceBackend::StagedAllreduceBackend(std::unique_ptr<Backend> host, in
 
 void StagedAllreduceBackend::check_device(DLDevice device) const {
   if (device.device_type == kDLCUDA && device.device_id == device_) return;
-  throw UnsupportedError(RUNRUN_WHERE,
-                         "allreduce on rank " + std::to_string(rank()) + " (" +
-                             std::string(name()) + " across hosts, staged from cuda:" +
-                             std::to_string(device_) + "): a buffer is on " +
-                             device_string(device) + ", but this stage moves memory of cuda:" +
-                             std::to_string(device_) + " only");
+  throw UnsupportedError(
+      RUNRUN_WHERE, "allreduce on rank " + std::to_string(rank()) + " (" + std::string(name()) +
+                        " across hosts, staged from cuda:" + std::to_string(device_) +
+                        "): a buffer is on " + device_string(device) +
+                        ", but this stage moves memory of cuda:" + std::to_string(device_) +
+                        " only");
 }
 
 bool StagedAllreduceBackend::can_scale(DataType type, ReduceOp op,
@@ -53,14 +53,13 @@ Backend::CompletionPtr StagedAllreduceBackend::start_allreduce_scaled(
   check_device(in.device);
   check_device(out.device);
   if (!can_scale(type, op, scaling)) {
-    throw UnsupportedError(RUNRUN_WHERE,
-                           "allreduce on rank " + std::to_string(rank()) + " (" +
-                               std::string(name()) + " across hosts, staged): " +
-                               std::string(reduce_op_name(op)) + " of " +
-                               std::string(data_type_name(type)) +
-                               (scaling.average ? " averaged" : " scaled") +
-                               " is not done here (the hierarchical allreduce folds an average "
-                               "into a factor, for sums of floating types only)");
+    throw UnsupportedError(
+        RUNRUN_WHERE, "allreduce on rank " + std::to_string(rank()) + " (" + std::string(name()) +
+                          " across hosts, staged): " + std::string(reduce_op_name(op)) + " of " +
+                          std::string(data_type_name(type)) +
+                          (scaling.average ? " averaged" : " scaled") +
+                          " is not done here (the hierarchical allreduce folds an average "
+                          "into a factor, for sums of floating types only)");
   }
   return run_to_completion([&] {
     if (count == 0) return;  // the same decision on every rank

@@ -37,8 +37,8 @@ class StagedAllreduceBackend final : public DeviceBackend {
   // No average (the caller folds it into the factor); a factor other than 1 only for sums of
   // floating types — what the hierarchical allreduce asks of its cross group.
   bool can_scale(DataType type, ReduceOp op, const DeviceReduceScaling& scaling) const override;
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override;
   CompletionPtr start_allreduce_scaled(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
                                        DataType type, ReduceOp op,
                                        const DeviceReduceScaling& scaling) override;

@@ -16,15 +16,17 @@ namespace {
 using backend_checks::to_string;
 using backend_checks::total;
 
-std::string reduce_signature(const char* op, DataType type, ReduceOp reduce, const std::string& counts) {
+std::string reduce_signature(const char* op, DataType type, ReduceOp reduce,
+                             const std::string& counts) {
   return std::string(op) + " " + std::string(data_type_name(type)) + " " +
          std::string(reduce_op_name(reduce)) + " counts=" + counts;
 }
 
 // out = contributions[0] op contributions[1] op ... (rank order), `count` elements from
 // `offset_elements` of each contribution.
-void reduce_contributions(const std::vector<LocalWorld::Blob>& contributions, size_t offset_elements,
-                          void* out, size_t count, DataType type, ReduceOp op) {
+void reduce_contributions(const std::vector<LocalWorld::Blob>& contributions,
+                          size_t offset_elements, void* out, size_t count, DataType type,
+                          ReduceOp op) {
   if (count == 0) return;
   const size_t esize = element_size(type);
   std::memcpy(out, contributions[0]->data() + offset_elements * esize, count * esize);
@@ -44,17 +46,17 @@ std::unique_ptr<ControlChannel> LocalBackend::create_control_channel() {
       std::make_shared<LocalEndpoint>(endpoint_->world(), rank()));
 }
 
-void LocalBackend::run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
+void LocalBackend::run_allreduce(const void* in, void* out, size_t count, DataType type,
+                                 ReduceOp op) {
   backend_checks::check_reduce_op(*this, "allreduce", op);
-  auto result = endpoint_->exchange(LocalChannel::kData,
-                                    LocalEndpoint::stage(in, count * element_size(type)),
-                                    reduce_signature("allreduce", type, op, std::to_string(count)),
-                                    "allreduce");
+  auto result = endpoint_->exchange(
+      LocalChannel::kData, LocalEndpoint::stage(in, count * element_size(type)),
+      reduce_signature("allreduce", type, op, std::to_string(count)), "allreduce");
   reduce_contributions(result.contributions, 0, out, count, type, op);
 }
 
 void LocalBackend::run_allgatherv(const void* in, size_t send_bytes, void* out,
-                              const std::vector<size_t>& recv_bytes) {
+                                  const std::vector<size_t>& recv_bytes) {
   backend_checks::check_allgatherv(*this, send_bytes, recv_bytes);
   auto result = endpoint_->exchange(LocalChannel::kData, LocalEndpoint::stage(in, send_bytes),
                                     "allgatherv recv_bytes=" + to_string(recv_bytes), "allgatherv");
@@ -77,7 +79,7 @@ void LocalBackend::run_broadcast(void* buffer, size_t bytes, int root) {
 }
 
 void LocalBackend::run_alltoallv(const void* in, const std::vector<size_t>& send_bytes, void* out,
-                             const std::vector<size_t>& recv_bytes) {
+                                 const std::vector<size_t>& recv_bytes) {
   backend_checks::check_per_rank(*this, "alltoallv", "send_bytes", send_bytes.size());
   backend_checks::check_per_rank(*this, "alltoallv", "recv_bytes", recv_bytes.size());
   // Contribution: the per-destination sizes, then the data, so receivers find their block.
@@ -94,11 +96,12 @@ void LocalBackend::run_alltoallv(const void* in, const std::vector<size_t>& send
     std::vector<size_t> peer_sends(recv_bytes.size());
     std::memcpy(peer_sends.data(), blob.data(), peer_sends.size() * sizeof(size_t));
     if (peer_sends[me] != recv_bytes[peer]) {
-      throw MismatchError(RUNRUN_WHERE, "alltoallv on rank " + std::to_string(rank()) + ": rank " +
-                                            std::to_string(peer) + " sends " +
-                                            std::to_string(peer_sends[me]) + " bytes but this rank "
-                                            "expects recv_bytes[" + std::to_string(peer) + "] = " +
-                                            std::to_string(recv_bytes[peer]));
+      throw MismatchError(RUNRUN_WHERE,
+                          "alltoallv on rank " + std::to_string(rank()) + ": rank " +
+                              std::to_string(peer) + " sends " + std::to_string(peer_sends[me]) +
+                              " bytes but this rank "
+                              "expects recv_bytes[" +
+                              std::to_string(peer) + "] = " + std::to_string(recv_bytes[peer]));
     }
     size_t offset = peer_sends.size() * sizeof(size_t);
     for (size_t p = 0; p < me; ++p) offset += peer_sends[p];
@@ -107,8 +110,9 @@ void LocalBackend::run_alltoallv(const void* in, const std::vector<size_t>& send
   }
 }
 
-void LocalBackend::run_reducescatter(const void* in, void* out, const std::vector<size_t>& recv_counts,
-                                 DataType type, ReduceOp op) {
+void LocalBackend::run_reducescatter(const void* in, void* out,
+                                     const std::vector<size_t>& recv_counts, DataType type,
+                                     ReduceOp op) {
   backend_checks::check_reduce_op(*this, "reducescatter", op);
   backend_checks::check_per_rank(*this, "reducescatter", "recv_counts", recv_counts.size());
   auto result = endpoint_->exchange(
@@ -132,7 +136,8 @@ std::unique_ptr<Backend> LocalBackend::create_subgroup(const std::vector<int>& r
     std::vector<size_t> shown(ranks.begin(), ranks.end());
     throw InvalidArgumentError(RUNRUN_WHERE, "create_subgroup on rank " + std::to_string(rank()) +
                                                  ": ranks must be non-empty, sorted, unique and in "
-                                                 "[0, " + std::to_string(size()) + "), got " +
+                                                 "[0, " +
+                                                 std::to_string(size()) + "), got " +
                                                  to_string(shown));
   }
   std::vector<size_t> shown(ranks.begin(), ranks.end());

@@ -42,8 +42,7 @@ class LocalBackend final : public HostSynchronousBackend {
   void abort_transport() override;
 
  private:
-  void run_allreduce(const void* in, void* out, size_t count, DataType type,
-                     ReduceOp op) override;
+  void run_allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) override;
   void run_allgatherv(const void* in, size_t send_bytes, void* out,
                       const std::vector<size_t>& recv_bytes) override;
   void run_broadcast(void* buffer, size_t bytes, int root) override;

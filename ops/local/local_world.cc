@@ -11,15 +11,16 @@ namespace {
 
 std::vector<int> hosts_for(int size, int ranks_per_host) {
   if (size < 1) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "LocalWorld: size must be at least 1, got " +
-                                                 std::to_string(size));
+    throw InvalidArgumentError(RUNRUN_WHERE,
+                               "LocalWorld: size must be at least 1, got " + std::to_string(size));
   }
   if (ranks_per_host < 0) {
     throw InvalidArgumentError(RUNRUN_WHERE, "LocalWorld: ranks_per_host must be >= 0, got " +
                                                  std::to_string(ranks_per_host));
   }
   std::vector<int> hosts(static_cast<size_t>(size), 0);
-  for (int r = 0; r < size && ranks_per_host > 0; ++r) hosts[static_cast<size_t>(r)] = r / ranks_per_host;
+  for (int r = 0; r < size && ranks_per_host > 0; ++r)
+    hosts[static_cast<size_t>(r)] = r / ranks_per_host;
   return hosts;
 }
 
@@ -116,11 +117,11 @@ void LocalWorld::check_signatures(const std::vector<std::string>& signatures, in
                                   const char* op) const {
   for (size_t r = 1; r < signatures.size(); ++r) {
     if (signatures[r] == signatures[0]) continue;
-    throw MismatchError(RUNRUN_WHERE, std::string(op) + " seen from rank " + std::to_string(rank) +
-                                          ": ranks called different collectives: rank 0 called '" +
-                                          signatures[0] + "' but rank " + std::to_string(r) +
-                                          " called '" + signatures[r] +
-                                          "'; every rank must issue the same ops in the same order");
+    throw MismatchError(
+        RUNRUN_WHERE, std::string(op) + " seen from rank " + std::to_string(rank) +
+                          ": ranks called different collectives: rank 0 called '" + signatures[0] +
+                          "' but rank " + std::to_string(r) + " called '" + signatures[r] +
+                          "'; every rank must issue the same ops in the same order");
   }
 }
 
@@ -157,21 +158,22 @@ LocalWorld::ExchangeResult LocalWorld::exchange(LocalChannel channel, int rank, 
     while (state.generation == generation) {
       try {
         if (aborted.load()) {
-          throw ShutDownError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank) +
-                                                ": the backend was aborted while waiting for peers");
+          throw ShutDownError(RUNRUN_WHERE,
+                              std::string(op) + " on rank " + std::to_string(rank) +
+                                  ": the backend was aborted while waiting for peers");
         }
         check_peers_locked(state, rank, op);
         if (!timed) {
           changed_.wait(lock);
         } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
                    state.generation == generation) {
-          const std::string what = std::string(op) + " on rank " + std::to_string(rank) +
-                                   " timed out after " +
-                                   std::to_string(options_.collective_timeout.count()) +
-                                   " ms waiting for peers";
+          const std::string what =
+              std::string(op) + " on rank " + std::to_string(rank) + " timed out after " +
+              std::to_string(options_.collective_timeout.count()) + " ms waiting for peers";
           mark_gone_locked(rank, what);
-          throw TimeoutError(RUNRUN_WHERE, what + ": a peer is stuck or gone; raise "
-                                                  "RUNRUN_COLLECTIVE_TIMEOUT if it is just slow");
+          throw TimeoutError(RUNRUN_WHERE, what +
+                                               ": a peer is stuck or gone; raise "
+                                               "RUNRUN_COLLECTIVE_TIMEOUT if it is just slow");
         }
       } catch (...) {
         // Take the contribution back: an exchange this rank gave up on must not complete

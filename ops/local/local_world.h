@@ -68,7 +68,7 @@ class LocalWorld : public std::enable_shared_from_this<LocalWorld> {
   void wake_all();
 
   struct ExchangeResult {
-    uint64_t generation = 0;  // sequence number of this exchange on its channel
+    uint64_t generation = 0;          // sequence number of this exchange on its channel
     std::vector<Blob> contributions;  // indexed by rank
   };
 
@@ -124,7 +124,7 @@ class LocalWorld : public std::enable_shared_from_this<LocalWorld> {
   };
   std::vector<std::optional<Gone>> gone_;  // per rank: why it is gone, if it is
   uint64_t losses_ = 0;
-  std::vector<bool> failed_;                      // per rank: fail_rank was called
+  std::vector<bool> failed_;  // per rank: fail_rank was called
   std::map<std::pair<int, uint64_t>, PendingSubgroup> pending_subgroups_;  // (channel, generation)
   std::vector<Child> children_;
 };

@@ -100,8 +100,7 @@ std::vector<int> MpiBackend::gather_host_of_rank() {
   MPI_Comm_group(data_, &data_group);
   const int first = 0;  // the key ordered local by rank: its rank 0 is the host's lowest rank
   int host = -1;
-  const int translated =
-      MPI_Group_translate_ranks(local_group, 1, &first, data_group, &host);
+  const int translated = MPI_Group_translate_ranks(local_group, 1, &first, data_group, &host);
   MPI_Group_free(&local_group);
   MPI_Group_free(&data_group);
   MPI_Comm_free(&local);
@@ -111,8 +110,8 @@ std::vector<int> MpiBackend::gather_host_of_rank() {
   auto keys = std::make_unique<std::vector<int>>(static_cast<size_t>(size) + 1, -1);
   (*keys)[static_cast<size_t>(size)] = host;
   MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Iallgather(&(*keys)[static_cast<size_t>(size)], 1, MPI_INT, keys->data(),
-                                  1, MPI_INT, data_, &request),
+  RUNRUN_MPI_CHECK(MPI_Iallgather(&(*keys)[static_cast<size_t>(size)], 1, MPI_INT, keys->data(), 1,
+                                  MPI_INT, data_, &request),
                    op, rank);
   try {
     waiter_->wait(request, op);
@@ -143,10 +142,10 @@ Backend::CompletionPtr MpiBackend::start_allreduce(ConstDeviceBuffer in_buffer,
   for (size_t done = 0; done < count; done += options_.max_count_per_call) {
     const size_t n = std::min(options_.max_count_per_call, count - done);
     const void* send = in_place ? MPI_IN_PLACE : static_cast<const char*>(in) + done * esize;
-    RUNRUN_MPI_CHECK(MPI_Iallreduce(send, static_cast<char*>(out) + done * esize,
-                                    static_cast<int>(n), datatype, mpi_op, data_,
-                                    completion->next_request()),
-                     name, rank());
+    RUNRUN_MPI_CHECK(
+        MPI_Iallreduce(send, static_cast<char*>(out) + done * esize, static_cast<int>(n), datatype,
+                       mpi_op, data_, completion->next_request()),
+        name, rank());
   }
   return completion;
 }
@@ -173,10 +172,10 @@ Backend::CompletionPtr MpiBackend::start_allgatherv(ConstDeviceBuffer in_buffer,
   } else if (backend_checks::overlaps(in, send_bytes, out, backend_checks::total(recv_bytes))) {
     send = completion->keep(copy_of(in, send_bytes)).data();
   }
-  RUNRUN_MPI_CHECK(MPI_Iallgatherv(send, layout.counts[me], layout.type, out, layout.counts.data(),
-                                   layout.displs.data(), layout.type, data_,
-                                   completion->next_request()),
-                   name, rank());
+  RUNRUN_MPI_CHECK(
+      MPI_Iallgatherv(send, layout.counts[me], layout.type, out, layout.counts.data(),
+                      layout.displs.data(), layout.type, data_, completion->next_request()),
+      name, rank());
   return completion;
 }
 
@@ -226,9 +225,9 @@ Backend::CompletionPtr MpiBackend::start_alltoallv(ConstDeviceBuffer in_buffer,
       out = &nothing_to_receive;
     }
   }
-  RUNRUN_MPI_CHECK(MPI_Ialltoallv(send, sends.counts.data(), sends.displs.data(), sends.type,
-                                  out, recvs.counts.data(), recvs.displs.data(),
-                                  recvs.type, data_, completion->next_request()),
+  RUNRUN_MPI_CHECK(MPI_Ialltoallv(send, sends.counts.data(), sends.displs.data(), sends.type, out,
+                                  recvs.counts.data(), recvs.displs.data(), recvs.type, data_,
+                                  completion->next_request()),
                    name, rank());
   return completion;
 }
@@ -287,10 +286,10 @@ void MpiBackend::reducescatter_rounds(MpiCompletion& completion, const char* in,
       block_offset += count;
     }
     const char* send = completion.keep(std::move(staging)).data();
-    RUNRUN_MPI_CHECK(MPI_Ireduce_scatter(send, out + start * esize, round_counts.data(),
-                                         datatype_for(type), op_for(type, op), data_,
-                                         completion.next_request()),
-                     name, rank());
+    RUNRUN_MPI_CHECK(
+        MPI_Ireduce_scatter(send, out + start * esize, round_counts.data(), datatype_for(type),
+                            op_for(type, op), data_, completion.next_request()),
+        name, rank());
   }
 }
 

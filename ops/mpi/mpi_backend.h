@@ -32,7 +32,7 @@
 namespace runrun::mpi {
 
 struct MpiBackendOptions {
-  Logger logger;  // may be null
+  Logger logger;                                    // may be null
   std::chrono::milliseconds collective_timeout{0};  // 0: no limit
   // Largest element count passed to one MPI call; larger collectives are chunked (allreduce,
   // broadcast, reducescatter) or moved in bigger blocks (allgatherv, alltoallv). Only tests
@@ -52,8 +52,8 @@ class MpiBackend final : public Backend {
   std::string_view name() const override { return "mpi"; }
   const Topology& topology() const override { return topology_; }
 
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override;
   CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
                                  const std::vector<size_t>& recv_bytes) override;
   CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;

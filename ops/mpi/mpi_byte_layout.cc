@@ -9,8 +9,8 @@
 
 namespace runrun::mpi {
 
-ByteLayout make_byte_layout(const std::vector<size_t>& bytes_per_rank, size_t limit,
-                            const char* op, int rank, const char* what) {
+ByteLayout make_byte_layout(const std::vector<size_t>& bytes_per_rank, size_t limit, const char* op,
+                            int rank, const char* what) {
   ByteLayout layout;
   layout.block_log2 = kMaxBlockLog2;
   for (size_t bytes : bytes_per_rank) {
@@ -25,11 +25,10 @@ ByteLayout make_byte_layout(const std::vector<size_t>& bytes_per_rank, size_t li
       throw InvalidArgumentError(
           RUNRUN_WHERE,
           std::string(op) + " on rank " + std::to_string(rank) + ": " + what + "[" +
-              std::to_string(r) + "] = " + std::to_string(bytes_per_rank[r]) +
-              " bytes at offset " + std::to_string(offset) + " is " + std::to_string(count) +
-              " blocks of " + std::to_string(size_t{1} << layout.block_log2) +
-              " bytes at block " + std::to_string(displ) + ", over MPI's int limit of " +
-              std::to_string(limit) +
+              std::to_string(r) + "] = " + std::to_string(bytes_per_rank[r]) + " bytes at offset " +
+              std::to_string(offset) + " is " + std::to_string(count) + " blocks of " +
+              std::to_string(size_t{1} << layout.block_log2) + " bytes at block " +
+              std::to_string(displ) + ", over MPI's int limit of " + std::to_string(limit) +
               ": split the tensor into smaller ones, or make sizes multiples of a larger power of "
               "two");
     }

@@ -22,7 +22,7 @@ struct ByteLayout {
 
 // Throws InvalidArgumentError naming `op`, `rank` and `what` (e.g. "recv_bytes") when a count or
 // displacement exceeds `limit` blocks.
-ByteLayout make_byte_layout(const std::vector<size_t>& bytes_per_rank, size_t limit,
-                            const char* op, int rank, const char* what);
+ByteLayout make_byte_layout(const std::vector<size_t>& bytes_per_rank, size_t limit, const char* op,
+                            int rank, const char* what);
 
 }  // namespace runrun::mpi

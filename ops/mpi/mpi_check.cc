@@ -14,8 +14,8 @@ void throw_mpi_error(SourceLocation where, const char* call, int code, std::stri
   const std::string call_text(call);
   const std::string function = call_text.substr(0, call_text.find('('));
   throw PeerFailureError(
-      where, std::string(op) + " on rank " + std::to_string(rank) + ": " + function + " failed at " +
-                 where.file + ":" + std::to_string(where.line) + ": " +
+      where, std::string(op) + " on rank " + std::to_string(rank) + ": " + function +
+                 " failed at " + where.file + ":" + std::to_string(where.line) + ": " +
                  std::string(text, static_cast<size_t>(length)) + " (MPI error class " +
                  std::to_string(error_class) +
                  "); a peer process probably died or the network failed: check the other ranks' "

@@ -21,10 +21,10 @@ namespace runrun::mpi {
 }  // namespace runrun::mpi
 
 // RUNRUN_MPI_CHECK(MPI_Iallreduce(...), "allreduce", rank);
-#define RUNRUN_MPI_CHECK(call, op, rank)                                           \
-  do {                                                                             \
-    const int runrun_mpi_rc_ = (call);                                             \
-    if (runrun_mpi_rc_ != MPI_SUCCESS) {                                           \
+#define RUNRUN_MPI_CHECK(call, op, rank)                                                 \
+  do {                                                                                   \
+    const int runrun_mpi_rc_ = (call);                                                   \
+    if (runrun_mpi_rc_ != MPI_SUCCESS) {                                                 \
       ::runrun::mpi::throw_mpi_error(RUNRUN_WHERE, #call, runrun_mpi_rc_, (op), (rank)); \
-    }                                                                              \
+    }                                                                                    \
   } while (0)

@@ -53,8 +53,8 @@ bool MpiCompletion::poll() {
 
 bool MpiCompletion::wait_for(std::chrono::milliseconds timeout) {
   const auto now = MpiWaiter::Clock::now();
-  const auto until = timeout >= std::chrono::hours(24 * 365) ? MpiWaiter::Clock::time_point::max()
-                                                              : now + timeout;
+  const auto until =
+      timeout >= std::chrono::hours(24 * 365) ? MpiWaiter::Clock::time_point::max() : now + timeout;
   return run([&] { return waiter_->wait_until(requests_, op_, posted_, until); });
 }
 

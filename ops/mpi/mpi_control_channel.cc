@@ -63,8 +63,8 @@ void MpiControlChannel::allreduce_and(std::vector<uint64_t>& bits) {
   waiter_->check_usable(op);
   if (bits.empty()) return;
   MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, bits.data(), to_int(op, bits.size()),
-                                  MPI_UINT64_T, MPI_BAND, comm_, &request),
+  RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, bits.data(), to_int(op, bits.size()), MPI_UINT64_T,
+                                  MPI_BAND, comm_, &request),
                    op, rank_);
   waiter_->wait(request, op);
 }
@@ -78,9 +78,9 @@ std::vector<std::string> MpiControlChannel::gather(const std::string& bytes, int
   uint64_t length = bytes.size();
   std::vector<uint64_t> lengths(is_root ? static_cast<size_t>(size_) : 0);
   MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Igather(&length, 1, MPI_UINT64_T, lengths.data(), 1, MPI_UINT64_T, root,
-                               comm_, &request),
-                   op, rank_);
+  RUNRUN_MPI_CHECK(
+      MPI_Igather(&length, 1, MPI_UINT64_T, lengths.data(), 1, MPI_UINT64_T, root, comm_, &request),
+      op, rank_);
   waiter_->wait(request, op);
   std::vector<int> counts(lengths.size());
   std::vector<int> displs(lengths.size());

@@ -36,9 +36,9 @@ void check_same_members(MPI_Comm parent, const std::vector<int>& ranks, MpiWaite
   const uint64_t hash = backend_checks::ranks_fingerprint(ranks);
   std::array<uint64_t, 2> agreed{hash, ~hash};
   MPI_Request request = MPI_REQUEST_NULL;
-  RUNRUN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, agreed.data(), 2, MPI_UINT64_T, MPI_MIN, parent,
-                                  &request),
-                   op, rank);
+  RUNRUN_MPI_CHECK(
+      MPI_Iallreduce(MPI_IN_PLACE, agreed.data(), 2, MPI_UINT64_T, MPI_MIN, parent, &request), op,
+      rank);
   waiter.wait(request, op);
   if (agreed[0] == hash && agreed[1] == ~hash) return;
   throw MismatchError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank) +

@@ -62,12 +62,17 @@ size_t op_index(ReduceOp op) {
 
 MPI_Op native_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return MPI_SUM;
-    case ReduceOp::kMin: return MPI_MIN;
-    case ReduceOp::kMax: return MPI_MAX;
-    case ReduceOp::kProduct: return MPI_PROD;
+    case ReduceOp::kSum:
+      return MPI_SUM;
+    case ReduceOp::kMin:
+      return MPI_MIN;
+    case ReduceOp::kMax:
+      return MPI_MAX;
+    case ReduceOp::kProduct:
+      return MPI_PROD;
     case ReduceOp::kAverage:
-    case ReduceOp::kAdasum: break;
+    case ReduceOp::kAdasum:
+      break;
   }
   op_index(op);  // throws
   return MPI_OP_NULL;
@@ -77,33 +82,47 @@ MPI_Op native_op(ReduceOp op) {
 
 MPI_Datatype datatype_for(DataType type) {
   switch (type) {
-    case DataType::kUInt8: return MPI_UINT8_T;
-    case DataType::kInt8: return MPI_INT8_T;
-    case DataType::kInt16: return MPI_INT16_T;
-    case DataType::kInt32: return MPI_INT32_T;
-    case DataType::kInt64: return MPI_INT64_T;
+    case DataType::kUInt8:
+      return MPI_UINT8_T;
+    case DataType::kInt8:
+      return MPI_INT8_T;
+    case DataType::kInt16:
+      return MPI_INT16_T;
+    case DataType::kInt32:
+      return MPI_INT32_T;
+    case DataType::kInt64:
+      return MPI_INT64_T;
     case DataType::kFloat16:
-    case DataType::kBFloat16: return registry().two_bytes;
-    case DataType::kFloat32: return MPI_FLOAT;
-    case DataType::kFloat64: return MPI_DOUBLE;
-    case DataType::kBool: return MPI_UINT8_T;
+    case DataType::kBFloat16:
+      return registry().two_bytes;
+    case DataType::kFloat32:
+      return MPI_FLOAT;
+    case DataType::kFloat64:
+      return MPI_DOUBLE;
+    case DataType::kBool:
+      return MPI_UINT8_T;
   }
-  throw InvalidArgumentError(RUNRUN_WHERE, "mpi: unknown data type code " +
-                                               std::to_string(static_cast<int>(type)));
+  throw InvalidArgumentError(
+      RUNRUN_WHERE, "mpi: unknown data type code " + std::to_string(static_cast<int>(type)));
 }
 
 MPI_Op op_for(DataType type, ReduceOp op) {
   switch (type) {
-    case DataType::kFloat16: return registry().user_ops[0][op_index(op)];
-    case DataType::kBFloat16: return registry().user_ops[1][op_index(op)];
-    case DataType::kBool: return registry().user_ops[2][op_index(op)];
-    default: return native_op(op);
+    case DataType::kFloat16:
+      return registry().user_ops[0][op_index(op)];
+    case DataType::kBFloat16:
+      return registry().user_ops[1][op_index(op)];
+    case DataType::kBool:
+      return registry().user_ops[2][op_index(op)];
+    default:
+      return native_op(op);
   }
 }
 
 MPI_Datatype byte_block_type(int log2) {
   if (log2 < 0 || log2 > kMaxBlockLog2) {
-    throw InternalError(RUNRUN_WHERE, "mpi: byte block 2^" + std::to_string(log2) + " out of range");
+    throw InternalError(RUNRUN_WHERE,
+                        "mpi: byte block 2^" + std::to_string(log2) + " out of range");
   }
   return registry().blocks[static_cast<size_t>(log2)];
 }

@@ -1,12 +1,12 @@
 #pragma once
 // Why: maps runrun's dtypes and reduce ops onto MPI. uint8/int8/int16/int32/int64/float32/
-// float64 use MPI's native types and ops. float16 and bfloat16 travel as a 2-byte contiguous type, bool as
-// MPI_UINT8_T, and their reductions are user-defined MPI_Ops that call the cpu kernels (so every
-// backend computes them the same way). Allgatherv/alltoallv move bytes in blocks of a power of
-// two bytes, which stretches MPI's int counts.
-// MPI_Op_create and type creation are per process, so everything is created once (after MPI is
-// initialized), thread-safely, and lives until MPI_Finalize.
-// Thread-safety: all functions may be called from any thread after mpi::ensure_initialized().
+// float64 use MPI's native types and ops. float16 and bfloat16 travel as a 2-byte contiguous type,
+// bool as MPI_UINT8_T, and their reductions are user-defined MPI_Ops that call the cpu kernels (so
+// every backend computes them the same way). Allgatherv/alltoallv move bytes in blocks of a power
+// of two bytes, which stretches MPI's int counts. MPI_Op_create and type creation are per process,
+// so everything is created once (after MPI is initialized), thread-safely, and lives until
+// MPI_Finalize. Thread-safety: all functions may be called from any thread after
+// mpi::ensure_initialized().
 
 #include <mpi.h>
 

@@ -41,9 +41,9 @@ void MpiWaiter::check_usable(const char* op) const {
                                           ": the mpi backend was aborted (runtime shutting down)");
   }
   if (!broken_.empty()) {
-    throw TimeoutError(RUNRUN_WHERE, std::string(op) + " on rank " + std::to_string(rank_) +
-                                         ": the mpi backend is unusable after an earlier failure: " +
-                                         broken_);
+    throw TimeoutError(RUNRUN_WHERE,
+                       std::string(op) + " on rank " + std::to_string(rank_) +
+                           ": the mpi backend is unusable after an earlier failure: " + broken_);
   }
 }
 
@@ -65,9 +65,9 @@ void MpiWaiter::wait(MPI_Request& request, const char* op) {
 
 bool MpiWaiter::test(std::vector<MPI_Request>& requests, const char* op, Clock::time_point posted) {
   int done = 0;
-  RUNRUN_MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
-                               MPI_STATUSES_IGNORE),
-                   op, rank_);
+  RUNRUN_MPI_CHECK(
+      MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+      op, rank_);
   if (done) return true;
   check_alive(op, posted);
   return false;

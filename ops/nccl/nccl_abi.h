@@ -55,12 +55,10 @@ using CommInitRank = Result (*)(Comm*, int, UniqueId, int);
 using CommDestroy = Result (*)(Comm);
 using CommAbort = Result (*)(Comm);
 using CommGetAsyncError = Result (*)(Comm, Result*);
-using AllReduce = Result (*)(const void*, void*, size_t, DataType, RedOp, Comm,
-                             cuda_abi::Stream);
+using AllReduce = Result (*)(const void*, void*, size_t, DataType, RedOp, Comm, cuda_abi::Stream);
 using Broadcast = Result (*)(const void*, void*, size_t, DataType, int, Comm, cuda_abi::Stream);
 using AllGather = Result (*)(const void*, void*, size_t, DataType, Comm, cuda_abi::Stream);
-using Reduce = Result (*)(const void*, void*, size_t, DataType, RedOp, int, Comm,
-                          cuda_abi::Stream);
+using Reduce = Result (*)(const void*, void*, size_t, DataType, RedOp, int, Comm, cuda_abi::Stream);
 using ReduceScatter = Result (*)(const void*, void*, size_t, DataType, RedOp, Comm,
                                  cuda_abi::Stream);
 using Send = Result (*)(const void*, size_t, DataType, int, Comm, cuda_abi::Stream);

@@ -15,9 +15,9 @@ namespace runrun {
 std::string nccl_unusable_reason() {
   if (!gpu::cuda_runtime_available()) {
     const gpu::CudaRuntimeProbe& probe = gpu::probe_cuda_runtime();
-    return probe.library == nullptr ? probe.problem
-                                    : "the CUDA runtime at " + probe.library->path +
-                                          " reports no usable GPU";
+    return probe.library == nullptr
+               ? probe.problem
+               : "the CUDA runtime at " + probe.library->path + " reports no usable GPU";
   }
   const gpu::NcclProbe& probe = gpu::probe_nccl();
   return probe.library == nullptr ? probe.problem : "";
@@ -25,8 +25,7 @@ std::string nccl_unusable_reason() {
 
 std::unique_ptr<DeviceBackend> make_nccl_backend(std::unique_ptr<ControlChannel> control,
                                                  const Topology& topology, int device,
-                                                 std::chrono::milliseconds timeout,
-                                                 Logger logger) {
+                                                 std::chrono::milliseconds timeout, Logger logger) {
   return std::make_unique<gpu::NcclBackend>(std::move(control), topology, device, timeout,
                                             std::move(logger));
 }
@@ -71,11 +70,10 @@ NcclBackend::NcclBackend(std::unique_ptr<ControlChannel> control, const Topology
   nccl_abi::Comm comm = nullptr;
   const nccl_abi::Result init = nccl.comm_init_rank(&comm, size(), unique, rank());
   if (init != nccl_abi::kSuccess) {
-    throw PeerFailureError(RUNRUN_WHERE, "ncclCommInitRank failed on rank " +
-                                             std::to_string(rank()) + " of " +
-                                             std::to_string(size()) + " (cuda:" +
-                                             std::to_string(device_) + "): " +
-                                             nccl.error_text(init));
+    throw PeerFailureError(RUNRUN_WHERE,
+                           "ncclCommInitRank failed on rank " + std::to_string(rank()) + " of " +
+                               std::to_string(size()) + " (cuda:" + std::to_string(device_) +
+                               "): " + nccl.error_text(init));
   }
   comm_ = std::make_shared<NcclComm>(nccl, comm, rank(), size(), device_);
   scratch_ = malloc_async(sizeof(int32_t), runrun_stream(device_), device_);
@@ -96,12 +94,11 @@ void NcclBackend::abort_transport() {
 
 void NcclBackend::check_device(const char* collective, DLDevice device) const {
   if (device.device_type == kDLCUDA && device.device_id == device_) return;
-  throw UnsupportedError(RUNRUN_WHERE,
-                         std::string(collective) + " on rank " + std::to_string(rank()) +
-                             " (nccl backend on cuda:" + std::to_string(device_) +
-                             "): a buffer is on " + device_string(device) +
-                             ", but this communicator moves memory of cuda:" +
-                             std::to_string(device_) + " only");
+  throw UnsupportedError(
+      RUNRUN_WHERE, std::string(collective) + " on rank " + std::to_string(rank()) +
+                        " (nccl backend on cuda:" + std::to_string(device_) + "): a buffer is on " +
+                        device_string(device) + ", but this communicator moves memory of cuda:" +
+                        std::to_string(device_) + " only");
 }
 
 Backend::CompletionPtr NcclBackend::completion(const char* collective) {
@@ -137,8 +134,7 @@ NcclBackend::Reduction NcclBackend::reduction(const char* collective, DataType t
     throw UnsupportedError(
         RUNRUN_WHERE, std::string(collective) + " on rank " + std::to_string(rank()) +
                           " (nccl backend): " + std::string(reduce_op_name(op)) + " of " +
-                          std::string(data_type_name(type)) +
-                          (scaling.average ? " averaged" : "") +
+                          std::string(data_type_name(type)) + (scaling.average ? " averaged" : "") +
                           (scaling.factor != 1.0 ? " scaled by " + std::to_string(scaling.factor)
                                                  : std::string()) +
                           " has no NCCL operation (the core stages such ops to the host)");
@@ -150,9 +146,8 @@ NcclBackend::Reduction NcclBackend::reduction(const char* collective, DataType t
   } else if (scaling.average || scaling.factor != 1.0) {
     const double factor = scaling.factor / (scaling.average ? size() : 1);
     std::vector<unsigned char> scalar = nccl_scalar(factor, type);
-    comm_->check(comm_->nccl().red_op_create_pre_mul_sum(&r.op, scalar.data(), r.type,
-                                                         nccl_abi::kScalarHostImmediate,
-                                                         comm_->get()),
+    comm_->check(comm_->nccl().red_op_create_pre_mul_sum(
+                     &r.op, scalar.data(), r.type, nccl_abi::kScalarHostImmediate, comm_->get()),
                  "ncclRedOpCreatePreMulSum");
     r.created = true;
   } else {
@@ -168,8 +163,7 @@ Backend::CompletionPtr NcclBackend::start_allreduce(ConstDeviceBuffer in, Device
 }
 
 Backend::CompletionPtr NcclBackend::start_allreduce_scaled(ConstDeviceBuffer in, DeviceBuffer out,
-                                                           size_t count, DataType type,
-                                                           ReduceOp op,
+                                                           size_t count, DataType type, ReduceOp op,
                                                            const DeviceReduceScaling& scaling) {
   comm_->throw_if_failed();
   check_device("allreduce", in.device);
@@ -200,9 +194,9 @@ Backend::CompletionPtr NcclBackend::start_allgatherv(ConstDeviceBuffer in, size_
                                 [&](size_t b) { return b == recv_bytes[0]; });
   if (bc::total(recv_bytes) == 0) return completion("allgather");
   if (even) {  // in place when `in` is this rank's block of `out` (NCCL allows that)
-    comm_->check(nccl.all_gather(in.data, out.data, send_bytes, nccl_abi::kUint8, comm_->get(),
-                                 stream),
-                 "ncclAllGather");
+    comm_->check(
+        nccl.all_gather(in.data, out.data, send_bytes, nccl_abi::kUint8, comm_->get(), stream),
+        "ncclAllGather");
     return completion("allgather");
   }
   // Uneven blocks: one broadcast per rank from its input into its block, in one group.
@@ -243,11 +237,10 @@ Backend::CompletionPtr NcclBackend::start_alltoallv(ConstDeviceBuffer in,
   check_device("alltoall", in.device);
   check_device("alltoall", out.device);
   if (send_bytes[static_cast<size_t>(rank())] != recv_bytes[static_cast<size_t>(rank())]) {
-    throw InvalidArgumentError(RUNRUN_WHERE, "alltoall on rank " + std::to_string(rank()) +
-                                                 " (nccl backend): sends " +
-                                                 std::to_string(send_bytes[rank()]) +
-                                                 " bytes to itself but receives " +
-                                                 std::to_string(recv_bytes[rank()]));
+    throw InvalidArgumentError(
+        RUNRUN_WHERE, "alltoall on rank " + std::to_string(rank()) + " (nccl backend): sends " +
+                          std::to_string(send_bytes[rank()]) + " bytes to itself but receives " +
+                          std::to_string(recv_bytes[rank()]));
   }
   DeviceGuard guard(device_);
   const NcclLibrary& nccl = comm_->nccl();
@@ -279,8 +272,8 @@ Backend::CompletionPtr NcclBackend::start_reducescatter(ConstDeviceBuffer in, De
 }
 
 Backend::CompletionPtr NcclBackend::start_reducescatter_scaled(
-    ConstDeviceBuffer in, DeviceBuffer out, const std::vector<size_t>& recv_counts,
-    DataType type, ReduceOp op, const DeviceReduceScaling& scaling) {
+    ConstDeviceBuffer in, DeviceBuffer out, const std::vector<size_t>& recv_counts, DataType type,
+    ReduceOp op, const DeviceReduceScaling& scaling) {
   comm_->throw_if_failed();
   bc::check_per_rank(*this, "reducescatter", "recv_counts", recv_counts.size());
   check_device("reducescatter", in.device);
@@ -309,9 +302,9 @@ Backend::CompletionPtr NcclBackend::start_reducescatter_scaled(
   }
   if (bc::total(recv_counts) == 0) {
   } else if (even) {
-    comm_->check(nccl.reduce_scatter(in.data, target, recv_counts[0], r.type, r.op,
-                                     comm_->get(), stream),
-                 "ncclReduceScatter");
+    comm_->check(
+        nccl.reduce_scatter(in.data, target, recv_counts[0], r.type, r.op, comm_->get(), stream),
+        "ncclReduceScatter");
   } else {  // uneven blocks: one reduce per block to the rank that keeps it, in one group
     size_t offset = 0;
     comm_->check(nccl.group_start(), "ncclGroupStart");

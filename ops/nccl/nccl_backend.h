@@ -33,8 +33,8 @@ class NcclBackend final : public DeviceBackend {
   const Topology& topology() const override { return topology_; }
   int device() const override { return device_; }
 
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override;
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override;
   CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
                                  const std::vector<size_t>& recv_bytes) override;
   CompletionPtr start_broadcast(DeviceBuffer buffer, size_t bytes, int root) override;

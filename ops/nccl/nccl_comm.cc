@@ -13,8 +13,8 @@ NcclComm::~NcclComm() {
 }
 
 std::string NcclComm::where() const {
-  return "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " (NCCL on cuda:" +
-         std::to_string(device_) + ")";
+  return "rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
+         " (NCCL on cuda:" + std::to_string(device_) + ")";
 }
 
 void NcclComm::abort_locked() {
@@ -26,8 +26,8 @@ void NcclComm::abort_locked() {
 void NcclComm::check(nccl_abi::Result result, const char* call) {
   if (result == nccl_abi::kSuccess) return;
   fail(std::make_exception_ptr(InternalError(
-      RUNRUN_WHERE, std::string(call) + " failed on " + where() + ": " +
-                        nccl_.error_text(result) + "; the communicator was aborted (set "
+      RUNRUN_WHERE, std::string(call) + " failed on " + where() + ": " + nccl_.error_text(result) +
+                        "; the communicator was aborted (set "
                         "NCCL_DEBUG=INFO for NCCL's own account)")));
 }
 
@@ -55,8 +55,9 @@ void NcclComm::abort() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!failure_) {
     failure_ = std::make_exception_ptr(
-        ShutDownError(RUNRUN_WHERE, "NCCL communicator of " + where() + " was aborted (the "
-                                    "runtime shut down or a peer was lost)"));
+        ShutDownError(RUNRUN_WHERE, "NCCL communicator of " + where() +
+                                        " was aborted (the "
+                                        "runtime shut down or a peer was lost)"));
   }
   abort_locked();
 }

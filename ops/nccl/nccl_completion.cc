@@ -23,8 +23,8 @@ bool NcclCompletion::poll() {
   const nccl_abi::Result async = comm_->async_error();
   if (async != nccl_abi::kSuccess && async != nccl_abi::kInProgress) {
     comm_->fail(std::make_exception_ptr(PeerFailureError(
-        RUNRUN_WHERE, what_ + " on " + comm_->where() + " failed: " +
-                          comm_->nccl().error_text(async) +
+        RUNRUN_WHERE, what_ + " on " + comm_->where() +
+                          " failed: " + comm_->nccl().error_text(async) +
                           " (reported by ncclCommGetAsyncError: a peer or the network failed); "
                           "the communicator was aborted")));
   }

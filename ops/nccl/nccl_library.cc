@@ -48,7 +48,8 @@ NcclProbe open_nccl(const LibrarySpec& spec) {
     probe.problem = where + " is NCCL " + nccl_version_string(library->version) +
                     (symbols.missing().empty() ? "" : ", which lacks " + symbols.missing_list()) +
                     "; runrun needs NCCL 2.11 or later: install a newer nvidia-nccl wheel or "
-                    "libnccl2, or point " + std::string(env::kNcclLibrary) + " at one";
+                    "libnccl2, or point " +
+                    std::string(env::kNcclLibrary) + " at one";
     return probe;
   }
   probe.library = library.release();  // kept for the process, as the library itself

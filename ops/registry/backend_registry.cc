@@ -17,7 +17,8 @@ const BackendRegistry& BackendRegistry::built() {
 void BackendRegistry::add(BackendProvider provider) {
   RUNRUN_ENFORCE(!provider.name.empty() && provider.make && find(provider.name) == nullptr,
                  InternalError,
-                 "backend provider '" + provider.name + "' is unnamed, has no factory, or is "
+                 "backend provider '" + provider.name +
+                     "' is unnamed, has no factory, or is "
                      "registered twice");
   providers_.push_back(std::move(provider));
 }

@@ -43,8 +43,7 @@ size_t chunk_bytes(const Group& group) {
 
 // allreduce of more than a slot when the group can read peers' memory (shm_cma.h): three steps
 // in all, each byte of a peer moved by one process_vm_readv.
-void allreduce_single_copy(Group& group, char* buffer, size_t count, DataType type,
-                           ReduceOp op) {
+void allreduce_single_copy(Group& group, char* buffer, size_t count, DataType type, ReduceOp op) {
   const size_t esize = element_size(type);
   const auto n = static_cast<size_t>(group.size());
   const auto me = static_cast<size_t>(group.rank());
@@ -97,8 +96,8 @@ void allreduce_single_copy(Group& group, char* buffer, size_t count, DataType ty
   group.step();  // step 2: every slice reduced in its rank's buffer
   for (size_t p = 0; p < n; ++p) {
     if (p == me || slices[p] == 0) continue;
-    group.read_peer(static_cast<int>(p), buffer + offsets[p] * esize, remote[p] + offsets[p] * esize,
-                    slices[p] * esize);
+    group.read_peer(static_cast<int>(p), buffer + offsets[p] * esize,
+                    remote[p] + offsets[p] * esize, slices[p] * esize);
   }
   group.step();  // step 3: no peer reads this buffer any more
 }
@@ -270,7 +269,8 @@ void alltoallv(Group& group, const void* in, const std::vector<size_t>& send_byt
       }
     }
   }
-  if (send_bytes[me] > 0) std::memmove(data + recv_offsets[me], send + send_offsets[me], send_bytes[me]);
+  if (send_bytes[me] > 0)
+    std::memmove(data + recv_offsets[me], send + send_offsets[me], send_bytes[me]);
 }
 
 void reducescatter(Group& group, const void* in, void* out, const std::vector<size_t>& recv_counts,
@@ -302,8 +302,7 @@ void reducescatter(Group& group, const void* in, void* out, const std::vector<si
     for (size_t p = 0; p < n; ++p) {
       const size_t k = piece_length(recv_counts[p], s, part);
       if (k > 0) {
-        cpu::copy_bytes(slot + p * part_bytes, input + (offsets[p] + s * part) * esize,
-                        k * esize);
+        cpu::copy_bytes(slot + p * part_bytes, input + (offsets[p] + s * part) * esize, k * esize);
       }
     }
     group.step();

@@ -90,11 +90,11 @@ std::unique_ptr<ControlChannel> ShmControlChannel::create_subgroup(const std::ve
   auto group = Group::connect(*board_, key, static_cast<int>(me - ranks.begin()),
                               static_cast<int>(ranks.size()), options_, &why_not);
   if (!group) {
-    throw InternalError(RUNRUN_WHERE, std::string(op) + " on rank " +
-                                          std::to_string(group_->rank()) +
-                                          ": the process set's shared-memory segment could not "
-                                          "be made: " + why_not +
-                                          "; RUNRUN_GLOO_SHM=0 turns the shared-memory path off");
+    throw InternalError(RUNRUN_WHERE,
+                        std::string(op) + " on rank " + std::to_string(group_->rank()) +
+                            ": the process set's shared-memory segment could not "
+                            "be made: " +
+                            why_not + "; RUNRUN_GLOO_SHM=0 turns the shared-memory path off");
   }
   return std::make_unique<ShmControlChannel>(board_, key, std::move(group), options_);
 }

@@ -63,8 +63,8 @@ std::unique_ptr<Group> Group::connect(Board& board, const std::string& key, int 
   // Every rank learns every answer, so all decide alike; rank 0 unlinks the name once every
   // member has answered (each has mapped it or never will).
   for (int r = 1; r < size; ++r) {
-    const std::string answer = board.get(key + "/mapped/" + std::to_string(r),
-                                         options.connect_timeout);
+    const std::string answer =
+        board.get(key + "/mapped/" + std::to_string(r), options.connect_timeout);
     if (answer != "ok" && problem.empty()) problem = "rank " + std::to_string(r) + ": " + answer;
   }
   segment.unlink();
@@ -143,19 +143,19 @@ void Group::begin(const char* op) {
                 std::string(op) + " on rank " + std::to_string(rank_) +
                     ": the shared-memory group is unusable after an earlier failure: " + broken_);
   }
-  deadline_ = Clock::now() + (timeout_.count() > 0 ? timeout_
-                                                   : std::chrono::duration_cast<Clock::duration>(
-                                                         kNoLimit));
+  deadline_ =
+      Clock::now() +
+      (timeout_.count() > 0 ? timeout_ : std::chrono::duration_cast<Clock::duration>(kNoLimit));
 }
 
 char* Group::my_slot() const {
-  return slot_of(segment_.data(), static_cast<size_t>(size_), capacity_,
-                 static_cast<size_t>(rank_), (steps_.load(std::memory_order_relaxed) + 1) % 2);
+  return slot_of(segment_.data(), static_cast<size_t>(size_), capacity_, static_cast<size_t>(rank_),
+                 (steps_.load(std::memory_order_relaxed) + 1) % 2);
 }
 
 const char* Group::slot(int rank) const {
-  return slot_of(segment_.data(), static_cast<size_t>(size_), capacity_,
-                 static_cast<size_t>(rank), steps_.load(std::memory_order_relaxed) % 2);
+  return slot_of(segment_.data(), static_cast<size_t>(size_), capacity_, static_cast<size_t>(rank),
+                 steps_.load(std::memory_order_relaxed) % 2);
 }
 
 bool Group::peer_process_gone(int peer) const {
@@ -256,9 +256,8 @@ bool Group::find_lost_peer(uint32_t target, int* lost, bool* died, bool processe
 int Group::first_missing(uint32_t target) const {
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
-    const uint32_t published =
-        block_of(segment_.data(), static_cast<size_t>(p))
-            ->published.load(std::memory_order_acquire);
+    const uint32_t published = block_of(segment_.data(), static_cast<size_t>(p))
+                                   ->published.load(std::memory_order_acquire);
     if (!reached(published, target)) return p;
   }
   return rank_ == 0 ? 1 : 0;  // every peer published meanwhile: name one rather than none

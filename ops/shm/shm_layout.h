@@ -27,13 +27,13 @@ struct Header {
 };
 
 struct alignas(128) RankBlock {
-  std::atomic<uint32_t> published;  // steps this rank has published (wraps around)
-  std::atomic<uint32_t> gone;       // nonzero: this rank left (aborted, failed or destroyed)
-  std::atomic<uint32_t> completed;  // once gone: the steps it completed (published ones past
-                                    // that belong to an operation it abandoned)
-  std::atomic<int32_t> pid;         // its process id (0 until it attached)
-  std::atomic<int32_t> lost;        // once gone after losing a peer: that peer's rank + 1, so
-                                    // the others name the root cause, not the messenger
+  std::atomic<uint32_t> published;      // steps this rank has published (wraps around)
+  std::atomic<uint32_t> gone;           // nonzero: this rank left (aborted, failed or destroyed)
+  std::atomic<uint32_t> completed;      // once gone: the steps it completed (published ones past
+                                        // that belong to an operation it abandoned)
+  std::atomic<int32_t> pid;             // its process id (0 until it attached)
+  std::atomic<int32_t> lost;            // once gone after losing a peer: that peer's rank + 1, so
+                                        // the others name the root cause, not the messenger
   std::atomic<uint64_t> pid_namespace;  // shm_liveness.h; pid is meaningful where equal
 };
 

@@ -10,7 +10,7 @@
 namespace runrun::shm {
 
 uint64_t pid_namespace_id() {
-  struct stat info {};
+  struct stat info{};
   if (stat("/proc/self/ns/pid", &info) != 0) return 0;
   return static_cast<uint64_t>(info.st_ino);
 }

@@ -30,8 +30,8 @@ std::string unique_name() {
 }
 
 [[noreturn]] void fail(const std::string& what, const std::string& name, int error) {
-  throw InternalError(RUNRUN_WHERE, "shared memory: " + what + " of '" + name + "' failed: " +
-                                        std::strerror(error) +
+  throw InternalError(RUNRUN_WHERE, "shared memory: " + what + " of '" + name +
+                                        "' failed: " + std::strerror(error) +
                                         " (is /dev/shm mounted and large enough? "
                                         "RUNRUN_GLOO_SHM=0 turns the shared-memory path off)");
 }
@@ -102,7 +102,7 @@ Segment Segment::create(size_t bytes) {
 Segment Segment::open(const std::string& name, size_t bytes) {
   const int fd = shm_open(name.c_str(), O_RDWR, 0600);
   if (fd < 0) fail("shm_open", name, errno);
-  struct stat info {};
+  struct stat info{};
   if (fstat(fd, &info) != 0 || static_cast<size_t>(info.st_size) < bytes) {
     close(fd);
     throw InternalError(RUNRUN_WHERE, "shared memory: '" + name + "' is smaller than the " +

@@ -44,12 +44,12 @@ WaitOutcome wait_for(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
         (limits.peer_died && Clock::now() >= costly_from && limits.peer_died())) {
       // The peer may have published its last step before leaving.
       return reached(word.load(std::memory_order_acquire), target) ? WaitOutcome::kReached
-                                                                    : WaitOutcome::kPeerGone;
+                                                                   : WaitOutcome::kPeerGone;
     }
     const auto now = Clock::now();
     if (now >= limits.deadline) {
       return reached(word.load(std::memory_order_acquire), target) ? WaitOutcome::kReached
-                                                                    : WaitOutcome::kTimedOut;
+                                                                   : WaitOutcome::kTimedOut;
     }
     auto sleep = std::min<Clock::duration>(limits.slice, limits.deadline - now);
     // The first costly check is due at costly_from: wake for it then, not a whole slice later.

@@ -16,17 +16,17 @@ namespace runrun::shm {
 enum class WaitOutcome { kReached, kAborted, kTimedOut, kPeerGone };
 
 struct WaitLimits {
-  const std::atomic<bool>* aborted = nullptr;           // this process's abort flag
-  std::chrono::steady_clock::time_point deadline;       // the operation's deadline
+  const std::atomic<bool>* aborted = nullptr;      // this process's abort flag
+  std::chrono::steady_clock::time_point deadline;  // the operation's deadline
   // Whether the awaited peer left: cheap (reads of shared words), checked before every sleep.
-  std::function<bool()> peer_gone;                      // may be empty
+  std::function<bool()> peer_gone;  // may be empty
   // Whether the awaited peer's process died: costly (a /proc read per peer, ~10 us here), so
   // checked only once the wait has lasted `costly_after`, then between sleeps. A check on the
   // way to the first sleep would delay the sleep exactly when the peer is about to arrive.
-  std::function<bool()> peer_died;                      // may be empty
+  std::function<bool()> peer_died;  // may be empty
   std::chrono::microseconds costly_after{1000};
-  std::chrono::microseconds spin{10};                   // before the first sleep
-  std::chrono::milliseconds slice{20};                  // longest single sleep
+  std::chrono::microseconds spin{10};   // before the first sleep
+  std::chrono::milliseconds slice{20};  // longest single sleep
 };
 
 // Whether counter value `value` has reached `target` (both wrap around at 2^32).

@@ -24,9 +24,9 @@ TensorView view_of(std::vector<float>& buffer) {
   return TensorView{buffer.data(), DataType::kFloat32, {static_cast<int64_t>(buffer.size())}};
 }
 
-void report(BenchContext& ctx, const std::string& op, size_t bytes,
-            const std::vector<Summary>& s) {
-  ctx.reporter.row(Row{op, bytes, 1, bus_factor_for(op, ctx.size), s[0], s[1], std::nullopt, std::nullopt});
+void report(BenchContext& ctx, const std::string& op, size_t bytes, const std::vector<Summary>& s) {
+  ctx.reporter.row(
+      Row{op, bytes, 1, bus_factor_for(op, ctx.size), s[0], s[1], std::nullopt, std::nullopt});
 }
 
 void bench_allreduce(BenchContext& ctx, size_t bytes) {
@@ -64,7 +64,7 @@ void bench_adasum(BenchContext& ctx, size_t bytes) {
   std::fill(buffer.begin(), buffer.end(), 3.0f);
   runtime();
   expect_all(buffer.data(), count, 3.0f, name, ctx.rank);  // Adasum of equal inputs: the input
-  std::fill(buffer.begin(), buffer.end(), 0.0f);  // zeros: every timed run the same work
+  std::fill(buffer.begin(), buffer.end(), 0.0f);           // zeros: every timed run the same work
   report(ctx, "allreduce.adasum", count * kFloat,
          time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));
 }
@@ -184,8 +184,10 @@ void run_collective_case(BenchContext& ctx, const std::string& op) {
   if (op == "allgather") bench = bench_allgather;
   if (op == "reducescatter") bench = bench_reducescatter;
   if (op == "alltoall") bench = bench_alltoall;
-  RUNRUN_ENFORCE(bench != nullptr, InvalidArgumentError, "no single-tensor case named '" + op + "'");
-  const std::vector<size_t> sizes = ctx.options.sizes.empty() ? default_sizes(op) : ctx.options.sizes;
+  RUNRUN_ENFORCE(bench != nullptr, InvalidArgumentError,
+                 "no single-tensor case named '" + op + "'");
+  const std::vector<size_t> sizes =
+      ctx.options.sizes.empty() ? default_sizes(op) : ctx.options.sizes;
   for (size_t bytes : sizes) bench(ctx, bytes);
 }
 

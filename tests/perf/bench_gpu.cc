@@ -92,8 +92,7 @@ TensorView cuda_view(const Gpu& g, float* data, size_t count) {
   return TensorView{data, DataType::kFloat32, {static_cast<int64_t>(count)}, {kDLCUDA, g.device}};
 }
 
-void report(BenchContext& ctx, const std::string& op, size_t bytes,
-            const std::vector<Summary>& s) {
+void report(BenchContext& ctx, const std::string& op, size_t bytes, const std::vector<Summary>& s) {
   ctx.reporter.row(Row{op + ".cuda", bytes, 1, bus_factor_for(op, ctx.size), s[0], s[1],
                        std::nullopt, std::nullopt});
 }
@@ -107,10 +106,10 @@ void bench_allreduce(BenchContext& ctx, Gpu& g, size_t bytes) {
   options.op = ReduceOp::kSum;
   const Side runtime = [&] { wait_ok(ctx.runtime.allreduce(name, view, view, options), name); };
   const Side raw = [&] {
-    check_nccl(gpu::nccl_library().all_reduce(buffer.data, buffer.data, count,
-                                              gpu::nccl_abi::kFloat32, gpu::nccl_abi::kSum,
-                                              g.comm, g.stream),
-               "ncclAllReduce");
+    check_nccl(
+        gpu::nccl_library().all_reduce(buffer.data, buffer.data, count, gpu::nccl_abi::kFloat32,
+                                       gpu::nccl_abi::kSum, g.comm, g.stream),
+        "ncclAllReduce");
     sync(g);
   };
   const float sum = static_cast<float>(ctx.size * (ctx.size + 1) / 2);
@@ -167,14 +166,15 @@ void bench_allgather(BenchContext& ctx, Gpu& g, size_t bytes) {
   raw();
   RUNRUN_ENFORCE(gathered && gathered->num_bytes() == total * kFloat &&
                      gathered->device.device_type == kDLCUDA,
-                 InternalError, name + ": the runtime's output is missing, not on the device or "
-                                       "of the wrong size");
+                 InternalError,
+                 name +
+                     ": the runtime's output is missing, not on the device or "
+                     "of the wrong size");
   const auto got = read(g, reinterpret_cast<const float*>(gathered->storage.get()), total);
   const auto want = read(g, output.data, total);
   for (int r = 0; r < ctx.size; ++r) {
     const size_t at = static_cast<size_t>(r) * per_rank;
-    expect_all(got.data() + at, per_rank, static_cast<float>(r + 1), name + " (runtime)",
-               ctx.rank);
+    expect_all(got.data() + at, per_rank, static_cast<float>(r + 1), name + " (runtime)", ctx.rank);
     expect_all(want.data() + at, per_rank, static_cast<float>(r + 1), name + " (raw)", ctx.rank);
   }
   report(ctx, "allgather", total * kFloat, time_sides(ctx.plan(bytes), ctx.raw, {runtime, raw}));

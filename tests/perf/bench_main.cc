@@ -54,13 +54,11 @@ void run_with_runtime(const BenchOptions& options, std::optional<size_t> thresho
   backend.collective_timeout = config.collective_timeout;
   backend.hierarchical_allreduce = config.hierarchical_allreduce;  // as runrun_init does
   Runtime runtime(make_backend(backend), config);
-  reporter.run_info(RunInfo{raw.size(), config.fusion_threshold,
-                            static_cast<long>(config.cycle_time.count()),
-                            env_or_unset("OMPI_MCA_mpi_yield_when_idle"),
-                            std::string(runtime.backend_name()), raw.name(),
-                            env_or_unset("OMPI_MCA_coll_libnbc_iallreduce_algorithm"),
-                            static_cast<long>(config.peer_timeout.count()),
-                            !config.timeline_path.empty()});
+  reporter.run_info(
+      RunInfo{raw.size(), config.fusion_threshold, static_cast<long>(config.cycle_time.count()),
+              env_or_unset("OMPI_MCA_mpi_yield_when_idle"), std::string(runtime.backend_name()),
+              raw.name(), env_or_unset("OMPI_MCA_coll_libnbc_iallreduce_algorithm"),
+              static_cast<long>(config.peer_timeout.count()), !config.timeline_path.empty()});
   BenchContext ctx{runtime, raw, raw.rank(), raw.size(), options, reporter};
   for (const std::string& name : options.cases) {
     if (name == "many") {
@@ -118,8 +116,10 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (provided < MPI_THREAD_MULTIPLE) {
-    std::fprintf(stderr, "runrun_bench rank %d: MPI gives thread level %d, not "
-                         "MPI_THREAD_MULTIPLE; use an MPI built with thread support\n", rank, provided);
+    std::fprintf(stderr,
+                 "runrun_bench rank %d: MPI gives thread level %d, not "
+                 "MPI_THREAD_MULTIPLE; use an MPI built with thread support\n",
+                 rank, provided);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   int code = 1;

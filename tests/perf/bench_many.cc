@@ -23,8 +23,8 @@ struct TensorSet {
     }
     arena.resize(total);
     for (size_t i = 0; i < counts.size(); ++i) {
-      views.push_back(TensorView{arena.data() + offsets[i], DataType::kFloat32,
-                                 {static_cast<int64_t>(counts[i])}});
+      views.push_back(TensorView{
+          arena.data() + offsets[i], DataType::kFloat32, {static_cast<int64_t>(counts[i])}});
       names.push_back(prefix + "." + std::to_string(i));
     }
   }
@@ -33,13 +33,14 @@ struct TensorSet {
   // Tensor i holds (i % 7) + rank + 1, so a misplaced fusion offset shows as a wrong value.
   void fill(int rank) {
     for (size_t i = 0; i < views.size(); ++i) {
-      std::fill_n(arena.begin() + static_cast<std::ptrdiff_t>(offsets[i]),
-                  views[i].num_elements(), static_cast<float>(i % 7 + 1 + static_cast<size_t>(rank)));
+      std::fill_n(arena.begin() + static_cast<std::ptrdiff_t>(offsets[i]), views[i].num_elements(),
+                  static_cast<float>(i % 7 + 1 + static_cast<size_t>(rank)));
     }
   }
   void expect_sums(int rank, int size, const std::string& what) const {
     for (size_t i = 0; i < views.size(); ++i) {
-      const float want = static_cast<float>(size * static_cast<int>(i % 7 + 1) + size * (size - 1) / 2);
+      const float want =
+          static_cast<float>(size * static_cast<int>(i % 7 + 1) + size * (size - 1) / 2);
       expect_all(arena.data() + offsets[i], views[i].num_elements(), want,
                  what + " tensor '" + names[i] + "'", rank);
     }
@@ -83,7 +84,8 @@ ManySides make_sides(BenchContext& ctx, TensorSet& set, const std::vector<size_t
     std::vector<std::shared_ptr<Handle>> handles;
     handles.reserve(order.size());
     for (size_t i : order) {
-      handles.push_back(ctx.runtime.allreduce(set.names[i], set.views[i], set.views[i], sum_options()));
+      handles.push_back(
+          ctx.runtime.allreduce(set.names[i], set.views[i], set.views[i], sum_options()));
     }
     for (size_t k = 0; k < handles.size(); ++k) wait_ok(handles[k], set.names[order[k]]);
   };
@@ -102,9 +104,7 @@ ManySides make_sides(BenchContext& ctx, TensorSet& set, const std::vector<size_t
                             static_cast<size_t>(set.views[i].num_elements()));
     }
   };
-  s.one_call = [&ctx, &set] {
-    ctx.raw.allreduce_sum(set.arena.data(), set.arena.size());
-  };
+  s.one_call = [&ctx, &set] { ctx.raw.allreduce_sum(set.arena.data(), set.arena.size()); };
   return s;
 }
 
@@ -120,7 +120,7 @@ void verify(BenchContext& ctx, TensorSet& set, const std::vector<const Side*>& s
 
 Row make_row(BenchContext& ctx, const std::string& op, const TensorSet& set, Summary runtime,
              Summary raw, Summary one_call, const FusionCounter& fused) {
-  return Row{op,     set.bytes(), set.views.size(), bus_factor_for(op, ctx.size),
+  return Row{op,      set.bytes(), set.views.size(), bus_factor_for(op, ctx.size),
              runtime, raw,         one_call,         fused.per_step()};
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // Why: the case the runtime exists for — many gradients per step. All tensors of a step are
 // enqueued back to back (as a backward pass hands them over) and then waited for, against one
-// raw allreduce (bench_raw.h) per tensor in the same order (what a framework without fusion does) and,
-// for reference, one raw allreduce over all the bytes at once (the floor fusion aims at).
+// raw allreduce (bench_raw.h) per tensor in the same order (what a framework without fusion does)
+// and, for reference, one raw allreduce over all the bytes at once (the floor fusion aims at).
 // Thread-safety: the main thread only.
 
 #include "tests/perf/bench_context.h"

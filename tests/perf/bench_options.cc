@@ -69,9 +69,10 @@ void check_cases(const std::vector<std::string>& cases) {
 }  // namespace
 
 int parse_options(int argc, char** argv, bool print, BenchOptions& out) {
-  CLI::App app{"runrun_bench: collectives through the runrun runtime vs the raw library (MPI, "
-               "or gloo under `runrun --gloo`) on the same buffers. Run under mpirun, "
-               "`runrun --mpi` or `runrun --gloo`; rank 0 prints."};
+  CLI::App app{
+      "runrun_bench: collectives through the runrun runtime vs the raw library (MPI, "
+      "or gloo under `runrun --gloo`) on the same buffers. Run under mpirun, "
+      "`runrun --mpi` or `runrun --gloo`; rank 0 prints."};
   std::string sizes, thresholds, cases;
   std::string many_bytes = "1K";
   app.add_flag("--json", out.json, "one JSON object per line instead of tables");

@@ -10,21 +10,21 @@
 namespace runrun::perf {
 
 struct BenchOptions {
-  bool json = false;                    // one JSON object per line instead of tables
-  std::vector<size_t> sizes;            // bytes per op; empty: each op's default range
-  int iters = 20;                       // timed blocks per side (fewer when the budget runs out)
-  int warmup = 3;                       // untimed blocks per side before timing
-  double budget_s = 2.0;                // time per (op, size) after which timing stops early
-  bool shared_clock = false;            // --shared-clock: bench_timing.h's TimingPlan
-  std::vector<std::string> cases;       // which cases run (kAllCases when empty)
+  bool json = false;                      // one JSON object per line instead of tables
+  std::vector<size_t> sizes;              // bytes per op; empty: each op's default range
+  int iters = 20;                         // timed blocks per side (fewer when the budget runs out)
+  int warmup = 3;                         // untimed blocks per side before timing
+  double budget_s = 2.0;                  // time per (op, size) after which timing stops early
+  bool shared_clock = false;              // --shared-clock: bench_timing.h's TimingPlan
+  std::vector<std::string> cases;         // which cases run (kAllCases when empty)
   std::vector<size_t> fusion_thresholds;  // one runtime per value; empty: RUNRUN_* / default
-  size_t many_count = 100;              // the many-tensors case: this many tensors ...
-  size_t many_bytes = 1024;             // ... of this many bytes each
+  size_t many_count = 100;                // the many-tensors case: this many tensors ...
+  size_t many_bytes = 1024;               // ... of this many bytes each
 };
 
-inline const std::vector<std::string> kAllCases = {
-    "allreduce", "many", "resnet50", "allgather", "reducescatter", "alltoall", "broadcast",
-    "adasum"};
+inline const std::vector<std::string> kAllCases = {"allreduce", "many",          "resnet50",
+                                                   "allgather", "reducescatter", "alltoall",
+                                                   "broadcast", "adasum"};
 // CUDA buffers, runtime vs raw NCCL (bench_gpu.h): only when named in --cases (they need a GPU).
 inline const std::vector<std::string> kGpuCases = {"cuda_allreduce", "cuda_broadcast",
                                                    "cuda_allgather"};

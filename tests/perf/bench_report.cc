@@ -43,14 +43,15 @@ void Reporter::run_info(const RunInfo& info) {
                      R"("cycle_time_us":{},"mpi_yield_when_idle":"{}",)"
                      R"("libnbc_iallreduce_algorithm":"{}","peer_timeout_ms":{},"timeline":{}}})",
                      info.ranks, info.backend, info.raw, info.fusion_threshold, info.cycle_time_us,
-                     info.yield_when_idle, info.libnbc_iallreduce_algorithm,
-                     info.peer_timeout_ms, info.timeline ? "true" : "false"));
+                     info.yield_when_idle, info.libnbc_iallreduce_algorithm, info.peer_timeout_ms,
+                     info.timeline ? "true" : "false"));
     return;
   }
-  emit(fmt::format("\n# runrun_bench: {} ranks, backend {}, raw side {}, fusion threshold {} B, "
-                   "cycle time {} us, OMPI_MCA_mpi_yield_when_idle={}",
-                   info.ranks, info.backend, info.raw, info.fusion_threshold, info.cycle_time_us,
-                   info.yield_when_idle));
+  emit(
+      fmt::format("\n# runrun_bench: {} ranks, backend {}, raw side {}, fusion threshold {} B, "
+                  "cycle time {} us, OMPI_MCA_mpi_yield_when_idle={}",
+                  info.ranks, info.backend, info.raw, info.fusion_threshold, info.cycle_time_us,
+                  info.yield_when_idle));
   emit(fmt::format("# OMPI_MCA_coll_libnbc_iallreduce_algorithm={}, peer monitor {}, timeline {}",
                    info.libnbc_iallreduce_algorithm,
                    info.peer_timeout_ms > 0 ? fmt::format("timeout {} ms", info.peer_timeout_ms)

@@ -22,7 +22,7 @@ struct Row {
   double bus_factor = 1;
   Summary runtime;
   Summary raw;
-  std::optional<Summary> raw_one_call;  // many-tensor cases: one raw call over all the bytes
+  std::optional<Summary> raw_one_call;   // many-tensor cases: one raw call over all the bytes
   std::optional<double> fused_per_step;  // many-tensor cases: fused collectives per runtime step
 };
 
@@ -33,7 +33,7 @@ struct RunInfo {
   long cycle_time_us = 0;
   std::string yield_when_idle;  // OMPI_MCA_mpi_yield_when_idle, or "unset"
   std::string backend;
-  std::string raw;  // the raw side: "mpi" or "gloo" (bench_raw.h)
+  std::string raw;                          // the raw side: "mpi" or "gloo" (bench_raw.h)
   std::string libnbc_iallreduce_algorithm;  // OMPI_MCA_coll_libnbc_iallreduce_algorithm
   long peer_timeout_ms = 0;                 // RUNRUN_PEER_TIMEOUT; 0: no peer monitor
   bool timeline = false;                    // RUNRUN_TIMELINE set

@@ -97,8 +97,8 @@ void gather_family(MPI_Comm comm, int mib, int size,
   for (int p = 0; p < size; ++p) displs[static_cast<size_t>(p)] = p * block;
   auto iallgatherv = [&](float* dst) {
     MPI_Request request = MPI_REQUEST_NULL;
-    MPI_Iallgatherv(in.data(), block, MPI_FLOAT, dst, counts.data(), displs.data(), MPI_FLOAT,
-                    comm, &request);
+    MPI_Iallgatherv(in.data(), block, MPI_FLOAT, dst, counts.data(), displs.data(), MPI_FLOAT, comm,
+                    &request);
     poll_with_backoff(request);
   };
   auto ialltoallv = [&](float* dst) {
@@ -109,13 +109,19 @@ void gather_family(MPI_Comm comm, int mib, int size,
   };
   char label[96];
   std::snprintf(label, sizeof label, "%d MiB MPI_Allgather, reused output", mib);
-  print(label, time_us([&] { MPI_Allgather(in.data(), block, MPI_FLOAT, out.data(), block, MPI_FLOAT, comm); }, 1));
+  print(label,
+        time_us(
+            [&] { MPI_Allgather(in.data(), block, MPI_FLOAT, out.data(), block, MPI_FLOAT, comm); },
+            1));
   std::snprintf(label, sizeof label, "%d MiB MPI_Iallgatherv, reused output", mib);
   print(label, time_us([&] { iallgatherv(out.data()); }, 1));
   std::snprintf(label, sizeof label, "%d MiB MPI_Iallgatherv, fresh output per call", mib);
   print(label, time_us([&] { iallgatherv(fresh_floats(total).get()); }, 1));
   std::snprintf(label, sizeof label, "%d MiB MPI_Alltoall, reused output", mib);
-  print(label, time_us([&] { MPI_Alltoall(in.data(), block, MPI_FLOAT, out.data(), block, MPI_FLOAT, comm); }, 1));
+  print(label,
+        time_us(
+            [&] { MPI_Alltoall(in.data(), block, MPI_FLOAT, out.data(), block, MPI_FLOAT, comm); },
+            1));
   std::snprintf(label, sizeof label, "%d MiB MPI_Ialltoallv, reused output", mib);
   print(label, time_us([&] { ialltoallv(out.data()); }, 1));
   std::snprintf(label, sizeof label, "%d MiB MPI_Ialltoallv, fresh output per call", mib);
@@ -187,34 +193,34 @@ int main(int argc, char** argv) {
     iallreduce(comm, bits, 3, MPI_UINT64_T, MPI_BAND, wait);
     iallreduce(comm, &value, 1, MPI_FLOAT, MPI_SUM, wait);
   };
-  print("4 B MPI_Allreduce", time_us([&] {
-          MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_FLOAT, MPI_SUM, comm);
-        }, 200));
-  print("4 B MPI_Iallreduce, tight MPI_Test", time_us([&] {
-          iallreduce(comm, &value, 1, MPI_FLOAT, MPI_SUM, poll_tight);
-        }, 200));
-  print("bit-vector Iallreduce + 4 B Iallreduce, tight", time_us([&] {
-          negotiate_and_op(poll_tight);
-        }, 200));
+  print("4 B MPI_Allreduce",
+        time_us([&] { MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_FLOAT, MPI_SUM, comm); }, 200));
+  print("4 B MPI_Iallreduce, tight MPI_Test",
+        time_us([&] { iallreduce(comm, &value, 1, MPI_FLOAT, MPI_SUM, poll_tight); }, 200));
+  print("bit-vector Iallreduce + 4 B Iallreduce, tight",
+        time_us([&] { negotiate_and_op(poll_tight); }, 200));
   {
     Helper helper;
-    print("condvar round trip to a helper thread (no MPI)", time_us([&] {
-            helper.call([] {});
-          }, 200));
-    print("round trip + bit vector + 4 B op, backoff polling", time_us([&] {
-            helper.call([&] { negotiate_and_op(poll_with_backoff); });
-          }, 200));
+    print("condvar round trip to a helper thread (no MPI)",
+          time_us([&] { helper.call([] {}); }, 200));
+    print("round trip + bit vector + 4 B op, backoff polling",
+          time_us([&] { helper.call([&] { negotiate_and_op(poll_with_backoff); }); }, 200));
   }
   char label[96];
   for (int mib : {1, 4, 16, 64}) {
     std::vector<float> data(static_cast<size_t>(mib) << 18, 0.0f);
     const int n = static_cast<int>(data.size());
     std::snprintf(label, sizeof label, "%d MiB MPI_Allreduce (coll/tuned)", mib);
-    print(label, time_us([&] { MPI_Allreduce(MPI_IN_PLACE, data.data(), n, MPI_FLOAT, MPI_SUM, comm); }, 2));
+    print(
+        label,
+        time_us([&] { MPI_Allreduce(MPI_IN_PLACE, data.data(), n, MPI_FLOAT, MPI_SUM, comm); }, 2));
     std::snprintf(label, sizeof label, "%d MiB MPI_Iallreduce (libnbc), tight MPI_Test", mib);
-    print(label, time_us([&] { iallreduce(comm, data.data(), n, MPI_FLOAT, MPI_SUM, poll_tight); }, 2));
+    print(label,
+          time_us([&] { iallreduce(comm, data.data(), n, MPI_FLOAT, MPI_SUM, poll_tight); }, 2));
     std::snprintf(label, sizeof label, "%d MiB MPI_Iallreduce (libnbc), backoff polling", mib);
-    print(label, time_us([&] { iallreduce(comm, data.data(), n, MPI_FLOAT, MPI_SUM, poll_with_backoff); }, 2));
+    print(label,
+          time_us([&] { iallreduce(comm, data.data(), n, MPI_FLOAT, MPI_SUM, poll_with_backoff); },
+                  2));
   }
   int size = 1;
   MPI_Comm_size(comm, &size);

@@ -14,7 +14,7 @@
 namespace runrun::perf {
 
 struct ParamTensor {
-  std::string name;    // torchvision's parameter name, e.g. "layer1.0.conv2.weight"
+  std::string name;  // torchvision's parameter name, e.g. "layer1.0.conv2.weight"
   size_t elements = 0;
 };
 

@@ -63,11 +63,12 @@ int run_rank(const char* folder, int rank, int size, size_t bytes, int iters, bo
   const double cpu = cpu_seconds() - cpu_start;
   getrusage(RUSAGE_SELF, &after);
   const double wall = std::chrono::duration<double>(end - start).count();
-  std::printf("rank %d: wall %.1f us/op, cpu %.1f us/op, voluntary switches %.2f/op, "
-              "involuntary %.2f/op\n",
-              rank, wall * 1e6 / iters, cpu * 1e6 / iters,
-              static_cast<double>(after.ru_nvcsw - before.ru_nvcsw) / iters,
-              static_cast<double>(after.ru_nivcsw - before.ru_nivcsw) / iters);
+  std::printf(
+      "rank %d: wall %.1f us/op, cpu %.1f us/op, voluntary switches %.2f/op, "
+      "involuntary %.2f/op\n",
+      rank, wall * 1e6 / iters, cpu * 1e6 / iters,
+      static_cast<double>(after.ru_nvcsw - before.ru_nvcsw) / iters,
+      static_cast<double>(after.ru_nivcsw - before.ru_nivcsw) / iters);
   std::fflush(stdout);
   return buffer[count - 1] == 1.0f ? 0 : 1;
 }

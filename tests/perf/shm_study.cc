@@ -88,11 +88,14 @@ int main(int argc, char** argv) {
   auto single = connect(board, "single", true);
   auto slots = connect(board, "slots", false);
   if (rank == 0) {
-    std::printf("ranks %d, single-copy %s%s; us per allreduce (float32 min, in place), median "
-                "(min) of %d blocks\n", single->size(), single->single_copy() ? "permitted" : "REFUSED",
-                single->size() < shm::kSingleCopyMinRanks ? " (not used below 3 ranks: both columns "
-                                                            "run the slot algorithm)" : "",
-                blocks);
+    std::printf(
+        "ranks %d, single-copy %s%s; us per allreduce (float32 min, in place), median "
+        "(min) of %d blocks\n",
+        single->size(), single->single_copy() ? "permitted" : "REFUSED",
+        single->size() < shm::kSingleCopyMinRanks ? " (not used below 3 ranks: both columns "
+                                                    "run the slot algorithm)"
+                                                  : "",
+        blocks);
   }
   for (const size_t bytes : parse_sizes(sizes_text)) {
     const size_t count = std::max<size_t>(1, bytes / sizeof(float));
@@ -119,7 +122,8 @@ int main(int argc, char** argv) {
       }
     }
     if (data[count - 1] != 1.0f) {
-      std::fprintf(stderr, "rank %d: wrong result %f\n", rank, static_cast<double>(data[count - 1]));
+      std::fprintf(stderr, "rank %d: wrong result %f\n", rank,
+                   static_cast<double>(data[count - 1]));
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (rank == 0) {

@@ -33,11 +33,13 @@ void allreduce_case(Backend& backend, DataType type, ReduceOp op, size_t count, 
   std::vector<char> output(input.size(), '\x5a');
   if (in_place) {
     backend.allreduce(input.data(), input.data(), count, type, op);
-    expect_equal(backend, describe("allreduce", true, op), type, input.data(), expected.data(), count);
+    expect_equal(backend, describe("allreduce", true, op), type, input.data(), expected.data(),
+                 count);
   } else {
     const auto original = input;
     backend.allreduce(input.data(), output.data(), count, type, op);
-    expect_equal(backend, describe("allreduce", false, op), type, output.data(), expected.data(), count);
+    expect_equal(backend, describe("allreduce", false, op), type, output.data(), expected.data(),
+                 count);
     expect_equal(backend, "allreduce (out of place) modified its input", type, input.data(),
                  original.data(), count);
   }
@@ -74,7 +76,8 @@ void allgatherv_case(Backend& backend, DataType type, size_t base, bool holes, b
     offset += counts[static_cast<size_t>(r)];
   }
   const size_t mine = counts[static_cast<size_t>(rank)];
-  auto input = make_buffer(type, mine, [&](size_t i) { return input_value(rank, i, type, ReduceOp::kSum); });
+  auto input =
+      make_buffer(type, mine, [&](size_t i) { return input_value(rank, i, type, ReduceOp::kSum); });
   std::vector<char> output(total * esize + 1, '\x5a');
   const void* send = input.data();
   if (in_place) {
@@ -82,8 +85,9 @@ void allgatherv_case(Backend& backend, DataType type, size_t base, bool holes, b
     send = output.data() + my_offset * esize;
   }
   backend.allgatherv(send, mine * esize, output.data(), recv_bytes);
-  const std::string what = std::string(in_place ? "allgatherv (in place)" : "allgatherv (out of place)") +
-                           (holes ? " with empty ranks" : "") + " base " + std::to_string(base);
+  const std::string what =
+      std::string(in_place ? "allgatherv (in place)" : "allgatherv (out of place)") +
+      (holes ? " with empty ranks" : "") + " base " + std::to_string(base);
   expect_equal(backend, what, type, output.data(), expected.data(), total);
 }
 
@@ -101,9 +105,9 @@ bool refused(Backend& backend, const Options& options, DataType type, ReduceOp o
   } catch (const UnsupportedError&) {
     threw = true;
   }
-  expect_true(backend, threw, what + " " + std::string(reduce_op_name(op)) + " of " +
-                                  std::string(data_type_name(type)) +
-                                  ": not offered, but no UnsupportedError");
+  expect_true(backend, threw,
+              what + " " + std::string(reduce_op_name(op)) + " of " +
+                  std::string(data_type_name(type)) + ": not offered, but no UnsupportedError");
   return true;
 }
 
@@ -144,9 +148,8 @@ void check_broadcast(Backend& backend, const Options& options) {
   for (DataType type : kByteTypes) {
     for (size_t count : options.sizes) {
       for (int root = 0; root < backend.size(); ++root) {
-        auto expected = make_buffer(type, count, [&](size_t i) {
-          return input_value(root, i, type, ReduceOp::kSum);
-        });
+        auto expected = make_buffer(
+            type, count, [&](size_t i) { return input_value(root, i, type, ReduceOp::kSum); });
         std::vector<char> buffer = expected;
         if (rank != root) std::fill(buffer.begin(), buffer.end(), '\x5a');
         backend.broadcast(buffer.data(), count * element_size(type), root);
@@ -180,9 +183,11 @@ void check_alltoallv(Backend& backend, const Options& options) {
         const size_t in_count = pair_count(base, peer, me);
         send_bytes.push_back(out_count * esize);
         recv_bytes.push_back(in_count * esize);
-        auto block = make_buffer(type, out_count, [&](size_t i) { return pair_value(me, peer, i, type); });
+        auto block =
+            make_buffer(type, out_count, [&](size_t i) { return pair_value(me, peer, i, type); });
         input.insert(input.end() - 1, block.begin(), block.end() - 1);
-        auto want = make_buffer(type, in_count, [&](size_t i) { return pair_value(peer, me, i, type); });
+        auto want =
+            make_buffer(type, in_count, [&](size_t i) { return pair_value(peer, me, i, type); });
         expected.insert(expected.end() - 1, want.begin(), want.end() - 1);
       }
       std::vector<char> output(expected.size(), '\x5a');
@@ -213,7 +218,8 @@ static void check_alltoallv_one_sided(Backend& backend) {
     if (me == 0) {
       expect_true(backend, buffer == std::vector<char>(bytes, static_cast<char>('a' + round)),
                   "alltoallv with one side empty and one buffer: rank 0 did not get rank 1's "
-                  "bytes (round " + std::to_string(round) + ")");
+                  "bytes (round " +
+                      std::to_string(round) + ")");
     }
   }
 }
@@ -241,14 +247,15 @@ void check_reducescatter(Backend& backend, const Options& options) {
           total += counts[static_cast<size_t>(r)];
         }
         const size_t mine = counts[static_cast<size_t>(rank)];
-        auto input = make_buffer(type, total, [&](size_t i) { return input_value(rank, i, type, op); });
-        auto expected = make_buffer(type, mine, [&](size_t i) {
-          return reduced_value(size, my_offset + i, type, op);
-        });
+        auto input =
+            make_buffer(type, total, [&](size_t i) { return input_value(rank, i, type, op); });
+        auto expected = make_buffer(
+            type, mine, [&](size_t i) { return reduced_value(size, my_offset + i, type, op); });
         std::vector<char> output(mine * esize + 1, '\x5a');
         backend.reducescatter(input.data(), output.data(), counts, type, op);
-        expect_equal(backend, describe("reducescatter", false, op) + " base " + std::to_string(base),
-                     type, output.data(), expected.data(), mine);
+        expect_equal(backend,
+                     describe("reducescatter", false, op) + " base " + std::to_string(base), type,
+                     output.data(), expected.data(), mine);
         backend.reducescatter(input.data(), input.data(), counts, type, op);
         expect_equal(backend, describe("reducescatter", true, op) + " base " + std::to_string(base),
                      type, input.data(), expected.data(), mine);

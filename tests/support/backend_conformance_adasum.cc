@@ -1,6 +1,6 @@
 // The conformance suite's Adasum checks (ops/adasum/adasum_allreduce.h over the backend under
-// test): inputs for which Adasum's result is exact in every floating-point dtype, so the comparison is
-// bitwise, and fused buffers whose halving boundaries cut through tensors.
+// test): inputs for which Adasum's result is exact in every floating-point dtype, so the comparison
+// is bitwise, and fused buffers whose halving boundaries cut through tensors.
 
 #include <cmath>
 #include <string>
@@ -85,8 +85,8 @@ void adasum_case(Backend& backend, DataType type, const std::vector<size_t>& ten
   adasum_allreduce(backend, buffer.data(), type, tensor_counts, scratch);
   std::string layout;
   for (size_t c : tensor_counts) layout += (layout.empty() ? "" : ",") + std::to_string(c);
-  expect_equal(backend, "adasum of tensors [" + layout + "]", type, buffer.data(),
-               expected.data(), total);
+  expect_equal(backend, "adasum of tensors [" + layout + "]", type, buffer.data(), expected.data(),
+               total);
 }
 
 }  // namespace
@@ -102,8 +102,8 @@ void check_adasum(Backend& backend, const Options& options) {
     } catch (const UnsupportedError&) {
       threw = true;
     }
-    expect_true(backend, threw, "adasum over " + std::to_string(backend.size()) +
-                                    " ranks: no UnsupportedError");
+    expect_true(backend, threw,
+                "adasum over " + std::to_string(backend.size()) + " ranks: no UnsupportedError");
     return;
   }
   for (DataType type : kFloatTypes) {

@@ -14,7 +14,8 @@ namespace {
 std::string message_of(int rank, size_t base) {
   const size_t length = base == 0 ? 0 : base + static_cast<size_t>(rank) * 5;
   std::string text(length, '\0');
-  for (size_t i = 0; i < length; ++i) text[i] = static_cast<char>((i * 31 + static_cast<size_t>(rank) * 7) % 256);
+  for (size_t i = 0; i < length; ++i)
+    text[i] = static_cast<char>((i * 31 + static_cast<size_t>(rank) * 7) % 256);
   return text;
 }
 
@@ -22,7 +23,8 @@ void check_allreduce_and(Backend& backend) {
   for (size_t words : {size_t{0}, size_t{1}, size_t{3}, size_t{100}}) {
     auto bits_of = [&](int r) {
       std::vector<uint64_t> bits(words);
-      for (size_t i = 0; i < words; ++i) bits[i] = ~(uint64_t{1} << ((i + static_cast<size_t>(r)) % 64));
+      for (size_t i = 0; i < words; ++i)
+        bits[i] = ~(uint64_t{1} << ((i + static_cast<size_t>(r)) % 64));
       return bits;
     };
     std::vector<uint64_t> expected = bits_of(0);
@@ -33,8 +35,9 @@ void check_allreduce_and(Backend& backend) {
     auto bits = bits_of(backend.rank());
     backend.control().allreduce_and(bits);
     expect_true(backend, bits == expected,
-                "control allreduce_and of " + std::to_string(words) + " words differs from the AND "
-                "of every rank's bits");
+                "control allreduce_and of " + std::to_string(words) +
+                    " words differs from the AND "
+                    "of every rank's bits");
   }
 }
 
@@ -42,7 +45,8 @@ void check_gather(Backend& backend) {
   for (size_t base : {size_t{0}, size_t{1}, size_t{100}, size_t{70000}}) {
     for (int root = 0; root < backend.size(); ++root) {
       const auto gathered = backend.control().gather(message_of(backend.rank(), base), root);
-      const std::string what = "control gather to root " + std::to_string(root) + " base " + std::to_string(base);
+      const std::string what =
+          "control gather to root " + std::to_string(root) + " base " + std::to_string(base);
       if (backend.rank() != root) {
         expect_true(backend, gathered.empty(), what + ": a non-root got a non-empty result");
         continue;
@@ -99,11 +103,12 @@ void check_topology(Backend& backend) {
   const Topology& t = backend.topology();
   const bool sane = t.size >= 1 && t.rank >= 0 && t.rank < t.size && t.local_size >= 1 &&
                     t.local_rank >= 0 && t.local_rank < t.local_size && t.cross_size >= 1 &&
-                    t.cross_rank >= 0 && t.cross_rank < t.cross_size &&
-                    t.local_size <= t.size && t.cross_size <= t.size;
-  expect_true(backend, sane, "topology is inconsistent: local " + std::to_string(t.local_rank) +
-                                 "/" + std::to_string(t.local_size) + ", cross " +
-                                 std::to_string(t.cross_rank) + "/" + std::to_string(t.cross_size));
+                    t.cross_rank >= 0 && t.cross_rank < t.cross_size && t.local_size <= t.size &&
+                    t.cross_size <= t.size;
+  expect_true(backend, sane,
+              "topology is inconsistent: local " + std::to_string(t.local_rank) + "/" +
+                  std::to_string(t.local_size) + ", cross " + std::to_string(t.cross_rank) + "/" +
+                  std::to_string(t.cross_size));
   // Every rank must agree on the number of hosts (= cross_size of local rank 0).
   std::string mine = std::to_string(t.local_rank) + ":" + std::to_string(t.cross_size);
   backend.control().broadcast(mine, 0);

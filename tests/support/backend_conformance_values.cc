@@ -28,29 +28,46 @@ int64_t combine(int64_t a, int64_t b, DataType type, ReduceOp op) {
     return (op == ReduceOp::kSum || op == ReduceOp::kMax) ? either : both;
   }
   switch (op) {
-    case ReduceOp::kSum: return a + b;
-    case ReduceOp::kMin: return std::min(a, b);
-    case ReduceOp::kMax: return std::max(a, b);
-    case ReduceOp::kProduct: return a * b;
+    case ReduceOp::kSum:
+      return a + b;
+    case ReduceOp::kMin:
+      return std::min(a, b);
+    case ReduceOp::kMax:
+      return std::max(a, b);
+    case ReduceOp::kProduct:
+      return a * b;
     case ReduceOp::kAverage:
-    case ReduceOp::kAdasum: break;
+    case ReduceOp::kAdasum:
+      break;
   }
   throw ConformanceFailure("conformance: combine called with average or adasum");
 }
 
 void store(DataType type, void* base, size_t index, int64_t value) {
   switch (type) {
-    case DataType::kUInt8: static_cast<uint8_t*>(base)[index] = static_cast<uint8_t>(value); return;
-    case DataType::kInt8: static_cast<int8_t*>(base)[index] = static_cast<int8_t>(value); return;
-    case DataType::kInt16: static_cast<int16_t*>(base)[index] = static_cast<int16_t>(value); return;
-    case DataType::kInt32: static_cast<int32_t*>(base)[index] = static_cast<int32_t>(value); return;
-    case DataType::kInt64: static_cast<int64_t*>(base)[index] = value; return;
+    case DataType::kUInt8:
+      static_cast<uint8_t*>(base)[index] = static_cast<uint8_t>(value);
+      return;
+    case DataType::kInt8:
+      static_cast<int8_t*>(base)[index] = static_cast<int8_t>(value);
+      return;
+    case DataType::kInt16:
+      static_cast<int16_t*>(base)[index] = static_cast<int16_t>(value);
+      return;
+    case DataType::kInt32:
+      static_cast<int32_t*>(base)[index] = static_cast<int32_t>(value);
+      return;
+    case DataType::kInt64:
+      static_cast<int64_t*>(base)[index] = value;
+      return;
     case DataType::kFloat16:
     case DataType::kBFloat16:
     case DataType::kFloat32:
     case DataType::kFloat64:  // small integers: exact in every floating type
       return store_double(type, base, index, static_cast<double>(value));
-    case DataType::kBool: static_cast<uint8_t*>(base)[index] = value != 0 ? 1 : 0; return;
+    case DataType::kBool:
+      static_cast<uint8_t*>(base)[index] = value != 0 ? 1 : 0;
+      return;
   }
 }
 
@@ -62,25 +79,38 @@ void store_double(DataType type, void* base, size_t index, double value) {
     case DataType::kBFloat16:
       static_cast<uint16_t*>(base)[index] = cpu::float_to_bfloat16(static_cast<float>(value));
       return;
-    case DataType::kFloat32: static_cast<float*>(base)[index] = static_cast<float>(value); return;
-    case DataType::kFloat64: static_cast<double*>(base)[index] = value; return;
-    default: throw ConformanceFailure("conformance: store_double of a non-floating type");
+    case DataType::kFloat32:
+      static_cast<float*>(base)[index] = static_cast<float>(value);
+      return;
+    case DataType::kFloat64:
+      static_cast<double*>(base)[index] = value;
+      return;
+    default:
+      throw ConformanceFailure("conformance: store_double of a non-floating type");
   }
 }
 
 double load(DataType type, const void* base, size_t index) {
   switch (type) {
     case DataType::kUInt8:
-    case DataType::kBool: return static_cast<const uint8_t*>(base)[index];
-    case DataType::kInt8: return static_cast<const int8_t*>(base)[index];
-    case DataType::kInt16: return static_cast<const int16_t*>(base)[index];
-    case DataType::kInt32: return static_cast<const int32_t*>(base)[index];
-    case DataType::kInt64: return static_cast<double>(static_cast<const int64_t*>(base)[index]);
-    case DataType::kFloat16: return cpu::half_to_float(static_cast<const uint16_t*>(base)[index]);
+    case DataType::kBool:
+      return static_cast<const uint8_t*>(base)[index];
+    case DataType::kInt8:
+      return static_cast<const int8_t*>(base)[index];
+    case DataType::kInt16:
+      return static_cast<const int16_t*>(base)[index];
+    case DataType::kInt32:
+      return static_cast<const int32_t*>(base)[index];
+    case DataType::kInt64:
+      return static_cast<double>(static_cast<const int64_t*>(base)[index]);
+    case DataType::kFloat16:
+      return cpu::half_to_float(static_cast<const uint16_t*>(base)[index]);
     case DataType::kBFloat16:
       return cpu::bfloat16_to_float(static_cast<const uint16_t*>(base)[index]);
-    case DataType::kFloat32: return static_cast<const float*>(base)[index];
-    case DataType::kFloat64: return static_cast<const double*>(base)[index];
+    case DataType::kFloat32:
+      return static_cast<const float*>(base)[index];
+    case DataType::kFloat64:
+      return static_cast<const double*>(base)[index];
   }
   return 0;
 }
@@ -90,9 +120,9 @@ void expect_equal(const Backend& backend, const std::string& what, DataType type
   const size_t esize = element_size(type);
   if (count == 0 || std::memcmp(got, expected, count * esize) == 0) return;
   size_t first = 0;
-  while (first < count && std::memcmp(static_cast<const char*>(got) + first * esize,
-                                      static_cast<const char*>(expected) + first * esize,
-                                      esize) == 0) {
+  while (first < count &&
+         std::memcmp(static_cast<const char*>(got) + first * esize,
+                     static_cast<const char*>(expected) + first * esize, esize) == 0) {
     ++first;
   }
   std::ostringstream message;

@@ -15,8 +15,8 @@
 namespace runrun::conformance {
 
 inline constexpr DataType kAllTypes[] = {
-    DataType::kUInt8,   DataType::kInt8,     DataType::kInt16,   DataType::kInt32,
-    DataType::kInt64,   DataType::kFloat16,  DataType::kBFloat16, DataType::kFloat32,
+    DataType::kUInt8,   DataType::kInt8,    DataType::kInt16,    DataType::kInt32,
+    DataType::kInt64,   DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
     DataType::kFloat64, DataType::kBool};
 inline constexpr ReduceOp kAllOps[] = {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax,
                                        ReduceOp::kProduct};

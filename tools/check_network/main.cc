@@ -75,8 +75,8 @@ int run(const Arguments& arguments) {
   const int hosts = static_cast<int>(arguments.hosts.size());
   if (all->size() != hosts) {
     throw InvalidArgumentError(RUNRUN_WHERE, "rank " + std::to_string(all->rank()) + ": " +
-                                                 std::to_string(all->size()) +
-                                                 " processes for " + std::to_string(hosts) +
+                                                 std::to_string(all->size()) + " processes for " +
+                                                 std::to_string(hosts) +
                                                  " hosts; runrun --check-network starts one "
                                                  "per host");
   }
@@ -95,8 +95,8 @@ int run(const Arguments& arguments) {
       std::unique_ptr<Backend> two = all->create_subgroup({a, b});
       if (two != nullptr) {
         const PairResult measured = probe_pair(*two, arguments.budget_s);
-        if (all->rank() == a) pair = PairResult{a, b, measured.latency_us, measured.gbit_a_to_b,
-                                                measured.gbit_b_to_a};
+        if (all->rank() == a)
+          pair = PairResult{a, b, measured.latency_us, measured.gbit_a_to_b, measured.gbit_b_to_a};
       }
       two.reset();
       all->barrier();
@@ -118,8 +118,7 @@ int run(const Arguments& arguments) {
   }
   all->barrier();
   if (all->rank() == 0) {
-    std::cout << format_report(check)
-              << "runrun-check-network: status "
+    std::cout << format_report(check) << "runrun-check-network: status "
               << (pairs_below_minimum(check).empty() ? "ok" : "below-minimum") << " link-gbit "
               << median_pair_gbit(check) << std::endl;
   }

@@ -106,8 +106,7 @@ std::string verdict(const NetworkCheck& check) {
     const auto [low, high] = std::minmax_element(all.begin(), all.end());
     return check.pairs.size() == 1
                ? "one pair: " + gbit(*low) + " Gbit/s"
-               : "no outlier: every pair between " + gbit(*low) + " and " + gbit(*high) +
-                     " Gbit/s";
+               : "no outlier: every pair between " + gbit(*low) + " and " + gbit(*high) + " Gbit/s";
   }
   const std::string rest = "others " + gbit(median(others)) + " Gbit/s";
   const int host = slow_host(check, outliers);
@@ -116,15 +115,15 @@ std::string verdict(const NetworkCheck& check) {
     for (std::size_t i : outliers) values.push_back(check.pairs[i].gbit());
     const auto [low, high] = std::minmax_element(values.begin(), values.end());
     const std::string& name = check.hosts[static_cast<std::size_t>(host)];
-    return "host " + name + " is slow with every other host: " + gbit(*low) + " - " +
-           gbit(*high) + " Gbit/s, " + rest + " - check " + name +
+    return "host " + name + " is slow with every other host: " + gbit(*low) + " - " + gbit(*high) +
+           " Gbit/s, " + rest + " - check " + name +
            "'s interface (--network-interface) and its link";
   }
   std::string text;
   for (std::size_t i : outliers) {
     if (!text.empty()) text += ", ";
-    text += "host " + pair_name(check, check.pairs[i]) + ": " + gbit(check.pairs[i].gbit()) +
-            " Gbit/s";
+    text +=
+        "host " + pair_name(check, check.pairs[i]) + ": " + gbit(check.pairs[i].gbit()) + " Gbit/s";
   }
   return text + ", " + rest + " - check --network-interface and the link between " +
          (outliers.size() == 1 ? "them" : "each of them");
@@ -174,8 +173,7 @@ std::string format_report(const NetworkCheck& check) {
       if (!names.empty()) names += ", ";
       names += pair_name(check, check.pairs[i]) + " (" + gbit(check.pairs[i].gbit()) + ")";
     }
-    out += "below --min-bandwidth " + gbit(*check.min_bandwidth_gbit) + " Gbit/s: " + names +
-           "\n";
+    out += "below --min-bandwidth " + gbit(*check.min_bandwidth_gbit) + " Gbit/s: " + names + "\n";
   }
   return out;
 }

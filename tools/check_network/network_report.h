@@ -14,10 +14,10 @@ namespace runrun::check_network {
 
 // One host pair, measured point-to-point between the two hosts' processes only.
 struct PairResult {
-  int a = 0;                // host index (the lower one)
-  int b = 0;                // host index (the higher one)
-  double latency_us = 0;    // one small (8-byte) allreduce between the two: about a round trip
-  double gbit_a_to_b = 0;   // Gbit/s (10^9 bit/s) of a large transfer from a to b
+  int a = 0;               // host index (the lower one)
+  int b = 0;               // host index (the higher one)
+  double latency_us = 0;   // one small (8-byte) allreduce between the two: about a round trip
+  double gbit_a_to_b = 0;  // Gbit/s (10^9 bit/s) of a large transfer from a to b
   double gbit_b_to_a = 0;
   double gbit() const { return gbit_a_to_b < gbit_b_to_a ? gbit_a_to_b : gbit_b_to_a; }
 };
@@ -25,15 +25,15 @@ struct PairResult {
 // One allreduce size across every host (one process per host).
 struct AllreduceResult {
   std::size_t bytes = 0;
-  double seconds = 0;      // mean time of one allreduce
-  double algbw_gbit = 0;   // bytes / time
-  double busbw_gbit = 0;   // algbw * 2(p-1)/p: what each link carried (NCCL's convention)
+  double seconds = 0;     // mean time of one allreduce
+  double algbw_gbit = 0;  // bytes / time
+  double busbw_gbit = 0;  // algbw * 2(p-1)/p: what each link carried (NCCL's convention)
 };
 
 struct NetworkCheck {
-  std::string transport;               // "gloo" or "mpi"
-  std::vector<std::string> hosts;      // as the user named them, in host order
-  std::vector<PairResult> pairs;       // every pair a < b
+  std::string transport;           // "gloo" or "mpi"
+  std::vector<std::string> hosts;  // as the user named them, in host order
+  std::vector<PairResult> pairs;   // every pair a < b
   std::vector<AllreduceResult> allreduce;
   std::optional<double> min_bandwidth_gbit;  // --min-bandwidth
 };

@@ -210,8 +210,8 @@ runrun_status runrun_grouped_allreduce(runrun_runtime* rt, const char* const* na
                                        const runrun_allreduce_options* options,
                                        runrun_handle** out);
 runrun_status runrun_grouped_allgather(runrun_runtime* rt, const char* const* names,
-                                       const DLTensor* const* inputs, size_t n,
-                                       int32_t process_set, runrun_handle** out);
+                                       const DLTensor* const* inputs, size_t n, int32_t process_set,
+                                       runrun_handle** out);
 runrun_status runrun_grouped_reducescatter(runrun_runtime* rt, const char* const* names,
                                            const DLTensor* const* inputs, size_t n,
                                            const runrun_allreduce_options* options,
@@ -250,8 +250,8 @@ runrun_status runrun_get_counters(const runrun_runtime* rt, int32_t process_set,
 
 /* runrun --profile (RUNRUN_PROFILE set when init ran): how late each rank's readiness reached
  * the global set's negotiation, the "slowest rank" of the profile table (docs/profiling.md,
- * core/negotiation/rank_lateness.h). Per tensor agreed, a rank's lateness is its readiness minus the
- * earliest rank's, on one time line built from the round that agreed it (no clock sync); per
+ * core/negotiation/rank_lateness.h). Per tensor agreed, a rank's lateness is its readiness minus
+ * the earliest rank's, on one time line built from the round that agreed it (no clock sync); per
  * rank the median and mean of its last 1024 such samples. Rank 0 only, gathered from the other
  * ranks after 1, 2, 4, ... then every 16 rounds that agreed work: *n is the set's size on rank
  * 0 (entries past `capacity` not written), 0 elsewhere or when not profiling. Any thread. */

@@ -39,9 +39,9 @@ struct AcceptedDtype {
 
 // In the order every message lists them.
 inline constexpr AcceptedDtype kAcceptedDtypes[] = {
-    {"uint8", kDLUInt, 8, 0},       {"int8", kDLInt, 8, 1},         {"int16", kDLInt, 16, 9},
-    {"int32", kDLInt, 32, 2},       {"int64", kDLInt, 64, 3},       {"float16", kDLFloat, 16, 4},
-    {"bfloat16", kDLBfloat, 16, 5}, {"float32", kDLFloat, 32, 6},   {"float64", kDLFloat, 64, 7},
+    {"uint8", kDLUInt, 8, 0},       {"int8", kDLInt, 8, 1},       {"int16", kDLInt, 16, 9},
+    {"int32", kDLInt, 32, 2},       {"int64", kDLInt, 64, 3},     {"float16", kDLFloat, 16, 4},
+    {"bfloat16", kDLBfloat, 16, 5}, {"float32", kDLFloat, 32, 6}, {"float64", kDLFloat, 64, 7},
     {"bool", kDLPackBool, 8, 8},
 };
 inline constexpr size_t kNumAcceptedDtypes = sizeof(kAcceptedDtypes) / sizeof(kAcceptedDtypes[0]);

@@ -67,7 +67,8 @@ class Checker {
   double reference(DataType type, ReduceOp op, size_t i) const {
     ReduceOp base = op == ReduceOp::kAverage ? ReduceOp::kSum : op;
     int64_t acc = input_value(0, i, type, base);
-    for (int r = 1; r < size_; ++r) acc = conformance::combine(acc, input_value(r, i, type, base), type, base);
+    for (int r = 1; r < size_; ++r)
+      acc = conformance::combine(acc, input_value(r, i, type, base), type, base);
     if (op != ReduceOp::kAverage) return static_cast<double>(acc);
     if (is_floating_point(type)) return static_cast<double>(acc) / size_;
     // integers: the sum times 1 / size in double, truncated (Horovod's postscale).
@@ -81,7 +82,8 @@ class Checker {
         for (size_t n : kSizes) {
           for (bool in_place : {true, false}) {
             ReduceOp base = op == ReduceOp::kAverage ? ReduceOp::kSum : op;
-            auto in = make_buffer(type, n, [&](size_t i) { return input_value(rank_, i, type, base); });
+            auto in =
+                make_buffer(type, n, [&](size_t i) { return input_value(rank_, i, type, base); });
             auto out = make_buffer(type, n, [](size_t) { return 0; });
             std::vector<int64_t> shape{static_cast<int64_t>(n)};
             TensorView vin{in.data(), type, shape};
@@ -90,7 +92,8 @@ class Checker {
             options.op = op;
             std::string what = "allreduce " + std::string(reduce_op_name(op)) +
                                (in_place ? " in place" : " out of place");
-            std::string name = what + "." + std::string(data_type_name(type)) + "." + std::to_string(n);
+            std::string name =
+                what + "." + std::string(data_type_name(type)) + "." + std::to_string(n);
             auto h = rt_.allreduce(name, vin, vout, options);
             wait_ok(*h, what);
             expect(type, vout.data, n, what, [&](size_t i) { return reference(type, op, i); });
@@ -104,9 +107,13 @@ class Checker {
     for (DataType type : conformance::kAllTypes) {
       for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{(1u << 20) + 3}}) {
         // allgather: rank r contributes (r + 1) * n / size rows of 3 elements (0 rows allowed).
-        int64_t rows = static_cast<int64_t>((static_cast<size_t>(rank_) + 1) * n / static_cast<size_t>(size_ * 3));
-        auto in = make_buffer(type, static_cast<size_t>(rows) * 3, [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
-        std::string what = "allgather " + std::string(data_type_name(type)) + " " + std::to_string(n);
+        int64_t rows = static_cast<int64_t>((static_cast<size_t>(rank_) + 1) * n /
+                                            static_cast<size_t>(size_ * 3));
+        auto in = make_buffer(type, static_cast<size_t>(rows) * 3, [&](size_t i) {
+          return input_value(rank_, i, type, ReduceOp::kSum);
+        });
+        std::string what =
+            "allgather " + std::string(data_type_name(type)) + " " + std::to_string(n);
         auto h = rt_.allgather({what}, {TensorView{in.data(), type, {rows, 3}}}, 0);
         wait_ok(*h, what);
         auto out = h->take_output(0);
@@ -116,20 +123,25 @@ class Checker {
           size_t rr = (static_cast<size_t>(r) + 1) * n / static_cast<size_t>(size_ * 3);
           for (size_t i = 0; i < rr * 3; ++i) origin.emplace_back(r, i);
         }
-        if (out->shape[0] != static_cast<int64_t>(origin.size() / 3)) fail(what + ": wrong row count");
+        if (out->shape[0] != static_cast<int64_t>(origin.size() / 3))
+          fail(what + ": wrong row count");
         expect(type, out->storage.get(), origin.size(), what, [&](size_t i) {
-          return static_cast<double>(input_value(origin[i].first, origin[i].second, type, ReduceOp::kSum));
+          return static_cast<double>(
+              input_value(origin[i].first, origin[i].second, type, ReduceOp::kSum));
         });
 
         for (int root = 0; root < size_; ++root) {
           for (bool in_place : {true, false}) {
-            auto src = make_buffer(type, n, [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
+            auto src = make_buffer(
+                type, n, [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
             auto dst = make_buffer(type, n, [](size_t) { return 0; });
             std::vector<int64_t> shape{static_cast<int64_t>(n)};
             void* target = in_place ? src.data() : dst.data();
-            std::string bwhat = "broadcast root " + std::to_string(root) + (in_place ? " in place " : " ") +
+            std::string bwhat = "broadcast root " + std::to_string(root) +
+                                (in_place ? " in place " : " ") +
                                 std::string(data_type_name(type)) + " " + std::to_string(n);
-            auto b = rt_.broadcast(bwhat, TensorView{src.data(), type, shape}, TensorView{target, type, shape}, root, 0);
+            auto b = rt_.broadcast(bwhat, TensorView{src.data(), type, shape},
+                                   TensorView{target, type, shape}, root, 0);
             wait_ok(*b, bwhat);
             expect(type, target, n, bwhat, [&](size_t i) {
               return static_cast<double>(input_value(root, i, type, ReduceOp::kSum));
@@ -141,12 +153,14 @@ class Checker {
   }
 
   void alltoall_reducescatter() {
-    for (DataType type : {DataType::kFloat32, DataType::kInt64, DataType::kBFloat16, DataType::kUInt8}) {
+    for (DataType type :
+         {DataType::kFloat32, DataType::kInt64, DataType::kBFloat16, DataType::kUInt8}) {
       // alltoall: rank r sends (r + p) % 3 rows of 2 elements to rank p.
       std::vector<int64_t> splits;
       for (int p = 0; p < size_; ++p) splits.push_back((rank_ + p) % 3);
       int64_t rows = std::accumulate(splits.begin(), splits.end(), int64_t{0});
-      auto in = make_buffer(type, static_cast<size_t>(rows) * 2, [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
+      auto in = make_buffer(type, static_cast<size_t>(rows) * 2,
+                            [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
       std::string what = "alltoall " + std::string(data_type_name(type));
       auto h = rt_.alltoall(what, TensorView{in.data(), type, {rows, 2}}, splits, 0);
       wait_ok(*h, what);
@@ -156,14 +170,17 @@ class Checker {
         int64_t offset = 0;
         for (int q = 0; q < rank_; ++q) offset += (p + q) % 3;
         for (int64_t i = 0; i < ((p + rank_) % 3) * 2; ++i) {
-          expected.push_back(static_cast<double>(input_value(p, static_cast<size_t>(offset * 2 + i), type, ReduceOp::kSum)));
+          expected.push_back(static_cast<double>(
+              input_value(p, static_cast<size_t>(offset * 2 + i), type, ReduceOp::kSum)));
         }
       }
-      expect(type, out->storage.get(), expected.size(), what, [&](size_t i) { return expected[i]; });
+      expect(type, out->storage.get(), expected.size(), what,
+             [&](size_t i) { return expected[i]; });
 
       // reducescatter of 2 * size + 1 rows of 3: the first rank gets one extra row.
       const int64_t total_rows = 2 * size_ + 1;
-      auto rin = make_buffer(type, static_cast<size_t>(total_rows) * 3, [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
+      auto rin = make_buffer(type, static_cast<size_t>(total_rows) * 3,
+                             [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
       AllreduceOptions options;
       options.op = ReduceOp::kSum;
       std::string rwhat = "reducescatter " + std::string(data_type_name(type));
@@ -193,7 +210,8 @@ class Checker {
       DataType type = type_of(t);
       size_t n = size_of(t);
       auto& buf = buffers[static_cast<size_t>(t)];
-      buf = make_buffer(type, n, [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
+      buf = make_buffer(type, n,
+                        [&](size_t i) { return input_value(rank_, i, type, ReduceOp::kSum); });
       TensorView v{buf.data(), type, {static_cast<int64_t>(n)}};
       std::string name = "concurrent." + std::to_string(t);
       if (t % 3 == 2) {
@@ -207,10 +225,12 @@ class Checker {
     for (int t = 0; t < count; ++t) {
       DataType type = type_of(t);
       wait_ok(*handles[static_cast<size_t>(t)], "concurrent " + std::to_string(t));
-      expect(type, buffers[static_cast<size_t>(t)].data(), size_of(t), "concurrent " + std::to_string(t), [&](size_t i) {
-        if (t % 3 == 2) return static_cast<double>(input_value(t % size_, i, type, ReduceOp::kSum));
-        return reference(type, ReduceOp::kSum, i);
-      });
+      expect(type, buffers[static_cast<size_t>(t)].data(), size_of(t),
+             "concurrent " + std::to_string(t), [&](size_t i) {
+               if (t % 3 == 2)
+                 return static_cast<double>(input_value(t % size_, i, type, ReduceOp::kSum));
+               return reference(type, ReduceOp::kSum, i);
+             });
     }
   }
 
@@ -227,12 +247,14 @@ class Checker {
       AllreduceOptions options;
       options.op = ReduceOp::kSum;
       options.process_set = mine;
-      auto h = rt_.allreduce("set.x" + std::to_string(step), TensorView{x.data(), DataType::kFloat32, {1000}},
+      auto h = rt_.allreduce("set.x" + std::to_string(step),
+                             TensorView{x.data(), DataType::kFloat32, {1000}},
                              TensorView{x.data(), DataType::kFloat32, {1000}}, options);
       wait_ok(*h, "process set allreduce");
       float expected = 0;
       for (int m : members) expected += static_cast<float>(m + step);
-      expect(DataType::kFloat32, x.data(), x.size(), "process set allreduce", [&](size_t) { return expected; });
+      expect(DataType::kFloat32, x.data(), x.size(), "process set allreduce",
+             [&](size_t) { return expected; });
     }
     rt_.remove_process_set(even_id);
     rt_.remove_process_set(odd_id);
@@ -244,16 +266,19 @@ class Checker {
       std::vector<double> g(257, static_cast<double>(rank_ + 1));
       AllreduceOptions options;
       options.op = ReduceOp::kAverage;
-      auto h = rt_.allreduce("join.grad" + std::to_string(step), TensorView{g.data(), DataType::kFloat64, {257}},
+      auto h = rt_.allreduce("join.grad" + std::to_string(step),
+                             TensorView{g.data(), DataType::kFloat64, {257}},
                              TensorView{g.data(), DataType::kFloat64, {257}}, options);
       wait_ok(*h, "allreduce with joined ranks");
       double sum = 0;
       for (int r = step; r < size_; ++r) sum += r + 1;
-      expect(DataType::kFloat64, g.data(), g.size(), "allreduce with joined ranks", [&](size_t) { return sum / size_; });
+      expect(DataType::kFloat64, g.data(), g.size(), "allreduce with joined ranks",
+             [&](size_t) { return sum / size_; });
     }
     auto joined = rt_.join(0);
     wait_ok(*joined, "join");
-    if (joined->result() != size_ - 1) fail("join returned " + std::to_string(joined->result()) + ", expected the last rank");
+    if (joined->result() != size_ - 1)
+      fail("join returned " + std::to_string(joined->result()) + ", expected the last rank");
     ++checks_;
   }
 
@@ -282,8 +307,8 @@ int main(int argc, char** argv) {
     backend.collective_timeout = config.collective_timeout;
     Runtime rt(make_backend(backend), config);
     if (rt.backend_name() != argv[1]) {
-      std::fprintf(stderr, "FAILED: rank %d runs the %s backend, expected %s\n",
-                   rt.topology().rank, std::string(rt.backend_name()).c_str(), argv[1]);
+      std::fprintf(stderr, "FAILED: rank %d runs the %s backend, expected %s\n", rt.topology().rank,
+                   std::string(rt.backend_name()).c_str(), argv[1]);
       return 1;
     }
     Checker checker(rt);
@@ -292,8 +317,8 @@ int main(int argc, char** argv) {
     checker.alltoall_reducescatter();
     checker.concurrent_shuffled();
     checker.process_sets_and_join();
-    std::printf("rank %d/%d: %zu checks passed over %s\n", rt.topology().rank,
-                rt.topology().size, checker.checks(), argv[1]);
+    std::printf("rank %d/%d: %zu checks passed over %s\n", rt.topology().rank, rt.topology().size,
+                checker.checks(), argv[1]);
     rt.shutdown();
     return 0;
   } catch (const std::exception& e) {

@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
       sum.op = ReduceOp::kSum;
       auto handle = rt.allreduce("grad", v, v, sum);
       handle->wait();
-      if (handle->code() != ErrorCode::kOk) throw_error(handle->code(), RUNRUN_WHERE, handle->error());
+      if (handle->code() != ErrorCode::kOk)
+        throw_error(handle->code(), RUNRUN_WHERE, handle->error());
       if (x[0] != static_cast<float>(rt.topology().size)) {
         std::fprintf(stderr, "rank %d: wrong result %f\n", rank, static_cast<double>(x[0]));
         return 1;
@@ -77,7 +78,8 @@ int main(int argc, char** argv) {
     }
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kPeerFailure && e.code() != ErrorCode::kTimeout) throw;
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("rank %d: peer failure after %.1f s: %s\n", rank, seconds, e.what());
     std::fflush(stdout);
     rt.shutdown();

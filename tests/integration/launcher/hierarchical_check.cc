@@ -46,30 +46,69 @@ double value_of(int rank, size_t i, DataType type) {
 
 void store(char* at, DataType type, double v) {
   switch (type) {
-    case DataType::kUInt8: { auto x = static_cast<uint8_t>(v); std::memcpy(at, &x, 1); break; }
-    case DataType::kInt8: { auto x = static_cast<int8_t>(v); std::memcpy(at, &x, 1); break; }
-    case DataType::kBool: { auto x = static_cast<uint8_t>(v != 0); std::memcpy(at, &x, 1); break; }
-    case DataType::kInt16: { auto x = static_cast<int16_t>(v); std::memcpy(at, &x, 2); break; }
-    case DataType::kInt32: { auto x = static_cast<int32_t>(v); std::memcpy(at, &x, 4); break; }
-    case DataType::kInt64: { auto x = static_cast<int64_t>(v); std::memcpy(at, &x, 8); break; }
+    case DataType::kUInt8: {
+      auto x = static_cast<uint8_t>(v);
+      std::memcpy(at, &x, 1);
+      break;
+    }
+    case DataType::kInt8: {
+      auto x = static_cast<int8_t>(v);
+      std::memcpy(at, &x, 1);
+      break;
+    }
+    case DataType::kBool: {
+      auto x = static_cast<uint8_t>(v != 0);
+      std::memcpy(at, &x, 1);
+      break;
+    }
+    case DataType::kInt16: {
+      auto x = static_cast<int16_t>(v);
+      std::memcpy(at, &x, 2);
+      break;
+    }
+    case DataType::kInt32: {
+      auto x = static_cast<int32_t>(v);
+      std::memcpy(at, &x, 4);
+      break;
+    }
+    case DataType::kInt64: {
+      auto x = static_cast<int64_t>(v);
+      std::memcpy(at, &x, 8);
+      break;
+    }
     case DataType::kFloat16: {
-      auto x = runrun::cpu::float_to_half(static_cast<float>(v)); std::memcpy(at, &x, 2); break;
+      auto x = runrun::cpu::float_to_half(static_cast<float>(v));
+      std::memcpy(at, &x, 2);
+      break;
     }
     case DataType::kBFloat16: {
-      auto x = runrun::cpu::float_to_bfloat16(static_cast<float>(v)); std::memcpy(at, &x, 2); break;
+      auto x = runrun::cpu::float_to_bfloat16(static_cast<float>(v));
+      std::memcpy(at, &x, 2);
+      break;
     }
-    case DataType::kFloat32: { auto x = static_cast<float>(v); std::memcpy(at, &x, 4); break; }
-    case DataType::kFloat64: std::memcpy(at, &v, 8); break;
+    case DataType::kFloat32: {
+      auto x = static_cast<float>(v);
+      std::memcpy(at, &x, 4);
+      break;
+    }
+    case DataType::kFloat64:
+      std::memcpy(at, &v, 8);
+      break;
   }
 }
 
 double combine(double a, double b, ReduceOp op, DataType type) {
   switch (op) {
-    case ReduceOp::kSum: return type == DataType::kBool ? static_cast<double>(a + b > 0) : a + b;
-    case ReduceOp::kMin: return std::min(a, b);
-    case ReduceOp::kMax: return std::max(a, b);
-    case ReduceOp::kProduct: return a * b;
-    default: return 0;
+    case ReduceOp::kSum:
+      return type == DataType::kBool ? static_cast<double>(a + b > 0) : a + b;
+    case ReduceOp::kMin:
+      return std::min(a, b);
+    case ReduceOp::kMax:
+      return std::max(a, b);
+    case ReduceOp::kProduct:
+      return a * b;
+    default:
+      return 0;
   }
 }
 
@@ -81,7 +120,8 @@ void check_exact(runrun::Backend& backend, DataType type, ReduceOp op, size_t co
   for (size_t i = 0; i < count; ++i) {
     store(&in[i * esize], type, value_of(rank, i, type));
     double expected = value_of(0, i, type);
-    for (int r = 1; r < backend.size(); ++r) expected = combine(expected, value_of(r, i, type), op, type);
+    for (int r = 1; r < backend.size(); ++r)
+      expected = combine(expected, value_of(r, i, type), op, type);
     store(&want[i * esize], type, expected);
   }
   if (in_place) {
@@ -129,13 +169,15 @@ int main() {
     auto backend = runrun::make_backend(options);
     rank = backend->rank();
     if (knob == nullptr || std::string(knob) != "1" || !config.hierarchical_allreduce) {
-      die(rank, "RUNRUN_HIERARCHICAL_ALLREDUCE is not 1 (--hierarchical-allreduce did not reach "
-                "the rank)");
+      die(rank,
+          "RUNRUN_HIERARCHICAL_ALLREDUCE is not 1 (--hierarchical-allreduce did not reach "
+          "the rank)");
     }
     auto* hierarchical = dynamic_cast<runrun::HierarchicalBackend*>(backend.get());
     if (hierarchical == nullptr) die(rank, "make_backend did not return the hierarchical backend");
     const auto& t = backend->topology();
-    if (hierarchical->local().size() != t.local_size || hierarchical->cross().size() != t.cross_size) {
+    if (hierarchical->local().size() != t.local_size ||
+        hierarchical->cross().size() != t.cross_size) {
       die(rank, "host group of " + std::to_string(hierarchical->local().size()) +
                     " and cross group of " + std::to_string(hierarchical->cross().size()) +
                     " ranks, expected " + std::to_string(t.local_size) + " and " +
@@ -153,8 +195,9 @@ int main() {
     }
     check_same_bits(*backend);
     backend->barrier();
-    std::printf("HIER ok rank=%d local=%d cross=%d backend=%s\n", rank, hierarchical->local().size(),
-                hierarchical->cross().size(), std::string(backend->name()).c_str());
+    std::printf("HIER ok rank=%d local=%d cross=%d backend=%s\n", rank,
+                hierarchical->local().size(), hierarchical->cross().size(),
+                std::string(backend->name()).c_str());
     std::fflush(stdout);
   } catch (const std::exception& e) {
     die(rank, e.what());

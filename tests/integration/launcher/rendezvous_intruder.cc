@@ -75,8 +75,8 @@ void allreduce_and_check(Runtime& rt) {
   if (handle->code() != ErrorCode::kOk) die("the allreduce failed: " + handle->error());
   const float expected = static_cast<float>(size * (size + 1) / 2);
   for (float value : x) {
-    if (value != expected) die("allreduce gave " + std::to_string(value) + ", expected " +
-                               std::to_string(expected));
+    if (value != expected)
+      die("allreduce gave " + std::to_string(value) + ", expected " + std::to_string(expected));
   }
 }
 

@@ -262,10 +262,11 @@ int main(int argc, char** argv) {
   steps_and_check(rt, t, steps);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  std::printf("PROBE rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d "
-              "netns=%s host=%s allreduce=ok\n",
-              t.rank, t.size, t.local_rank, t.local_size, t.cross_rank, t.cross_size,
-              net_namespace().c_str(), host);
+  std::printf(
+      "PROBE rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d "
+      "netns=%s host=%s allreduce=ok\n",
+      t.rank, t.size, t.local_rank, t.local_size, t.cross_rank, t.cross_size,
+      net_namespace().c_str(), host);
   std::printf("TOPOLOGY rank=%d homogeneous=%d\n", t.rank, t.homogeneous);
   std::fflush(stdout);
   check(runrun_shutdown(rt), "runrun_shutdown");

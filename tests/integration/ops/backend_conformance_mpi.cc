@@ -127,8 +127,9 @@ void check_completion(runrun::Backend& world) {
     std::string go;
     control->broadcast(go, 0);
     require(go == "go", rank, "control broadcast before the allreduce");
-    backend.start_allreduce(runrun::cpu_buffer(&value), runrun::cpu_buffer(&value), 1,
-                            runrun::DataType::kFloat32, runrun::ReduceOp::kSum)
+    backend
+        .start_allreduce(runrun::cpu_buffer(&value), runrun::cpu_buffer(&value), 1,
+                         runrun::DataType::kFloat32, runrun::ReduceOp::kSum)
         ->wait();
   }
   const int size = backend.size();
@@ -175,8 +176,8 @@ void check_create_group_given_up(runrun::Backend& world, GiveUp how, int tag) {
     });
     const auto started = std::chrono::steady_clock::now();
     require_throws<Expected>(
-        [&] { runrun::mpi::create_member_comm(parent, members, tag, waiter, "test", rank); },
-        rank, "create_member_comm with a member that never creates, ended by " + what);
+        [&] { runrun::mpi::create_member_comm(parent, members, tag, waiter, "test", rank); }, rank,
+        "create_member_comm with a member that never creates, ended by " + what);
     aborter.join();
     require(std::chrono::steady_clock::now() - started < std::chrono::seconds(60), rank,
             what + " ended the wait late");
@@ -259,9 +260,9 @@ void check_topology_matches_splits(runrun::Backend& world) {
     MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, rank, &comm);
     if (!member) continue;
     require(sub != nullptr, rank, "a member's subgroup backend");
-    require_same_topology(sub->topology(), comm, rank,
-                          "subgroup " + runrun::backend_checks::to_string(
-                                            {members.begin(), members.end()}));
+    require_same_topology(
+        sub->topology(), comm, rank,
+        "subgroup " + runrun::backend_checks::to_string({members.begin(), members.end()}));
     MPI_Comm_free(&comm);
   }
   world.barrier();

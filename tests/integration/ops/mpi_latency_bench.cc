@@ -46,8 +46,9 @@ int main() {
                         runrun::ReduceOp::kSum);
     });
     if (backend.rank() == 0) {
-      std::printf("allreduce %10zu bytes: raw MPI_Allreduce %10.1f us, MpiBackend %10.1f us (np=%d)\n",
-                  count * sizeof(float), raw, ours, backend.size());
+      std::printf(
+          "allreduce %10zu bytes: raw MPI_Allreduce %10.1f us, MpiBackend %10.1f us (np=%d)\n",
+          count * sizeof(float), raw, ours, backend.size());
     }
   }
   MPI_Comm_free(&comm);

@@ -57,10 +57,11 @@ int main() {
   }
   const auto after_barrier = runrun::perf::count_own_sockets();
   if (good) {
-    std::printf("startup_probe rank %d size %d main_ms %lld init_return_ms %lld init_ms %.1f "
-                "after_init %s after_barrier %s\n",
-                topo.rank, topo.size, main_ms, init_return_ms, init_ms,
-                census_text(after_init).c_str(), census_text(after_barrier).c_str());
+    std::printf(
+        "startup_probe rank %d size %d main_ms %lld init_return_ms %lld init_ms %.1f "
+        "after_init %s after_barrier %s\n",
+        topo.rank, topo.size, main_ms, init_return_ms, init_ms, census_text(after_init).c_str(),
+        census_text(after_barrier).c_str());
     std::fflush(stdout);
   }
   const bool stopped = ok(runrun_shutdown(rt), "runrun_shutdown");

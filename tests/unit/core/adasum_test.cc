@@ -44,9 +44,9 @@ TEST_CASE("adasum: a grouped allreduce gives each tensor its own coefficients", 
     AllreduceOptions o = adasum();
     o.prescale = 2.0;  // scales every input: the combination of 2x is 2x the combination
     o.postscale = 0.25;
-    auto handle = rt.grouped_allreduce({"parallel", "orthogonal"},
-                                       {view_of(parallel), view_of(orthogonal)},
-                                       {view_of(out), view_of(orthogonal)}, o);
+    auto handle =
+        rt.grouped_allreduce({"parallel", "orthogonal"}, {view_of(parallel), view_of(orthogonal)},
+                             {view_of(out), view_of(orthogonal)}, o);
     require_ok(*handle);
     for (size_t i = 0; i < out.size(); ++i) RANK_CHECK(out[i] == base(i) * 3.75f * 0.5f);
     for (size_t i = 0; i < orthogonal.size(); ++i) RANK_CHECK(orthogonal[i] == base(i) * 0.5f);
@@ -102,9 +102,10 @@ TEST_CASE("adasum: what it cannot combine is refused at enqueue, naming the tens
   });
 }
 
-TEST_CASE("adasum: tiny parallel gradients are averaged, as Horovod's (a squared norm counts as "
-          "zero only below sqrt(DBL_MIN))",
-          "[core][adasum]") {
+TEST_CASE(
+    "adasum: tiny parallel gradients are averaged, as Horovod's (a squared norm counts as "
+    "zero only below sqrt(DBL_MIN))",
+    "[core][adasum]") {
   // Two equal vectors v: coefficients 1 - |v|^2 / (2 |v|^2) = 1/2 each, so the result is v.
   // Squared norms of about 1e-11, 1e-16 and 1e-73 (float64); a threshold of 1e-8 summed them.
   for (const double scale : {1e-6, 1e-8, 1e-37}) {

@@ -40,9 +40,8 @@ TEST_CASE("autotune search: the noise guard keeps the defaults when nothing is c
           "[autotune]") {
   AutotuneSearch search(kDefaults, true, {2, 3, 0.05});
   // Every candidate scores up to 4% above the defaults: within the 5% margin.
-  const int fed = drive(search, [](const TunedParameters& p) {
-    return p == kDefaults ? 100.0 : 104.0;
-  });
+  const int fed =
+      drive(search, [](const TunedParameters& p) { return p == kDefaults ? 100.0 : 104.0; });
   CHECK(search.done());
   CHECK(search.best() == kDefaults);
   CHECK(search.current() == kDefaults);
@@ -235,7 +234,7 @@ TEST_CASE("autotuner: rank 0 logs every sample and the frozen values as CSV", "[
   // Sample 1: warmup, after round 1, defaults, 1 MiB of work in 1 ms.
   CHECK(lines[1] == "1,warmup,1,4194304,1,0,1048576,0.001,1.04858e+09");
   CHECK(lines[3] == "3,sample,3,4194304,1,0,1048576,0.001,1.04858e+09");
-  CHECK(lines[5].rfind("5,sample,5,1048576,1,0,", 0) == 0);  // the first candidate
+  CHECK(lines[5].rfind("5,sample,5,1048576,1,0,", 0) == 0);      // the first candidate
   CHECK(lines[24].rfind("24,sample,24,8388608,10,0,", 0) == 0);  // the last: 8 MiB kept
   CHECK(lines[25] == "25,final,24,8388608,1,0,0,0,2.09715e+09");
   std::remove(path.c_str());
@@ -249,8 +248,7 @@ namespace {
 // every rank's autotuner changes.
 std::vector<std::vector<std::pair<uint64_t, TunedParameters>>> tune_runtime(
     int size, int steps, const std::function<std::unique_ptr<Backend>(int)>& make) {
-  std::vector<std::vector<std::pair<uint64_t, TunedParameters>>> changes(
-      static_cast<size_t>(size));
+  std::vector<std::vector<std::pair<uint64_t, TunedParameters>>> changes(static_cast<size_t>(size));
   std::vector<std::string> failures(static_cast<size_t>(size));
   std::vector<std::thread> threads;
   const std::map<std::string, std::string> overrides = {
@@ -314,9 +312,8 @@ TEST_CASE("autotune in a runtime: results stay exact while the fusion threshold 
           "[autotune]") {
   auto world = std::make_shared<LocalWorld>(3);
   // 1 warmup + 11 candidates, 2 rounds each: at most 24 rounds; every step has at least one.
-  auto changes = tune_runtime(3, 40, [&](int rank) {
-    return std::make_unique<LocalBackend>(world, rank);
-  });
+  auto changes =
+      tune_runtime(3, 40, [&](int rank) { return std::make_unique<LocalBackend>(world, rank); });
   REQUIRE(changes[0].size() >= 11);  // defaults, 6 fusion and 4 cycle candidates at least
   CHECK(changes[1] == changes[0]);
   CHECK(changes[2] == changes[0]);

@@ -54,9 +54,8 @@ TEST_CASE("barrier completes while an allreduce is pending on one rank", "[core]
 }
 
 TEST_CASE("barrier completes while an allgather is pending on one rank", "[core][barrier]") {
-  check_barrier_passes_pending([](Runtime& rt, std::vector<float>& v) {
-    return rt.allgather({"d"}, {view_of(v)}, 0);
-  });
+  check_barrier_passes_pending(
+      [](Runtime& rt, std::vector<float>& v) { return rt.allgather({"d"}, {view_of(v)}, 0); });
 }
 
 TEST_CASE("barrier completes while a broadcast is pending on one rank", "[core][barrier]") {

@@ -98,11 +98,11 @@ TEST_CASE("broadcast from every root, in and out of place", "[core]") {
     for (int root = 0; root < 4; ++root) {
       std::vector<float> in(7, static_cast<float>(rank * 10 + root));
       std::vector<float> out(7, -1.0f);
-      require_ok(*rt.broadcast("b" + std::to_string(root), view_of(in, {7}), view_of(out, {7}),
-                               root, 0));
+      require_ok(
+          *rt.broadcast("b" + std::to_string(root), view_of(in, {7}), view_of(out, {7}), root, 0));
       for (float v : out) RANK_CHECK(v == static_cast<float>(root * 10 + root));
-      require_ok(*rt.broadcast("bi" + std::to_string(root), view_of(in, {7}), view_of(in, {7}),
-                               root, 0));
+      require_ok(
+          *rt.broadcast("bi" + std::to_string(root), view_of(in, {7}), view_of(in, {7}), root, 0));
       for (float v : in) RANK_CHECK(v == static_cast<float>(root * 10 + root));
     }
     require_ok(*rt.barrier(0));
@@ -112,7 +112,8 @@ TEST_CASE("broadcast from every root, in and out of place", "[core]") {
 TEST_CASE("alltoall with explicit and equal splits", "[core]") {
   run_ranks(2, [](int rank, Runtime& rt) {
     // rank 0 sends 1 row to 0 and 2 rows to 1; rank 1 sends 3 rows to 0 and 0 rows to 1.
-    std::vector<int64_t> splits = rank == 0 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{3, 0};
+    std::vector<int64_t> splits =
+        rank == 0 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{3, 0};
     std::vector<int32_t> in(3 * 2);
     for (size_t i = 0; i < in.size(); ++i) in[i] = rank * 100 + static_cast<int32_t>(i);
     auto handle = rt.alltoall("a2a", view_of(in, {3, 2}), splits, 0);
@@ -133,7 +134,8 @@ TEST_CASE("alltoall with explicit and equal splits", "[core]") {
 TEST_CASE("reducescatter gives the first ranks one extra row when uneven", "[core]") {
   run_ranks(2, [](int rank, Runtime& rt) {
     std::vector<float> in(5 * 2);
-    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i + static_cast<size_t>(rank));
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = static_cast<float>(i + static_cast<size_t>(rank));
     AllreduceOptions options;
     options.op = ReduceOp::kSum;
     auto handle = rt.reducescatter({"rs"}, {view_of(in, {5, 2})}, options);
@@ -153,7 +155,8 @@ TEST_CASE("large allgather outputs (mapped memory, 4 MiB and more) are exact", "
   run_ranks(2, [](int rank, Runtime& rt) {
     const int64_t rows = (17 << 20) / 4;  // 17 MiB of int32 per rank: a 34 MiB output
     std::vector<int32_t> in(static_cast<size_t>(rows));
-    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int32_t>(i * 2 + static_cast<size_t>(rank));
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = static_cast<int32_t>(i * 2 + static_cast<size_t>(rank));
     auto handle = rt.allgather({"big"}, {view_of(in, {rows})}, 0);
     require_ok(*handle);
     auto out = handle->take_output(0);

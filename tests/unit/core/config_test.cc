@@ -88,10 +88,10 @@ TEST_CASE("config reads Horovod's variables when the RUNRUN_ ones are unset", "[
   setenv("HOROVOD_FUSION_THRESHOLD", "big", 1);
   CHECK_THROWS_WITH(Config::load(), Catch::Contains("HOROVOD_FUSION_THRESHOLD (read as "
                                                     "RUNRUN_FUSION_THRESHOLD)='big'"));
-  for (const char* name : {"HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "HOROVOD_LOG_LEVEL",
-                           "HOROVOD_TIMELINE", "HOROVOD_STALL_CHECK_TIME_SECONDS",
-                           "HOROVOD_CACHE_CAPACITY", "RUNRUN_CACHE_CAPACITY",
-                           "HOROVOD_STALL_CHECK_DISABLE", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"}) {
+  for (const char* name :
+       {"HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "HOROVOD_LOG_LEVEL", "HOROVOD_TIMELINE",
+        "HOROVOD_STALL_CHECK_TIME_SECONDS", "HOROVOD_CACHE_CAPACITY", "RUNRUN_CACHE_CAPACITY",
+        "HOROVOD_STALL_CHECK_DISABLE", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"}) {
     unsetenv(name);
   }
 }

@@ -185,8 +185,10 @@ TEST_CASE("a tensor on a GPU is refused at enqueue with UnsupportedError naming 
   });
 }
 
-TEST_CASE("without a CUDA runtime, an output to allocate for a CUDA input and a host wait on a "
-          "stream are refused, naming what the library search looked at", "[device]") {
+TEST_CASE(
+    "without a CUDA runtime, an output to allocate for a CUDA input and a host wait on a "
+    "stream are refused, naming what the library search looked at",
+    "[device]") {
   REQUIRE(no_cuda_runtime);
   std::vector<float> values{1, 2};
   TensorView on_gpu = testing::view_of(values);
@@ -255,8 +257,9 @@ TEST_CASE("runrun_copy_tensor copies host tensors and refuses what it cannot cop
   on_gpu.device = {kDLCUDA, 1};
   on_other_gpu.device = {kDLCUDA, 2};
   CHECK(runrun_copy_tensor(&on_gpu, &on_other_gpu) == RUNRUN_INVALID_ARGUMENT);
-  CHECK(std::string(runrun_last_error()).find("the source is on cuda:1 and the destination on "
-                                              "cuda:2") != std::string::npos);
+  CHECK(std::string(runrun_last_error())
+            .find("the source is on cuda:1 and the destination on "
+                  "cuda:2") != std::string::npos);
 
   const std::string cuda_error = refused(on_gpu, RUNRUN_UNSUPPORTED);
   CHECK(cuda_error.find("runrun_copy_tensor on cuda:1") != std::string::npos);

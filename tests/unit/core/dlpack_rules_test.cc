@@ -80,10 +80,18 @@ TEST_CASE("dlpack rules: one accepted dtype per DataType, with its name and widt
 
 TEST_CASE("dlpack rules: other dtypes are refused, by the core with the one message",
           "[core][dlpack]") {
-  const std::vector<DLDataType> refused = {
-      {kDLUInt, 16, 1},  {kDLUInt, 32, 1},  {kDLUInt, 64, 1},    {kDLInt, 128, 1},
-      {kDLFloat, 8, 1},  {kDLFloat, 128, 1}, {kDLBfloat, 32, 1}, {kDLFloat, 32, 4},
-      {kDLInt, 8, 0},    {kDLComplex, 64, 1}, {rules::kDLPackBool, 16, 1}, {kDLOpaqueHandle, 64, 1}};
+  const std::vector<DLDataType> refused = {{kDLUInt, 16, 1},
+                                           {kDLUInt, 32, 1},
+                                           {kDLUInt, 64, 1},
+                                           {kDLInt, 128, 1},
+                                           {kDLFloat, 8, 1},
+                                           {kDLFloat, 128, 1},
+                                           {kDLBfloat, 32, 1},
+                                           {kDLFloat, 32, 4},
+                                           {kDLInt, 8, 0},
+                                           {kDLComplex, 64, 1},
+                                           {rules::kDLPackBool, 16, 1},
+                                           {kDLOpaqueHandle, 64, 1}};
   for (const DLDataType& t : refused) {
     INFO("code " << int(t.code) << ", " << int(t.bits) << " bits, " << t.lanes << " lanes");
     CHECK_FALSE(rules::accepted_dtype(t));

@@ -59,18 +59,19 @@ TEST_CASE("mismatched dtype, op, reduce op, root and scale fail on every rank", 
 
     AllreduceOptions o;
     o.op = rank == 0 ? ReduceOp::kSum : ReduceOp::kMax;
-    std::string e3 = require_error(*rt.allreduce("rop", view_of(f), view_of(f), o),
-                                   ErrorCode::kMismatch);
-    RANK_CHECK(contains(e3, "reduce op") && contains(e3, "rank 0: sum") && contains(e3, "rank 1: max"));
+    std::string e3 =
+        require_error(*rt.allreduce("rop", view_of(f), view_of(f), o), ErrorCode::kMismatch);
+    RANK_CHECK(contains(e3, "reduce op") && contains(e3, "rank 0: sum") &&
+               contains(e3, "rank 1: max"));
 
-    std::string e4 = require_error(*rt.broadcast("root", view_of(f), view_of(f), rank, 0),
-                                   ErrorCode::kMismatch);
+    std::string e4 =
+        require_error(*rt.broadcast("root", view_of(f), view_of(f), rank, 0), ErrorCode::kMismatch);
     RANK_CHECK(contains(e4, "root rank") && contains(e4, "rank 1: 1"));
 
     AllreduceOptions s;
     s.prescale = rank == 0 ? 1.0 : 2.0;
-    std::string e5 = require_error(*rt.allreduce("scale", view_of(f), view_of(f), s),
-                                   ErrorCode::kMismatch);
+    std::string e5 =
+        require_error(*rt.allreduce("scale", view_of(f), view_of(f), s), ErrorCode::kMismatch);
     RANK_CHECK(contains(e5, "prescale factor"));
 
     // The runtime goes on serving other tensors.
@@ -90,37 +91,52 @@ TEST_CASE("invalid arguments fail at once and enqueue nothing", "[core][errors]"
                                [&] { rt.broadcast("r", view_of(f), view_of(f), 2, 0); }),
                         "root rank 2 is outside the process set"));
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
-                               [&] { rt.allreduce("n", TensorView{nullptr, DataType::kFloat32, {3}},
-                                                  TensorView{nullptr, DataType::kFloat32, {3}}, {}); }),
+                               [&] {
+                                 rt.allreduce("n", TensorView{nullptr, DataType::kFloat32, {3}},
+                                              TensorView{nullptr, DataType::kFloat32, {3}}, {});
+                               }),
                         "null pointer"));
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
                                [&] { rt.allreduce("o", view_of(f), view_of(other), {}); }),
                         "must have the input's dtype and shape"));
-    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
-                               [&] { rt.allreduce("", view_of(f), view_of(f), {}); }),
-                        "name is empty"));
+    RANK_CHECK(contains(
+        thrown(ErrorCode::kInvalidArgument, [&] { rt.allreduce("", view_of(f), view_of(f), {}); }),
+        "name is empty"));
     std::vector<uint8_t> b(4, 1);
     TensorView bview{b.data(), DataType::kBool, {4}};
+    RANK_CHECK(
+        contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.allreduce("b", bview, bview, {}); }),
+                 "average is not defined for bool"));
+    RANK_CHECK(contains(
+        thrown(ErrorCode::kInvalidArgument,
+               [&] { rt.allgather({"s"}, {TensorView{f.data(), DataType::kFloat32, {}}}, 0); }),
+        "at least one dimension"));
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
-                               [&] { rt.allreduce("b", bview, bview, {}); }),
-                        "average is not defined for bool"));
-    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
-                               [&] { rt.allgather({"s"}, {TensorView{f.data(), DataType::kFloat32, {}}}, 0); }),
-                        "at least one dimension"));
-    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
-                               [&] { rt.allreduce("p", view_of(f), view_of(f), AllreduceOptions{ReduceOp::kSum, 1, 1, 5}); }),
+                               [&] {
+                                 rt.allreduce("p", view_of(f), view_of(f),
+                                              AllreduceOptions{ReduceOp::kSum, 1, 1, 5});
+                               }),
                         "process set 5 does not exist"));
     // Scale factors that would make every element NaN or infinite (issue 36, point 8).
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
-                               [&] { rt.allreduce("nan", view_of(f), view_of(f), AllreduceOptions{ReduceOp::kSum, nan, 1, 0}); }),
+                               [&] {
+                                 rt.allreduce("nan", view_of(f), view_of(f),
+                                              AllreduceOptions{ReduceOp::kSum, nan, 1, 0});
+                               }),
                         "prescale_factor=nan is not a finite number"));
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
-                               [&] { rt.allreduce("inf", view_of(f), view_of(f), AllreduceOptions{ReduceOp::kSum, 1, -inf, 0}); }),
+                               [&] {
+                                 rt.allreduce("inf", view_of(f), view_of(f),
+                                              AllreduceOptions{ReduceOp::kSum, 1, -inf, 0});
+                               }),
                         "postscale_factor=-inf is not a finite number"));
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument,
-                               [&] { rt.reducescatter({"rs"}, {view_of(f)}, AllreduceOptions{ReduceOp::kSum, inf, 1, 0}); }),
+                               [&] {
+                                 rt.reducescatter({"rs"}, {view_of(f)},
+                                                  AllreduceOptions{ReduceOp::kSum, inf, 1, 0});
+                               }),
                         "prescale_factor=inf is not a finite number"));
 
     // Duplicate name while the first op is in flight: only rank 0 enqueues twice; rank 1 joins
@@ -172,8 +188,8 @@ TEST_CASE("names are in flight exactly until their op completes or fails", "[cor
         std::vector<std::vector<float>> many(40, std::vector<float>(4, 1.0f));
         std::vector<std::shared_ptr<Handle>> handles;
         for (size_t i = 0; i < many.size(); ++i) {
-          handles.push_back(rt.allreduce(name + "." + std::to_string(i), view_of(many[i]),
-                                         view_of(many[i]), {}));
+          handles.push_back(
+              rt.allreduce(name + "." + std::to_string(i), view_of(many[i]), view_of(many[i]), {}));
         }
         for (auto& handle : handles) require_ok(*handle);
       }
@@ -188,9 +204,9 @@ TEST_CASE("shutdown fails later ops with a clear error and is idempotent", "[cor
     rt.shutdown();
     rt.shutdown();
     RANK_CHECK(!rt.running());
-    RANK_CHECK(contains(thrown(ErrorCode::kShutDown,
-                               [&] { rt.allreduce("after", view_of(f), view_of(f), {}); }),
-                        "shut down"));
+    RANK_CHECK(contains(
+        thrown(ErrorCode::kShutDown, [&] { rt.allreduce("after", view_of(f), view_of(f), {}); }),
+        "shut down"));
   });
 }
 
@@ -201,8 +217,9 @@ TEST_CASE("a rank shutting down fails the pending ops of the others", "[core][er
       auto pending = rt.allreduce("never", view_of(f), view_of(f), {});
       std::string error = require_error(*pending, ErrorCode::kShutDown);
       // The op, its tensor, this rank, and the rank that shut down.
-      RANK_CHECK(contains(error, "allreduce of tensor 'never' on rank 1: runrun was shut down: "
-                                 "rank [0] of process set 0 called shutdown"));
+      RANK_CHECK(contains(error,
+                          "allreduce of tensor 'never' on rank 1: runrun was shut down: "
+                          "rank [0] of process set 0 called shutdown"));
       std::string later;
       try {
         rt.allreduce("after", view_of(f), view_of(f), {});
@@ -216,45 +233,53 @@ TEST_CASE("a rank shutting down fails the pending ops of the others", "[core][er
   });
 }
 
-TEST_CASE("a stall shuts the runtime down on the ranks that submitted, after the shutdown time", "[core][errors]") {
+TEST_CASE("a stall shuts the runtime down on the ranks that submitted, after the shutdown time",
+          "[core][errors]") {
   // Rank 0 waits for 'only0', rank 1 for 'only1': neither is ever submitted by the other rank.
   // Whichever passes the shutdown time first shuts both ranks down: a rank's error names its
   // own tensor and the other rank, or the other rank's tensor and itself. Both submit right
   // after a barrier, and the peer monitor is off: with it, the waiting ranks' own view (tested
   // below) could fire first when one rank submits a second late.
-  run_ranks(2, [](int rank, Runtime& rt) {
-    std::vector<float> f(4, 1.0f);
-    std::string name = rank == 0 ? "only0" : "only1";
-    const std::string mine = "tensor '" + name + "' stalled: ranks [" + std::to_string(1 - rank) + "]";
-    const std::string theirs = "tensor 'only" + std::to_string(1 - rank) + "' stalled: ranks [" +
-                               std::to_string(rank) + "]";
-    require_ok(*rt.barrier(0));
-    auto start = std::chrono::steady_clock::now();
-    std::string error = require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
-    RANK_CHECK(contains(error, mine) || contains(error, theirs));
-    // The coordinator pairs the two halves: what the missing rank submitted instead.
-    RANK_CHECK((contains(error, "Meanwhile ranks [" + std::to_string(1 - rank) + "] submitted 'only" +
-                                    std::to_string(1 - rank) + "', which ranks [" +
-                                    std::to_string(rank) + "] have not") ||
-                contains(error, "Meanwhile ranks [" + std::to_string(rank) + "] submitted '" +
-                                    name + "', which ranks [" + std::to_string(1 - rank) +
-                                    "] have not")));
-    RANK_CHECK(contains(error, "the two names differ only in their numbers"));
-    RANK_CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
-    // As in Horovod, a stall shutdown shuts the runtime down: later ops fail at once, naming
-    // the stall, and the exit does not wait for the ranks that stalled.
-    // (The worker may still be stopping: the op fails at enqueue or through its handle.)
-    std::string later;
-    try {
-      later = require_error(*rt.allreduce("later", view_of(f), view_of(f), {}), ErrorCode::kTimeout);
-    } catch (const Error& e) {
-      RANK_CHECK(e.code() == ErrorCode::kTimeout);
-      later = e.what();
-    }
-    RANK_CHECK(contains(later, "runrun shut down after a stall: tensor '"));
-    RANK_CHECK(!rt.running());
-  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
-      {"RUNRUN_PEER_TIMEOUT", "0"}});
+  run_ranks(
+      2,
+      [](int rank, Runtime& rt) {
+        std::vector<float> f(4, 1.0f);
+        std::string name = rank == 0 ? "only0" : "only1";
+        const std::string mine =
+            "tensor '" + name + "' stalled: ranks [" + std::to_string(1 - rank) + "]";
+        const std::string theirs = "tensor 'only" + std::to_string(1 - rank) +
+                                   "' stalled: ranks [" + std::to_string(rank) + "]";
+        require_ok(*rt.barrier(0));
+        auto start = std::chrono::steady_clock::now();
+        std::string error =
+            require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
+        RANK_CHECK(contains(error, mine) || contains(error, theirs));
+        // The coordinator pairs the two halves: what the missing rank submitted instead.
+        RANK_CHECK(
+            (contains(error, "Meanwhile ranks [" + std::to_string(1 - rank) + "] submitted 'only" +
+                                 std::to_string(1 - rank) + "', which ranks [" +
+                                 std::to_string(rank) + "] have not") ||
+             contains(error, "Meanwhile ranks [" + std::to_string(rank) + "] submitted '" + name +
+                                 "', which ranks [" + std::to_string(1 - rank) + "] have not")));
+        RANK_CHECK(contains(error, "the two names differ only in their numbers"));
+        RANK_CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+        // As in Horovod, a stall shutdown shuts the runtime down: later ops fail at once, naming
+        // the stall, and the exit does not wait for the ranks that stalled.
+        // (The worker may still be stopping: the op fails at enqueue or through its handle.)
+        std::string later;
+        try {
+          later = require_error(*rt.allreduce("later", view_of(f), view_of(f), {}),
+                                ErrorCode::kTimeout);
+        } catch (const Error& e) {
+          RANK_CHECK(e.code() == ErrorCode::kTimeout);
+          later = e.what();
+        }
+        RANK_CHECK(contains(later, "runrun shut down after a stall: tensor '"));
+        RANK_CHECK(!rt.running());
+      },
+      {{"RUNRUN_STALL_CHECK_TIME", "1"},
+       {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
+       {"RUNRUN_PEER_TIMEOUT", "0"}});
 }
 
 TEST_CASE("ranks waiting on different cached tensors reach the stall check and shut down",
@@ -263,31 +288,34 @@ TEST_CASE("ranks waiting on different cached tensors reach the stall check and s
   // waits for 'grads' and rank 1 for 'metric'. Cache hits never go to the coordinator, whose
   // table the stall inspection reads: without moving a hit that waited past the stall time to
   // the coordinator, both ranks would wait for ever, unwarned.
-  run_ranks(2, [](int rank, Runtime& rt) {
-    std::vector<float> f(4, 1.0f);
-    for (int step = 0; step < 3; ++step) {
-      require_ok(*rt.allreduce("grads", view_of(f), view_of(f), {}));
-      require_ok(*rt.allreduce("metric", view_of(f), view_of(f), {}));
-    }
-    RANK_CHECK(rt.worker(0).cache_hits() >= 4);  // the last two steps came from the cache
-    require_ok(*rt.barrier(0));
-    const std::string name = rank == 0 ? "grads" : "metric";
-    const std::string other = rank == 0 ? "metric" : "grads";
-    std::shared_ptr<Handle> handle = rt.allreduce(name, view_of(f), view_of(f), {});
-    const bool done = handle->wait(std::chrono::seconds(30));
-    RANK_CHECK(done);
-    if (!done) {
-      rt.shutdown();  // the test fails instead of hanging
-      return;
-    }
-    RANK_CHECK(handle->code() == ErrorCode::kTimeout);
-    const std::string error = handle->error();
-    RANK_CHECK((contains(error, "tensor '" + name + "' stalled: ranks [" +
-                                    std::to_string(1 - rank) + "]") ||
-                contains(error, "tensor '" + other + "' stalled: ranks [" +
-                                    std::to_string(rank) + "]")));
-  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
-      {"RUNRUN_PEER_TIMEOUT", "0"}});
+  run_ranks(2,
+            [](int rank, Runtime& rt) {
+              std::vector<float> f(4, 1.0f);
+              for (int step = 0; step < 3; ++step) {
+                require_ok(*rt.allreduce("grads", view_of(f), view_of(f), {}));
+                require_ok(*rt.allreduce("metric", view_of(f), view_of(f), {}));
+              }
+              RANK_CHECK(rt.worker(0).cache_hits() >= 4);  // the last two steps came from the cache
+              require_ok(*rt.barrier(0));
+              const std::string name = rank == 0 ? "grads" : "metric";
+              const std::string other = rank == 0 ? "metric" : "grads";
+              std::shared_ptr<Handle> handle = rt.allreduce(name, view_of(f), view_of(f), {});
+              const bool done = handle->wait(std::chrono::seconds(30));
+              RANK_CHECK(done);
+              if (!done) {
+                rt.shutdown();  // the test fails instead of hanging
+                return;
+              }
+              RANK_CHECK(handle->code() == ErrorCode::kTimeout);
+              const std::string error = handle->error();
+              RANK_CHECK((contains(error, "tensor '" + name + "' stalled: ranks [" +
+                                              std::to_string(1 - rank) + "]") ||
+                          contains(error, "tensor '" + other + "' stalled: ranks [" +
+                                              std::to_string(rank) + "]")));
+            },
+            {{"RUNRUN_STALL_CHECK_TIME", "1"},
+             {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
+             {"RUNRUN_PEER_TIMEOUT", "0"}});
 }
 
 TEST_CASE("a runtime failure under an op names the op, its tensor and the rank once",
@@ -303,12 +331,14 @@ TEST_CASE("alltoall split errors are immediate and name the problem", "[core][er
   run_ranks(2, [](int, Runtime& rt) {
     std::vector<float> f(6, 1.0f);
     TensorView v{f.data(), DataType::kFloat32, {3, 2}};
-    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("a", v, {1, 1}, 0); }),
-                        "add up to 2 but the first dimension is 3"));
+    RANK_CHECK(
+        contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("a", v, {1, 1}, 0); }),
+                 "add up to 2 but the first dimension is 3"));
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("b", v, {3}, 0); }),
                         "got 1 splits for 2 ranks"));
-    RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("c", v, {4, -1}, 0); }),
-                        "negative split"));
+    RANK_CHECK(
+        contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("c", v, {4, -1}, 0); }),
+                 "negative split"));
     RANK_CHECK(contains(thrown(ErrorCode::kInvalidArgument, [&] { rt.alltoall("d", v, {}, 0); }),
                         "does not divide by the 2 ranks"));
   });
@@ -316,32 +346,35 @@ TEST_CASE("alltoall split errors are immediate and name the problem", "[core][er
 
 TEST_CASE("a rank that enqueues nothing is named by the ranks waiting for it", "[core][errors]") {
   std::atomic<bool> released{false};
-  run_ranks(2, [&](int rank, Runtime& rt) {
-    // First a round of three together: the names a rank records before each round (reused
-    // strings) must then shrink to the one it waits for.
-    std::vector<std::vector<float>> warm(3, std::vector<float>(4, 1.0f));
-    std::vector<std::shared_ptr<Handle>> handles;
-    for (int i = 0; i < 3; ++i) {
-      handles.push_back(rt.allreduce("warm." + std::to_string(i), view_of(warm[i]),
-                                     view_of(warm[i]), {}));
-    }
-    for (auto& h : handles) require_ok(*h);
-    if (rank == 1) {  // busy elsewhere: enqueues nothing until rank 0 gave up
-      while (!released) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      return;
-    }
-    struct Release {
-      std::atomic<bool>& flag;
-      ~Release() { flag = true; }
-    } release{released};
-    std::vector<float> f(4, 1.0f);
-    std::string error = require_error(*rt.allreduce("lonely", view_of(f), view_of(f), {}),
-                                      ErrorCode::kTimeout);
-    RANK_CHECK(contains(error, "stall: tensors ['lonely']"));
-    RANK_CHECK(!contains(error, "warm."));
-    RANK_CHECK(contains(error, "ranks [1] have enqueued nothing"));
-  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
-      {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
+  run_ranks(2,
+            [&](int rank, Runtime& rt) {
+              // First a round of three together: the names a rank records before each round (reused
+              // strings) must then shrink to the one it waits for.
+              std::vector<std::vector<float>> warm(3, std::vector<float>(4, 1.0f));
+              std::vector<std::shared_ptr<Handle>> handles;
+              for (int i = 0; i < 3; ++i) {
+                handles.push_back(rt.allreduce("warm." + std::to_string(i), view_of(warm[i]),
+                                               view_of(warm[i]), {}));
+              }
+              for (auto& h : handles) require_ok(*h);
+              if (rank == 1) {  // busy elsewhere: enqueues nothing until rank 0 gave up
+                while (!released) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                return;
+              }
+              struct Release {
+                std::atomic<bool>& flag;
+                ~Release() { flag = true; }
+              } release{released};
+              std::vector<float> f(4, 1.0f);
+              std::string error = require_error(*rt.allreduce("lonely", view_of(f), view_of(f), {}),
+                                                ErrorCode::kTimeout);
+              RANK_CHECK(contains(error, "stall: tensors ['lonely']"));
+              RANK_CHECK(!contains(error, "warm."));
+              RANK_CHECK(contains(error, "ranks [1] have enqueued nothing"));
+            },
+            {{"RUNRUN_STALL_CHECK_TIME", "1"},
+             {"RUNRUN_STALL_SHUTDOWN_TIME", "2"},
+             {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
 }
 
 TEST_CASE("the coordinator's stall warning is logged on every rank", "[core][errors]") {
@@ -349,14 +382,18 @@ TEST_CASE("the coordinator's stall warning is logged on every rank", "[core][err
   // submit right after a barrier, and the peer monitor is off (as above): one rank late by a
   // second or two could otherwise be shut down before the other's tensor was warned about.
   std::ostringstream logs[2];
-  run_ranks(2, [&](int rank, Runtime& rt) {
-    rt.logger()->sinks().push_back(std::make_shared<spdlog::sinks::ostream_sink_mt>(logs[rank]));
-    std::vector<float> f(4, 1.0f);
-    std::string name = rank == 0 ? "stall0" : "stall1";
-    require_ok(*rt.barrier(0));
-    require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
-  }, {{"RUNRUN_STALL_CHECK_TIME", "1"}, {"RUNRUN_STALL_SHUTDOWN_TIME", "3"},
-      {"RUNRUN_PEER_TIMEOUT", "0"}});
+  run_ranks(2,
+            [&](int rank, Runtime& rt) {
+              rt.logger()->sinks().push_back(
+                  std::make_shared<spdlog::sinks::ostream_sink_mt>(logs[rank]));
+              std::vector<float> f(4, 1.0f);
+              std::string name = rank == 0 ? "stall0" : "stall1";
+              require_ok(*rt.barrier(0));
+              require_error(*rt.allreduce(name, view_of(f), view_of(f), {}), ErrorCode::kTimeout);
+            },
+            {{"RUNRUN_STALL_CHECK_TIME", "1"},
+             {"RUNRUN_STALL_SHUTDOWN_TIME", "3"},
+             {"RUNRUN_PEER_TIMEOUT", "0"}});
   for (int rank : {0, 1}) {
     INFO("rank " << rank << " logged:\n" << logs[rank].str());
     // Each rank hears of the other's tensor, which it has not submitted itself.

@@ -26,7 +26,8 @@ bool contains(const std::string& text, const std::string& part) {
 
 }  // namespace
 
-TEST_CASE("allreduces with and without joined ranks in one round divide correctly", "[core][join]") {
+TEST_CASE("allreduces with and without joined ranks in one round divide correctly",
+          "[core][join]") {
   run_ranks(2, [](int rank, Runtime& rt) {
     using namespace std::chrono_literals;
     std::vector<float> x(4, 1.0f), a(4, rank == 0 ? 1.0f : 3.0f), b(4, 10.0f);
@@ -62,7 +63,8 @@ TEST_CASE("a grouped op whose member goes stale on one rank only still runs", "[
       std::vector<float> p(static_cast<size_t>(rows), 2.0f);
       auto h = rt.allgather({"m", "p"},
                             {TensorView{m.data(), DataType::kFloat32, {2}},
-                             TensorView{p.data(), DataType::kFloat32, {rows}}}, 0);
+                             TensorView{p.data(), DataType::kFloat32, {rows}}},
+                            0);
       require_ok(*h);
       auto gm = h->take_output(0);
       auto gp = h->take_output(1);
@@ -72,13 +74,15 @@ TEST_CASE("a grouped op whose member goes stale on one rank only still runs", "[
   });
 }
 
-TEST_CASE("ranks that disagree about a group fail it on every rank instead of waiting", "[core][group]") {
+TEST_CASE("ranks that disagree about a group fail it on every rank instead of waiting",
+          "[core][group]") {
   for (int grouped_rank : {0, 1}) {
     run_ranks(2, [grouped_rank](int rank, Runtime& rt) {
       std::vector<float> a(2, 1.0f), b(2, 1.0f);
       std::shared_ptr<Handle> h;
       if (rank == grouped_rank) {
-        h = rt.grouped_allreduce({"A", "B"}, {view_of(a), view_of(b)}, {view_of(a), view_of(b)}, {});
+        h = rt.grouped_allreduce({"A", "B"}, {view_of(a), view_of(b)}, {view_of(a), view_of(b)},
+                                 {});
       } else {
         h = rt.allreduce("A", view_of(a), view_of(a), {});
       }

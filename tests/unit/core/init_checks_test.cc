@@ -13,8 +13,10 @@
 using namespace runrun;
 
 TEST_CASE("the early place comes from the rank shim, then mpirun, else a job of one") {
-  const auto shim = early_place({{"RUNRUN_RANK", "3"}, {"RUNRUN_LOCAL_RANK", "1"},
-                                 {"RUNRUN_LOCAL_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "9"}},
+  const auto shim = early_place({{"RUNRUN_RANK", "3"},
+                                 {"RUNRUN_LOCAL_RANK", "1"},
+                                 {"RUNRUN_LOCAL_SIZE", "2"},
+                                 {"OMPI_COMM_WORLD_RANK", "9"}},
                                 false);
   CHECK((shim.rank == 3 && shim.local_rank == 1 && shim.local_size == 2));
   const auto mpirun = early_place({{"OMPI_COMM_WORLD_RANK", "2"},
@@ -31,9 +33,9 @@ TEST_CASE("the early place comes from the rank shim, then mpirun, else a job of 
 TEST_CASE("an unwritable timeline is refused on rank 0 only, and no file is left") {
   Config config;
   config.timeline_path = "/nonexistent-runrun-dir/timeline.json";
-  CHECK_THROWS_WITH(check_before_transport(config, {0, 0, 1}),
-                    Catch::Contains("RUNRUN_TIMELINE on rank 0") &&
-                        Catch::Contains("No such file or directory"));
+  CHECK_THROWS_WITH(
+      check_before_transport(config, {0, 0, 1}),
+      Catch::Contains("RUNRUN_TIMELINE on rank 0") && Catch::Contains("No such file or directory"));
   CHECK_NOTHROW(check_before_transport(config, {1, 1, 2}));
   CHECK_NOTHROW(check_before_transport(config, {-1, -1, -1}));
   char dir[] = "/tmp/runrun_init_checks.XXXXXX";

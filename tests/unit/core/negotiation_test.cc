@@ -36,9 +36,11 @@ TEST_CASE("many tensors enqueued in different orders on different ranks all comp
       std::vector<std::vector<float>> tensors(count);
       std::vector<std::shared_ptr<Handle>> handles(count);
       for (int i : order) {
-        tensors[static_cast<size_t>(i)].assign(static_cast<size_t>(i + 1), static_cast<float>(rank + i));
-        handles[static_cast<size_t>(i)] = rt.allreduce("grad." + std::to_string(i), view_of(tensors[static_cast<size_t>(i)]),
-                                  view_of(tensors[static_cast<size_t>(i)]), sum());
+        tensors[static_cast<size_t>(i)].assign(static_cast<size_t>(i + 1),
+                                               static_cast<float>(rank + i));
+        handles[static_cast<size_t>(i)] =
+            rt.allreduce("grad." + std::to_string(i), view_of(tensors[static_cast<size_t>(i)]),
+                         view_of(tensors[static_cast<size_t>(i)]), sum());
       }
       for (int i = 0; i < count; ++i) {
         require_ok(*handles[static_cast<size_t>(i)]);
@@ -56,12 +58,15 @@ TEST_CASE("steady state takes the cache fast path without coordinator rounds", "
     auto step = [&] {
       std::vector<std::shared_ptr<Handle>> handles;
       for (int i = 0; i < count; ++i) {
-        std::fill(tensors[static_cast<size_t>(i)].begin(), tensors[static_cast<size_t>(i)].end(), static_cast<float>(rank + 1));
-        handles.push_back(rt.allreduce("w" + std::to_string(i), view_of(tensors[static_cast<size_t>(i)]),
+        std::fill(tensors[static_cast<size_t>(i)].begin(), tensors[static_cast<size_t>(i)].end(),
+                  static_cast<float>(rank + 1));
+        handles.push_back(rt.allreduce("w" + std::to_string(i),
+                                       view_of(tensors[static_cast<size_t>(i)]),
                                        view_of(tensors[static_cast<size_t>(i)]), sum()));
       }
       for (auto& h : handles) require_ok(*h);
-      for (auto& t : tensors) for (float v : t) RANK_CHECK(v == 3.0f);
+      for (auto& t : tensors)
+        for (float v : t) RANK_CHECK(v == 3.0f);
     };
     step();
     size_t rounds_after_first = rt.worker(0).coordinator_rounds();
@@ -87,8 +92,8 @@ TEST_CASE("a shape change on one rank only is a mismatch, and the runtime goes o
     std::vector<float> x(8, 1.0f);
     require_ok(*rt.allreduce("x", view_of(x), view_of(x), sum()));  // cached now
     std::vector<float> y(rank == 0 ? 8 : 9, 1.0f);
-    std::string error = require_error(*rt.allreduce("x", view_of(y), view_of(y), sum()),
-                                      ErrorCode::kMismatch);
+    std::string error =
+        require_error(*rt.allreduce("x", view_of(y), view_of(y), sum()), ErrorCode::kMismatch);
     RANK_CHECK(error.find("'x'") != std::string::npos);
     RANK_CHECK(error.find("rank 0: [8]") != std::string::npos);
     RANK_CHECK(error.find("rank 1: [9]") != std::string::npos);
@@ -104,29 +109,37 @@ TEST_CASE("small tensors ready together are fused into one collective", "[core]"
     // Rank 1 starts once rank 0's tensors are all pending, so that negotiation agrees on several
     // at once. (A sleep on rank 1 was not enough: a slow rank 0 had its tensors agreed one by one.)
     if (rank == 1) runrun::testing::wait_for(rank0_enqueued);
-    std::vector<std::vector<float>> tensors(20, std::vector<float>(100, static_cast<float>(rank + 1)));
+    std::vector<std::vector<float>> tensors(20,
+                                            std::vector<float>(100, static_cast<float>(rank + 1)));
     std::vector<std::shared_ptr<Handle>> handles;
     for (size_t i = 0; i < tensors.size(); ++i) {
-      handles.push_back(rt.allreduce("f" + std::to_string(i), view_of(tensors[i]), view_of(tensors[i]), sum()));
+      handles.push_back(
+          rt.allreduce("f" + std::to_string(i), view_of(tensors[i]), view_of(tensors[i]), sum()));
     }
     if (rank == 0) rank0_enqueued = true;
     for (auto& h : handles) require_ok(*h);
-    for (auto& t : tensors) for (float v : t) RANK_CHECK(v == 3.0f);
+    for (auto& t : tensors)
+      for (float v : t) RANK_CHECK(v == 3.0f);
     RANK_CHECK(rt.worker(0).fused_collectives() >= 1);
   });
 }
 
 TEST_CASE("fusion disabled by a zero threshold still gives exact results", "[core]") {
-  run_ranks(2, [](int rank, Runtime& rt) {
-    std::vector<std::vector<float>> tensors(10, std::vector<float>(33, static_cast<float>(rank + 1)));
-    std::vector<std::shared_ptr<Handle>> handles;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      handles.push_back(rt.allreduce("g" + std::to_string(i), view_of(tensors[i]), view_of(tensors[i]), sum()));
-    }
-    for (auto& h : handles) require_ok(*h);
-    for (auto& t : tensors) for (float v : t) RANK_CHECK(v == 3.0f);
-    RANK_CHECK(rt.worker(0).fused_collectives() == 0);
-  }, {{"RUNRUN_FUSION_THRESHOLD", "0"}});
+  run_ranks(2,
+            [](int rank, Runtime& rt) {
+              std::vector<std::vector<float>> tensors(
+                  10, std::vector<float>(33, static_cast<float>(rank + 1)));
+              std::vector<std::shared_ptr<Handle>> handles;
+              for (size_t i = 0; i < tensors.size(); ++i) {
+                handles.push_back(rt.allreduce("g" + std::to_string(i), view_of(tensors[i]),
+                                               view_of(tensors[i]), sum()));
+              }
+              for (auto& h : handles) require_ok(*h);
+              for (auto& t : tensors)
+                for (float v : t) RANK_CHECK(v == 3.0f);
+              RANK_CHECK(rt.worker(0).fused_collectives() == 0);
+            },
+            {{"RUNRUN_FUSION_THRESHOLD", "0"}});
 }
 
 TEST_CASE("the fusion planner groups compatible allreduces up to the threshold", "[core]") {
@@ -139,10 +152,12 @@ TEST_CASE("the fusion planner groups compatible allreduces up to the threshold",
     r.reduce_op = op;
     return r;
   };
-  std::vector<Response> responses = {
-      allreduce("a", DataType::kFloat32, 10),  allreduce("b", DataType::kFloat64, 10),
-      allreduce("c", DataType::kFloat32, 10),  allreduce("big", DataType::kFloat32, 1000),
-      allreduce("d", DataType::kFloat32, 10, ReduceOp::kMax), allreduce("e", DataType::kFloat32, 10)};
+  std::vector<Response> responses = {allreduce("a", DataType::kFloat32, 10),
+                                     allreduce("b", DataType::kFloat64, 10),
+                                     allreduce("c", DataType::kFloat32, 10),
+                                     allreduce("big", DataType::kFloat32, 1000),
+                                     allreduce("d", DataType::kFloat32, 10, ReduceOp::kMax),
+                                     allreduce("e", DataType::kFloat32, 10)};
   Response gather;
   gather.name = "g";
   gather.op = OpType::kAllgather;

@@ -123,7 +123,8 @@ void check_all_scalings(int rank, int size, Runtime& rt, const std::string& type
 
 }  // namespace
 
-TEST_CASE("integer prescale and postscale truncate through double, as Horovod", "[core][numerics]") {
+TEST_CASE("integer prescale and postscale truncate through double, as Horovod",
+          "[core][numerics]") {
   for (int size : {2, 3}) {
     run_ranks(size, [size](int rank, Runtime& rt) {
       check_all_scalings<int8_t>(rank, size, rt, "i8");
@@ -151,35 +152,38 @@ namespace {
 // Rank 1 joins at once; rank 0 averages an int32 tensor, a float tensor (alone: unfused) and a
 // group of both (fused), then joins. Each result must equal sum * factor.
 void run_join_average(double factor) {
-  run_ranks(2, [factor](int rank, Runtime& rt) {
-    if (rank == 1) {
-      require_ok(*rt.join(0));
-      return;
-    }
-    AllreduceOptions o;
-    o.op = ReduceOp::kAverage;
-    std::vector<int32_t> i{9, -9, 4};
-    std::vector<double> d{10.0, 3.0};
-    require_ok(*rt.allreduce("join.i", view(i, {3}), view(i, {3}), o));
-    require_ok(*rt.allreduce("join.d", view(d, {2}), view(d, {2}), o));
-    const std::vector<int32_t> want_i{static_cast<int32_t>(scaled(9, factor)),
-                                      static_cast<int32_t>(scaled(-9, factor)),
-                                      static_cast<int32_t>(scaled(4, factor))};
-    const std::vector<double> want_d{10.0 * factor, 3.0 * factor};
-    RANK_CHECK(i == want_i);
-    RANK_CHECK(d == want_d);
-    // Groups of one dtype: fused into one collective on rank 0, zeros from the joined rank.
-    std::vector<int32_t> gi{9, -9, 4}, gi2{9, -9, 4};
-    std::vector<double> gd{10.0, 3.0}, gd2{10.0, 3.0};
-    require_ok(*rt.grouped_allreduce({"join.gi", "join.gi2"}, {view(gi, {3}), view(gi2, {3})},
-                                     {view(gi, {3}), view(gi2, {3})}, o));
-    require_ok(*rt.grouped_allreduce({"join.gd", "join.gd2"}, {view(gd, {2}), view(gd2, {2})},
-                                     {view(gd, {2}), view(gd2, {2})}, o));
-    RANK_CHECK(gi == want_i && gi2 == want_i);
-    RANK_CHECK(gd == want_d && gd2 == want_d);
-    require_ok(*rt.join(0));
-  }, factor == 1.0 ? std::map<std::string, std::string>{{"RUNRUN_JOIN_AVERAGE", "contributors"}}
-                   : std::map<std::string, std::string>{});
+  run_ranks(
+      2,
+      [factor](int rank, Runtime& rt) {
+        if (rank == 1) {
+          require_ok(*rt.join(0));
+          return;
+        }
+        AllreduceOptions o;
+        o.op = ReduceOp::kAverage;
+        std::vector<int32_t> i{9, -9, 4};
+        std::vector<double> d{10.0, 3.0};
+        require_ok(*rt.allreduce("join.i", view(i, {3}), view(i, {3}), o));
+        require_ok(*rt.allreduce("join.d", view(d, {2}), view(d, {2}), o));
+        const std::vector<int32_t> want_i{static_cast<int32_t>(scaled(9, factor)),
+                                          static_cast<int32_t>(scaled(-9, factor)),
+                                          static_cast<int32_t>(scaled(4, factor))};
+        const std::vector<double> want_d{10.0 * factor, 3.0 * factor};
+        RANK_CHECK(i == want_i);
+        RANK_CHECK(d == want_d);
+        // Groups of one dtype: fused into one collective on rank 0, zeros from the joined rank.
+        std::vector<int32_t> gi{9, -9, 4}, gi2{9, -9, 4};
+        std::vector<double> gd{10.0, 3.0}, gd2{10.0, 3.0};
+        require_ok(*rt.grouped_allreduce({"join.gi", "join.gi2"}, {view(gi, {3}), view(gi2, {3})},
+                                         {view(gi, {3}), view(gi2, {3})}, o));
+        require_ok(*rt.grouped_allreduce({"join.gd", "join.gd2"}, {view(gd, {2}), view(gd2, {2})},
+                                         {view(gd, {2}), view(gd2, {2})}, o));
+        RANK_CHECK(gi == want_i && gi2 == want_i);
+        RANK_CHECK(gd == want_d && gd2 == want_d);
+        require_ok(*rt.join(0));
+      },
+      factor == 1.0 ? std::map<std::string, std::string>{{"RUNRUN_JOIN_AVERAGE", "contributors"}}
+                    : std::map<std::string, std::string>{});
 }
 
 }  // namespace
@@ -207,14 +211,17 @@ TEST_CASE("int16 tensors go through every op", "[core][numerics][int16]") {
   run_ranks(3, [](int rank, Runtime& rt) {
     const int size = 3;
     // Values near the int16 range: sums of 3 still fit, products wrap like torch's.
-    auto value = [](int r, size_t i) { return static_cast<int16_t>(10000 - 7000 * r + static_cast<int>(i)); };
-    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax,
-                        ReduceOp::kProduct}) {
+    auto value = [](int r, size_t i) {
+      return static_cast<int16_t>(10000 - 7000 * r + static_cast<int>(i));
+    };
+    for (ReduceOp op :
+         {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
       std::vector<int16_t> x(5);
       for (size_t i = 0; i < x.size(); ++i) x[i] = value(rank, i);
       AllreduceOptions o;
       o.op = op;
-      require_ok(*rt.allreduce("i16." + std::string(reduce_op_name(op)), view(x, {5}), view(x, {5}), o));
+      require_ok(
+          *rt.allreduce("i16." + std::string(reduce_op_name(op)), view(x, {5}), view(x, {5}), o));
       for (size_t i = 0; i < x.size(); ++i) {
         int64_t sum = 0, mn = 1 << 20, mx = -(1 << 20);
         uint16_t product = 1;
@@ -237,7 +244,9 @@ TEST_CASE("int16 tensors go through every op", "[core][numerics][int16]") {
     auto hg = rt.allgather({"i16.gather"}, {view(mine, {rank + 1, 2})}, 0);
     require_ok(*hg);
     std::vector<int16_t> gathered;
-    for (int r = 0; r < size; ++r) gathered.insert(gathered.end(), static_cast<size_t>(r + 1) * 2, static_cast<int16_t>(-300 * r));
+    for (int r = 0; r < size; ++r)
+      gathered.insert(gathered.end(), static_cast<size_t>(r + 1) * 2,
+                      static_cast<int16_t>(-300 * r));
     RANK_CHECK(copy_out<int16_t>(*hg, 0) == gathered);
     // broadcast from rank 2
     std::vector<int16_t> b(4, static_cast<int16_t>(rank == 2 ? -32768 : 1));
@@ -245,7 +254,8 @@ TEST_CASE("int16 tensors go through every op", "[core][numerics][int16]") {
     RANK_CHECK(b == std::vector<int16_t>(4, -32768));
     // alltoall, equal splits: rank r sends element p * 2 + j to rank p.
     std::vector<int16_t> a(6);
-    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int16_t>(rank * 1000 + static_cast<int>(i));
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = static_cast<int16_t>(rank * 1000 + static_cast<int>(i));
     auto ha = rt.alltoall("i16.a2a", view(a, {6}), {}, 0);
     require_ok(*ha);
     std::vector<int16_t> want_a;

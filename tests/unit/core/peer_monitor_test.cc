@@ -144,26 +144,29 @@ TEST_CASE("a lost peer fails every pending and later op with its rank", "[core][
   // Rank 1 never enqueues and freezes its monitor (a hung process); rank 0's op fails. (Two
   // ranks: with more, the local backend would also pass on rank 0's abort to the others.)
   std::atomic<bool> done{false};
-  runrun::testing::run_ranks(2, [&](int rank, Runtime& rt) {
-    if (rank == 1) {
-      rt.freeze_peer_monitor_for_test();
-      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      return;
-    }
-    struct Release {
-      std::atomic<bool>& flag;
-      ~Release() { flag = true; }  // rank 1 must not wait forever if a check below fails
-    } release{done};
-    std::vector<float> x(4, 1.0f);
-    TensorView v{x.data(), DataType::kFloat32, {4}};
-    auto pending = rt.allreduce("x", v, v, {});
-    std::string error = runrun::testing::require_error(*pending, ErrorCode::kPeerFailure);
-    RANK_CHECK(error.find("lost rank 1") != std::string::npos);
-    try {
-      rt.allreduce("later", v, v, {});
-      RANK_CHECK(false);
-    } catch (const PeerFailureError& e) {
-      RANK_CHECK(std::string(e.what()).find("lost rank 1") != std::string::npos);
-    }
-  }, {{"RUNRUN_PEER_TIMEOUT", "2"}, {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
+  runrun::testing::run_ranks(
+      2,
+      [&](int rank, Runtime& rt) {
+        if (rank == 1) {
+          rt.freeze_peer_monitor_for_test();
+          while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          return;
+        }
+        struct Release {
+          std::atomic<bool>& flag;
+          ~Release() { flag = true; }  // rank 1 must not wait forever if a check below fails
+        } release{done};
+        std::vector<float> x(4, 1.0f);
+        TensorView v{x.data(), DataType::kFloat32, {4}};
+        auto pending = rt.allreduce("x", v, v, {});
+        std::string error = runrun::testing::require_error(*pending, ErrorCode::kPeerFailure);
+        RANK_CHECK(error.find("lost rank 1") != std::string::npos);
+        try {
+          rt.allreduce("later", v, v, {});
+          RANK_CHECK(false);
+        } catch (const PeerFailureError& e) {
+          RANK_CHECK(std::string(e.what()).find("lost rank 1") != std::string::npos);
+        }
+      },
+      {{"RUNRUN_PEER_TIMEOUT", "2"}, {"RUNRUN_SHUTDOWN_TIMEOUT", "2"}});
 }

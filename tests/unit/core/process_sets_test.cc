@@ -78,7 +78,8 @@ TEST_CASE("process sets reduce over their members only and proceed independently
   });
 }
 
-TEST_CASE("join: joined ranks contribute zeros and average divides by the set size", "[core][join]") {
+TEST_CASE("join: joined ranks contribute zeros and average divides by the set size",
+          "[core][join]") {
   run_ranks(3, [](int rank, Runtime& rt) {
     // Rank 2 runs out of data at once; ranks 0 and 1 do two more steps.
     if (rank == 2) {
@@ -89,7 +90,8 @@ TEST_CASE("join: joined ranks contribute zeros and average divides by the set si
     }
     for (int step = 0; step < 2; ++step) {
       std::vector<float> sum(4, static_cast<float>(rank + 1));
-      require_ok(*rt.allreduce("sum" + std::to_string(step), view_of(sum), view_of(sum), on_set(0)));
+      require_ok(
+          *rt.allreduce("sum" + std::to_string(step), view_of(sum), view_of(sum), on_set(0)));
       for (float v : sum) RANK_CHECK(v == 3.0f);
       std::vector<float> avg(4, static_cast<float>(rank + 1));
       require_ok(*rt.allreduce("avg" + std::to_string(step), view_of(avg), view_of(avg),
@@ -120,7 +122,8 @@ TEST_CASE("grouped allreduce completes as one unit with exact results", "[core][
       }
       auto handle = rt.grouped_allreduce(names, views, views, on_set(0));
       require_ok(*handle);
-      for (auto& v : t) for (float x : v) RANK_CHECK(x == 3.0f);
+      for (auto& v : t)
+        for (float x : v) RANK_CHECK(x == 3.0f);
     }
   });
 }

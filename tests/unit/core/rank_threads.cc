@@ -11,8 +11,8 @@
 
 namespace runrun::testing {
 
-void run_ranks(int size, const RankBody& body,
-               const std::map<std::string, std::string>& overrides, int ranks_per_host) {
+void run_ranks(int size, const RankBody& body, const std::map<std::string, std::string>& overrides,
+               int ranks_per_host) {
   LocalWorldOptions options;
   options.ranks_per_host = ranks_per_host;
   auto world = std::make_shared<LocalWorld>(size, options);

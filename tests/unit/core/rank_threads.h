@@ -24,8 +24,7 @@ using RankBody = std::function<void(int rank, Runtime& runtime)>;
 // Runs `body` on `size` thread-ranks; knob overrides apply to every rank's Config;
 // ranks_per_host > 0 splits the ranks into hosts of consecutive ranks (LocalWorldOptions).
 void run_ranks(int size, const RankBody& body,
-               const std::map<std::string, std::string>& overrides = {},
-               int ranks_per_host = 0);
+               const std::map<std::string, std::string>& overrides = {}, int ranks_per_host = 0);
 
 // A 1-d float32 view of `values` (the tensor most tests use).
 inline TensorView view_of(std::vector<float>& values) {

@@ -34,8 +34,9 @@ TEST_CASE("the hint names what the missing ranks submitted instead", "[core][sta
       row("allreduce.loss", {0, 1}),  // rank 1 did not submit it: not a candidate
       stalled, row("dense_2/kernel", {0, 2}), row("zzz", {0, 2})};
   const std::string hint = stall_hint(stalled, waiting);
-  CHECK(contains(hint, "Meanwhile ranks [1] submitted 'dense_2/kernel' (and 1 other tensors), "
-                       "which ranks [0, 2] have not: the two names differ only in their numbers"));
+  CHECK(contains(hint,
+                 "Meanwhile ranks [1] submitted 'dense_2/kernel' (and 1 other tensors), "
+                 "which ranks [0, 2] have not: the two names differ only in their numbers"));
   CHECK(contains(hint, "give the op or the layer an explicit name"));
   CHECK_FALSE(contains(hint, "allreduce.loss"));
 }

@@ -48,7 +48,7 @@ TEST_CASE("pop_all hands over the pushed entries in order and keeps the vectors'
   CHECK(arrivals[0]->name_hash == hash_name("a"));
   CHECK(next[0]->name_hash == hash_name("d"));
   queue.finished({arrivals[0]->request.name, arrivals[0]->name_hash});
-  CHECK_NOTHROW(queue.push(one_entry("a"), 0));  // its name is free again
+  CHECK_NOTHROW(queue.push(one_entry("a"), 0));                          // its name is free again
   CHECK_THROWS_AS(queue.push(one_entry("b"), 0), InvalidArgumentError);  // still in flight
 }
 
@@ -71,9 +71,9 @@ TEST_CASE("a refused group leaves none of its names in flight", "[core][queue]")
   std::vector<std::unique_ptr<TensorEntry>> held;
   queue.push(entry_named("busy"), 0);
   // The third member is in flight: the first two, inserted before it was found, are taken back.
-  CHECK_THROWS_WITH(queue.push(group_of({"x", "y", "busy"}), 3),
-                    Catch::Contains("tensor 'busy' on rank 3") &&
-                        Catch::Contains("already in flight"));
+  CHECK_THROWS_WITH(
+      queue.push(group_of({"x", "y", "busy"}), 3),
+      Catch::Contains("tensor 'busy' on rank 3") && Catch::Contains("already in flight"));
   // A name repeated within one group is refused the same way.
   CHECK_THROWS_WITH(queue.push(group_of({"p", "q", "p"}), 0),
                     Catch::Contains("tensor 'p'") && Catch::Contains("already in flight"));

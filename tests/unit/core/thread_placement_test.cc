@@ -102,10 +102,13 @@ TEST_CASE("background threads are named and pinned to their local rank's CPU", "
   const std::vector<int> cpus = allowed_cpus();
   const int first = cpus.front(), last = cpus.back();
   std::vector<std::vector<int>> seen;
-  testing::run_ranks(2, [&](int rank, Runtime& runtime) {
-    allreduce_once(runtime);
-    if (rank == 0) seen = affinities_of_threads_named("runrun-set0");
-  }, {{"RUNRUN_THREAD_AFFINITY", std::to_string(last) + "," + std::to_string(first)}});
+  testing::run_ranks(
+      2,
+      [&](int rank, Runtime& runtime) {
+        allreduce_once(runtime);
+        if (rank == 0) seen = affinities_of_threads_named("runrun-set0");
+      },
+      {{"RUNRUN_THREAD_AFFINITY", std::to_string(last) + "," + std::to_string(first)}});
   std::vector<std::vector<int>> expected = {{last}, {first}};
   std::sort(seen.begin(), seen.end());
   std::sort(expected.begin(), expected.end());

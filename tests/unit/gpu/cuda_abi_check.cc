@@ -38,8 +38,7 @@ constexpr bool compatible() {
   }
 }
 
-template <typename OursResult, typename... OursArgs, typename TheirsResult,
-          typename... TheirsArgs>
+template <typename OursResult, typename... OursArgs, typename TheirsResult, typename... TheirsArgs>
 constexpr bool same_abi(OursResult (*)(OursArgs...), TheirsResult (*)(TheirsArgs...)) {
   if constexpr (sizeof...(OursArgs) != sizeof...(TheirsArgs)) {
     return false;
@@ -48,10 +47,10 @@ constexpr bool same_abi(OursResult (*)(OursArgs...), TheirsResult (*)(TheirsArgs
   }
 }
 
-#define RUNRUN_CHECK_ENTRY(namespace_, our_type, their_function)                             \
-  static_assert(same_abi(static_cast<runrun::gpu::namespace_::our_type>(nullptr),           \
-                         &::their_function),                                                \
-                #their_function " differs from runrun::gpu::" #namespace_ "::" #our_type)
+#define RUNRUN_CHECK_ENTRY(namespace_, our_type, their_function)                            \
+  static_assert(                                                                            \
+      same_abi(static_cast<runrun::gpu::namespace_::our_type>(nullptr), &::their_function), \
+      #their_function " differs from runrun::gpu::" #namespace_ "::" #our_type)
 
 RUNRUN_CHECK_ENTRY(cuda_abi, RuntimeGetVersion, cudaRuntimeGetVersion);
 RUNRUN_CHECK_ENTRY(cuda_abi, DriverGetVersion, cudaDriverGetVersion);
@@ -78,9 +77,9 @@ static_assert(same_abi(static_cast<runrun::gpu::cuda_abi::MallocHost>(nullptr),
 RUNRUN_CHECK_ENTRY(cuda_abi, Free, cudaFree);
 RUNRUN_CHECK_ENTRY(cuda_abi, FreeHost, cudaFreeHost);
 RUNRUN_CHECK_ENTRY(cuda_abi, FreeAsync, cudaFreeAsync);
-static_assert(same_abi(
-    static_cast<runrun::gpu::cuda_abi::MallocAsync>(nullptr),
-    static_cast<cudaError_t (*)(void**, size_t, cudaStream_t)>(&::cudaMallocAsync)));
+static_assert(
+    same_abi(static_cast<runrun::gpu::cuda_abi::MallocAsync>(nullptr),
+             static_cast<cudaError_t (*)(void**, size_t, cudaStream_t)>(&::cudaMallocAsync)));
 
 static_assert(std::is_same_v<runrun::gpu::cuda_abi::Stream, cudaStream_t>);
 static_assert(std::is_same_v<runrun::gpu::cuda_abi::Event, cudaEvent_t>);

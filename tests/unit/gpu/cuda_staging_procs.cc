@@ -90,16 +90,16 @@ int main(int argc, char** argv) {
     runrun_handle_release(h);
   }
   {  // allgather, uneven: rank r has r + 1 rows of one element, all equal to r
-    CudaTensor t(std::vector<float>(static_cast<size_t>(rank) + 1, float(rank)), {rank + 1},
-                 device, stream);
+    CudaTensor t(std::vector<float>(static_cast<size_t>(rank) + 1, float(rank)), {rank + 1}, device,
+                 stream);
     DLManagedTensor* out = nullptr;
     if (ok(runrun_allgather(rt, "gather", &t.dl, 0, &h), "allgather") && wait(h, "gather") &&
         ok(runrun_handle_take_output(h, &out), "take_output")) {
       std::vector<float> expected;
       for (int r = 0; r < size; ++r) expected.insert(expected.end(), r + 1, float(r));
-      expect(out->dl_tensor.device.device_type == kDLCUDA &&
-                 out->dl_tensor.device.device_id == device,
-             rank, "allgather output device");
+      expect(
+          out->dl_tensor.device.device_type == kDLCUDA && out->dl_tensor.device.device_id == device,
+          rank, "allgather output device");
       expect(read(out->dl_tensor, expected.size(), stream) == expected, rank, "allgather");
       out->deleter(out);
     }
@@ -119,8 +119,8 @@ int main(int argc, char** argv) {
     for (int p = 0; p < size; ++p) mine.push_back(100.f * rank + p);
     CudaTensor t(mine, {size}, device, stream);
     DLManagedTensor* out = nullptr;
-    if (ok(runrun_alltoall(rt, "a2a", &t.dl, nullptr, 0, 0, &h), "alltoall") &&
-        wait(h, "a2a") && ok(runrun_handle_take_output(h, &out), "take_output")) {
+    if (ok(runrun_alltoall(rt, "a2a", &t.dl, nullptr, 0, 0, &h), "alltoall") && wait(h, "a2a") &&
+        ok(runrun_handle_take_output(h, &out), "take_output")) {
       std::vector<float> expected;
       for (int p = 0; p < size; ++p) expected.push_back(100.f * p + rank);
       expect(read(out->dl_tensor, expected.size(), stream) == expected, rank, "alltoall");
@@ -212,8 +212,8 @@ int main(int argc, char** argv) {
     if (ok(runrun_allreduce(rt, "host.alloc", &host, nullptr, &o, &h), "host NULL output") &&
         wait(h, "host.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
       const auto* data = static_cast<const float*>(out->dl_tensor.data);
-      expect(out->dl_tensor.device.device_type == kDLCPU && data[0] == 1.f && data[1] == 2.f,
-             rank, "host allreduce into an allocated output");
+      expect(out->dl_tensor.device.device_type == kDLCPU && data[0] == 1.f && data[1] == 2.f, rank,
+             "host allreduce into an allocated output");
       out->deleter(out);
     }
     runrun_handle_release(h);
@@ -221,12 +221,13 @@ int main(int argc, char** argv) {
   cudaStreamSynchronize(stream);  // the deleters' cudaFreeAsync ran
   expect(fake_cuda_async_allocations() >= 6 &&
              fake_cuda_async_allocations() == fake_cuda_async_frees(),
-         rank, "every device output was freed: " + std::to_string(fake_cuda_async_allocations()) +
-                   " cudaMallocAsync, " + std::to_string(fake_cuda_async_frees()) +
-                   " cudaFreeAsync");
+         rank,
+         "every device output was freed: " + std::to_string(fake_cuda_async_allocations()) +
+             " cudaMallocAsync, " + std::to_string(fake_cuda_async_frees()) + " cudaFreeAsync");
   runrun_shutdown(rt);
   runrun_destroy(rt);
-  if (failures == 0) std::printf("rank %d: CUDA staging over %s: all ops exact\n", rank,
-                                 argc > 1 ? argv[1] : "auto");
+  if (failures == 0)
+    std::printf("rank %d: CUDA staging over %s: all ops exact\n", rank,
+                argc > 1 ? argv[1] : "auto");
   return failures == 0 ? 0 : 1;
 }

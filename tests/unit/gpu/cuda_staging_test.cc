@@ -250,8 +250,8 @@ void run_every_op(int rank, Runtime& runtime, DataType type) {
   }
 }
 
-constexpr DataType kTypes[] = {DataType::kUInt8,   DataType::kInt8,     DataType::kInt16,
-                               DataType::kInt32,   DataType::kInt64,    DataType::kFloat16,
+constexpr DataType kTypes[] = {DataType::kUInt8,    DataType::kInt8,    DataType::kInt16,
+                               DataType::kInt32,    DataType::kInt64,   DataType::kFloat16,
                                DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
                                DataType::kBool};
 
@@ -317,9 +317,9 @@ TEST_CASE("over NCCL: a fused bucket is one NCCL call on the device fusion buffe
     const long before = fake_nccl_calls();
     // Average with prescale 4 and postscale 1.5 over 2 ranks: 3 * sum, by one pre-multiplied
     // sum with factor 4 * 1.5 / 2 (the staged path would scale on the host instead).
-    testing::require_ok(*runtime.grouped_allreduce(
-        bucket.names, bucket.views, bucket.views,
-        AllreduceOptions{ReduceOp::kAverage, 4.0, 1.5, 0}));
+    testing::require_ok(
+        *runtime.grouped_allreduce(bucket.names, bucket.views, bucket.views,
+                                   AllreduceOptions{ReduceOp::kAverage, 4.0, 1.5, 0}));
     const long after = fake_nccl_calls();
     if (rank == 0) calls_in_group = after - before;
     bucket.check(fw, [](int64_t v) { return 3 * (2 * v + 1); }, "fused scaled average");
@@ -342,9 +342,9 @@ TEST_CASE("over NCCL hierarchical (2 hosts x 2 ranks): fused uneven averaged buc
         // The bucket's 9 elements are not divisible by the 2 ranks of a host.
         const Bucket bucket(fw, rank, "hier");
         // Average with prescale 4 and postscale 0.5 over 4 ranks: sum / 2, scaled once.
-        testing::require_ok(*runtime.grouped_allreduce(
-            bucket.names, bucket.views, bucket.views,
-            AllreduceOptions{ReduceOp::kAverage, 4.0, 0.5, 0}));
+        testing::require_ok(
+            *runtime.grouped_allreduce(bucket.names, bucket.views, bucket.views,
+                                       AllreduceOptions{ReduceOp::kAverage, 4.0, 0.5, 0}));
         // (4 * v + 6) / 2
         bucket.check(fw, [](int64_t v) { return 2 * v + 3; }, "hierarchical fused average");
         // Max of int32 over 7 elements (uneven slices 4 + 3): the largest rank's values.
@@ -373,8 +373,8 @@ std::vector<float> allreduce_once(int rank, Runtime& runtime, const std::string&
   Framework fw(rank);
   before(fw);
   auto t = fw.tensor(DataType::kFloat32, {4}, std::vector<int64_t>(4, rank + 1));
-  auto handle = runtime.allreduce(name, t.view, t.view,
-                                  AllreduceOptions{ReduceOp::kSum, 1.0, 1.0, 0});
+  auto handle =
+      runtime.allreduce(name, t.view, t.view, AllreduceOptions{ReduceOp::kSum, 1.0, 1.0, 0});
   after(fw);
   testing::require_ok(*handle);
   Bytes got = fw.read(t.view);
@@ -406,8 +406,8 @@ TEST_CASE("the framework's stream sees the output once the handle completed", "[
   // completion event would read the input instead of the sum.
   testing::run_ranks(2, [](int rank, Runtime& runtime) {
     fake_cuda_set_stream_delay_us(gpu::runrun_stream(rank), 100000);
-    const auto got = allreduce_once(
-        rank, runtime, "consumed.early", [](Framework&) {}, [](Framework&) {});
+    const auto got =
+        allreduce_once(rank, runtime, "consumed.early", [](Framework&) {}, [](Framework&) {});
     fake_cuda_set_stream_delay_us(gpu::runrun_stream(rank), -1);
     RANK_CHECK(got == std::vector<float>(4, 3.0f));
   });

@@ -83,8 +83,8 @@ using fake_nccl::store_int;
 using fake_nccl::type_size;
 
 // out[i] = reduce over ranks of inputs[r][offset + i], as NCCL defines `op`.
-void reduce_into(const std::vector<std::vector<unsigned char>>& inputs, size_t offset,
-                 size_t count, const Op& op, unsigned char* out) {
+void reduce_into(const std::vector<std::vector<unsigned char>>& inputs, size_t offset, size_t count,
+                 const Op& op, unsigned char* out) {
   const size_t es = type_size(op.type);
   const int n = static_cast<int>(inputs.size());
   for (size_t i = 0; i < count; ++i) {
@@ -111,8 +111,8 @@ void reduce_into(const std::vector<std::vector<unsigned char>>& inputs, size_t o
       int64_t acc = 0;
       for (int r = 0; r < n; ++r) {
         int64_t x = load_int(inputs[r].data() + at, op.type);
-        if (op.op >= kFirstCustomOp) x = static_cast<int64_t>(static_cast<uint64_t>(x) *
-                                                               static_cast<uint64_t>(op.scalar));
+        if (op.op >= kFirstCustomOp)
+          x = static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(op.scalar));
         if (r == 0) {
           acc = x;
         } else if (op.op == abi::kSum || op.op == abi::kAvg || op.op >= kFirstCustomOp) {
@@ -183,7 +183,9 @@ bool run_collective(ncclComm* comm, const Op& op) {
   if (s.aborted) return false;
   auto* out = static_cast<unsigned char*>(op.recv);
   switch (op.kind) {
-    case Op::kAllReduce: reduce_into(round.inputs, 0, op.count, op, out); break;
+    case Op::kAllReduce:
+      reduce_into(round.inputs, 0, op.count, op, out);
+      break;
     case Op::kReduce:
       if (comm->rank == op.root) reduce_into(round.inputs, 0, op.count, op, out);
       break;
@@ -199,7 +201,8 @@ bool run_collective(ncclComm* comm, const Op& op) {
                     round.inputs[static_cast<size_t>(r)].data(), op.count * es);
       }
       break;
-    default: break;
+    default:
+      break;
   }
   if (++round.finished == s.nranks) s.rounds.erase(op.seq);
   return true;
@@ -266,12 +269,14 @@ bool buffers_allowed(const ncclComm* comm, const Op& op) {
   switch (op.kind) {
     case Op::kAllReduce:
     case Op::kBroadcast:
-    case Op::kReduce: return send == recv || !overlap(send, bytes, recv, bytes);
+    case Op::kReduce:
+      return send == recv || !overlap(send, bytes, recv, bytes);
     case Op::kAllGather:
       return send == recv + rank * bytes || !overlap(send, bytes, recv, bytes * n);
     case Op::kReduceScatter:
       return recv == send + rank * bytes || !overlap(send, bytes * n, recv, bytes);
-    default: return true;
+    default:
+      return true;
   }
 }
 
@@ -374,8 +379,8 @@ abi::Result ncclAllReduce(const void* send, void* recv, size_t count, abi::DataT
   return submit(comm, {Op::kAllReduce, send, recv, count, type, op}, stream);
 }
 
-abi::Result ncclBroadcast(const void* send, void* recv, size_t count, abi::DataType type,
-                          int root, ncclComm* comm, CUstream_st* stream) {
+abi::Result ncclBroadcast(const void* send, void* recv, size_t count, abi::DataType type, int root,
+                          ncclComm* comm, CUstream_st* stream) {
   Op op{Op::kBroadcast, send, recv, count, type, 0};
   op.root = root;
   return submit(comm, op, stream);
@@ -398,8 +403,8 @@ abi::Result ncclReduceScatter(const void* send, void* recv, size_t count, abi::D
   return submit(comm, {Op::kReduceScatter, send, recv, count, type, op}, stream);
 }
 
-abi::Result ncclSend(const void* send, size_t count, abi::DataType type, int peer,
-                     ncclComm* comm, CUstream_st* stream) {
+abi::Result ncclSend(const void* send, size_t count, abi::DataType type, int peer, ncclComm* comm,
+                     CUstream_st* stream) {
   Op op{Op::kSend, send, nullptr, count, type, 0};
   op.root = peer;
   return submit(comm, op, stream);

@@ -17,10 +17,18 @@ namespace abi = runrun::gpu::nccl_abi;
 
 inline size_t type_size(abi::DataType t) {
   switch (t) {
-    case abi::kInt8: case abi::kUint8: return 1;
-    case abi::kFloat16: case abi::kBfloat16: return 2;
-    case abi::kInt32: case abi::kUint32: case abi::kFloat32: return 4;
-    default: return 8;
+    case abi::kInt8:
+    case abi::kUint8:
+      return 1;
+    case abi::kFloat16:
+    case abi::kBfloat16:
+      return 2;
+    case abi::kInt32:
+    case abi::kUint32:
+    case abi::kFloat32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -58,7 +66,9 @@ inline void store_float(unsigned char* p, abi::DataType t, double v) {
   }
 }
 
-inline bool is_signed(abi::DataType t) { return t == abi::kInt8 || t == abi::kInt32 || t == abi::kInt64; }
+inline bool is_signed(abi::DataType t) {
+  return t == abi::kInt8 || t == abi::kInt32 || t == abi::kInt64;
+}
 
 inline int64_t load_int(const unsigned char* p, abi::DataType t) {
   const size_t n = type_size(t);

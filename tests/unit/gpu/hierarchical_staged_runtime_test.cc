@@ -37,8 +37,8 @@ struct CudaTensor {
       conformance::store(type, staged.data(), i, values[i]);
     }
     bytes->write_async(staged, stream);
-    view = TensorView{bytes->data(), type, {static_cast<int64_t>(values.size())},
-                      {kDLCUDA, device}};
+    view =
+        TensorView{bytes->data(), type, {static_cast<int64_t>(values.size())}, {kDLCUDA, device}};
   }
   // The values read back on `stream`; throws naming `what` unless they are `expected`.
   void check(const std::vector<int64_t>& expected, CUstream_st* stream,
@@ -96,8 +96,8 @@ void run_ops(int rank, Runtime& runtime) {
     }
     CudaTensor tensor(DataType::kInt32, values, device, stream);
     const std::string name = "staged." + std::string(reduce_op_name(c.op));
-    testing::require_ok(*runtime.allreduce(name, tensor.view, tensor.view,
-                                           AllreduceOptions{c.op, 1.0, 1.0, 0}));
+    testing::require_ok(
+        *runtime.allreduce(name, tensor.view, tensor.view, AllreduceOptions{c.op, 1.0, 1.0, 0}));
     tensor.check(expected, stream, name);
   }
 }

@@ -41,8 +41,8 @@ class CountingHost final : public FlatForwarding<Backend> {
  public:
   CountingHost(std::unique_ptr<Backend> flat, std::shared_ptr<std::atomic<long>> allreduces)
       : FlatForwarding(std::move(flat)), allreduces_(std::move(allreduces)) {}
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override {
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override {
     ++*allreduces_;
     return flat_->start_allreduce(in, out, count, type, op);
   }
@@ -64,8 +64,8 @@ class AllreduceOnDevice final : public FlatForwarding<Backend> {
       : FlatForwarding(nullptr), device_(hierarchical->device()) {
     flat_ = std::move(hierarchical);
   }
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override {
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override {
     return flat_->start_allreduce({in.data, {kDLCUDA, device_}}, {out.data, {kDLCUDA, device_}},
                                   count, type, op);
   }

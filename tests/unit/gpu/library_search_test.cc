@@ -27,7 +27,10 @@ std::string fake_path(const std::string& stem) {
 
 // A spec like the product's, for one fake library `stem` (libfakenccl_complete, ...).
 LibrarySpec fake_spec(const std::string& stem) {
-  return {"the fake library", kVariable, stem, {"libnot-there-runrun.so.2", stem + ".so.2"},
+  return {"the fake library",
+          kVariable,
+          stem,
+          {"libnot-there-runrun.so.2", stem + ".so.2"},
           "Install the fake library."};
 }
 
@@ -145,7 +148,8 @@ TEST_CASE("NCCL older than 2.11 is refused, naming its version, what it lacks an
   CHECK(probe.library == nullptr);
   CHECK(probe.problem ==
         "NCCL at " + fake_path("libfakenccl_old") +
-            " (set by RUNRUN_TEST_FAKE_GPU_LIBRARY) is NCCL 2.8.3, which lacks ncclRedOpCreatePreMulSum, "
+            " (set by RUNRUN_TEST_FAKE_GPU_LIBRARY) is NCCL 2.8.3, which lacks "
+            "ncclRedOpCreatePreMulSum, "
             "ncclRedOpDestroy; runrun needs NCCL 2.11 or later: install a newer nvidia-nccl "
             "wheel or libnccl2, or point RUNRUN_NCCL_LIBRARY at one");
 }

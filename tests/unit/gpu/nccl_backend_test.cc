@@ -48,8 +48,8 @@ class OnDevice final : public Backend {
 
   std::string_view name() const override { return nccl_->name(); }
   const Topology& topology() const override { return nccl_->topology(); }
-  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count,
-                                DataType type, ReduceOp op) override {
+  CompletionPtr start_allreduce(ConstDeviceBuffer in, DeviceBuffer out, size_t count, DataType type,
+                                ReduceOp op) override {
     return nccl_->start_allreduce(dev(in), dev(out), count, type, op);
   }
   CompletionPtr start_allgatherv(ConstDeviceBuffer in, size_t send_bytes, DeviceBuffer out,
@@ -152,26 +152,30 @@ std::vector<float> floats(size_t n, const std::function<float(size_t)>& f) {
 TEST_CASE("hierarchical nccl allreduce (2 hosts x 2 ranks) passes the conformance suite") {
   // Every op and dtype NCCL reduces, even and uneven counts (not divisible by the 2 ranks of a
   // host, fewer elements than ranks), in place and not, compared exactly with a reference.
-  run_nccl_ranks(4, [](OnDevice& backend) { conformance::run_all(backend, quick()); },
-                 std::chrono::milliseconds(0), 2);
+  run_nccl_ranks(
+      4, [](OnDevice& backend) { conformance::run_all(backend, quick()); },
+      std::chrono::milliseconds(0), 2);
 }
 
 TEST_CASE("hierarchical nccl: switched off (the autotuner's switch) the allreduce runs flat") {
   for (bool on : {false, true}) {
     INFO("hierarchical: " << on);
     const long before = fake_nccl_calls();
-    run_nccl_ranks(4, [on](OnDevice& b) {
-      auto* hierarchical = dynamic_cast<HierarchicalDeviceBackend*>(&b.nccl());
-      RANK_CHECK(hierarchical != nullptr);
-      hierarchical->set_hierarchical(on);
-      std::vector<float> v(8, static_cast<float>(b.rank()));
-      const DLDevice dev{kDLCUDA, b.nccl().device()};
-      b.nccl()
-          .start_allreduce({v.data(), dev}, {v.data(), dev}, 8, DataType::kFloat32,
-                           ReduceOp::kSum)
-          ->wait();
-      RANK_CHECK(v == std::vector<float>(8, 6.0f));
-    }, std::chrono::milliseconds(0), 2);
+    run_nccl_ranks(
+        4,
+        [on](OnDevice& b) {
+          auto* hierarchical = dynamic_cast<HierarchicalDeviceBackend*>(&b.nccl());
+          RANK_CHECK(hierarchical != nullptr);
+          hierarchical->set_hierarchical(on);
+          std::vector<float> v(8, static_cast<float>(b.rank()));
+          const DLDevice dev{kDLCUDA, b.nccl().device()};
+          b.nccl()
+              .start_allreduce({v.data(), dev}, {v.data(), dev}, 8, DataType::kFloat32,
+                               ReduceOp::kSum)
+              ->wait();
+          RANK_CHECK(v == std::vector<float>(8, 6.0f));
+        },
+        std::chrono::milliseconds(0), 2);
     // Flat: one ncclAllReduce per rank; hierarchical: reduce-scatter, allreduce, allgather.
     CHECK(fake_nccl_calls() - before == (on ? 12 : 4));
   }
@@ -191,37 +195,40 @@ TEST_CASE("hierarchical nccl: not a grid of hosts runs flat, and says why") {
 
 TEST_CASE("nccl allreduce: average by ncclAvg, pre/postscale and averages by pre-multiplied sums") {
   for (int hosts : {1, 2}) {  // flat, and hierarchical: scaled once, not per stage
-  INFO("hosts: " << hosts);
-  run_nccl_ranks(4, [](OnDevice& b) {
-    const int rank = b.rank();
-    const DLDevice dev{kDLCUDA, b.nccl().device()};
-    const size_t n = 9;
-    auto mine = floats(n, [&](size_t i) { return static_cast<float>(i) + 4.0f * rank; });
-    // sum over ranks r of i + 4r = 4i + 24
-    auto run = [&](DeviceReduceScaling scaling) {
-      std::vector<float> in = mine, out(n, -1.0f);
-      b.nccl()
-          .start_allreduce_scaled({in.data(), dev}, {out.data(), dev}, n, DataType::kFloat32,
-                                  ReduceOp::kSum, scaling)
-          ->wait();
-      return out;
-    };
-    RANK_CHECK_EQ(run({1.0, true}), floats(n, [](size_t i) { return i + 6.0f; }));
-    RANK_CHECK_EQ(run({0.5, false}), floats(n, [](size_t i) { return 2.0f * i + 12.0f; }));
-    RANK_CHECK_EQ(run({2.0, true}), floats(n, [](size_t i) { return 2.0f * i + 12.0f; }));
-    // Uneven reducescatter of 9 rows (3, 2, 2, 2), averaged, in float64.
-    std::vector<double> in(n), out(3, -1.0);
-    for (size_t i = 0; i < n; ++i) in[i] = static_cast<double>(i) + 4.0 * rank;
-    b.nccl()
-        .start_reducescatter_scaled({in.data(), dev}, {out.data(), dev}, {3, 2, 2, 2},
-                                    DataType::kFloat64, ReduceOp::kSum, {1.0, true})
-        ->wait();
-    const size_t first = rank == 0 ? 0 : 3 + 2 * static_cast<size_t>(rank - 1);
-    const size_t count = rank == 0 ? 3 : 2;
-    for (size_t i = 0; i < count; ++i) {
-      RANK_CHECK(out[i] == static_cast<double>(first + i) + 6.0);
-    }
-  }, std::chrono::milliseconds(0), hosts);
+    INFO("hosts: " << hosts);
+    run_nccl_ranks(
+        4,
+        [](OnDevice& b) {
+          const int rank = b.rank();
+          const DLDevice dev{kDLCUDA, b.nccl().device()};
+          const size_t n = 9;
+          auto mine = floats(n, [&](size_t i) { return static_cast<float>(i) + 4.0f * rank; });
+          // sum over ranks r of i + 4r = 4i + 24
+          auto run = [&](DeviceReduceScaling scaling) {
+            std::vector<float> in = mine, out(n, -1.0f);
+            b.nccl()
+                .start_allreduce_scaled({in.data(), dev}, {out.data(), dev}, n, DataType::kFloat32,
+                                        ReduceOp::kSum, scaling)
+                ->wait();
+            return out;
+          };
+          RANK_CHECK_EQ(run({1.0, true}), floats(n, [](size_t i) { return i + 6.0f; }));
+          RANK_CHECK_EQ(run({0.5, false}), floats(n, [](size_t i) { return 2.0f * i + 12.0f; }));
+          RANK_CHECK_EQ(run({2.0, true}), floats(n, [](size_t i) { return 2.0f * i + 12.0f; }));
+          // Uneven reducescatter of 9 rows (3, 2, 2, 2), averaged, in float64.
+          std::vector<double> in(n), out(3, -1.0);
+          for (size_t i = 0; i < n; ++i) in[i] = static_cast<double>(i) + 4.0 * rank;
+          b.nccl()
+              .start_reducescatter_scaled({in.data(), dev}, {out.data(), dev}, {3, 2, 2, 2},
+                                          DataType::kFloat64, ReduceOp::kSum, {1.0, true})
+              ->wait();
+          const size_t first = rank == 0 ? 0 : 3 + 2 * static_cast<size_t>(rank - 1);
+          const size_t count = rank == 0 ? 3 : 2;
+          for (size_t i = 0; i < count; ++i) {
+            RANK_CHECK(out[i] == static_cast<double>(first + i) + 6.0);
+          }
+        },
+        std::chrono::milliseconds(0), hosts);
   }
 }
 
@@ -237,9 +244,9 @@ TEST_CASE("nccl can_scale: what NCCL does without kernels, and what is left to s
   run_nccl_ranks(1, [](OnDevice& b) {
     std::vector<int16_t> v(4);
     const DLDevice dev{kDLCUDA, b.nccl().device()};
-    RANK_CHECK_THROWS(UnsupportedError, b.nccl().start_allreduce(
-                                            {v.data(), dev}, {v.data(), dev}, 4,
-                                            DataType::kInt16, ReduceOp::kSum));
+    RANK_CHECK_THROWS(UnsupportedError,
+                      b.nccl().start_allreduce({v.data(), dev}, {v.data(), dev}, 4,
+                                               DataType::kInt16, ReduceOp::kSum));
     RANK_CHECK_THROWS(UnsupportedError, b.nccl().start_broadcast(cpu_buffer(v.data()), 8, 0));
   });
 }
@@ -303,18 +310,21 @@ TEST_CASE("hierarchical nccl: a peer on the other host that died fails the op, n
   // aborts its other communicators, so rank 0 (which shares none with rank 3) fails too, neither
   // waiting for rank 2 nor completing with its partial slice.
   std::atomic<int> failed{0};
-  run_nccl_ranks(4, [&](OnDevice& b) {
-    if (b.rank() == 3) {
-      b.abort();  // as its runtime does when its process is going away
-      return;
-    }
-    std::vector<float> v(16, 1.0f);
-    try {
-      start_sum(b, v)->wait();
-    } catch (const Error&) {
-      ++failed;
-    }
-  }, std::chrono::milliseconds(0), 2);
+  run_nccl_ranks(
+      4,
+      [&](OnDevice& b) {
+        if (b.rank() == 3) {
+          b.abort();  // as its runtime does when its process is going away
+          return;
+        }
+        std::vector<float> v(16, 1.0f);
+        try {
+          start_sum(b, v)->wait();
+        } catch (const Error&) {
+          ++failed;
+        }
+      },
+      std::chrono::milliseconds(0), 2);
   CHECK(failed.load() == 3);
 }
 

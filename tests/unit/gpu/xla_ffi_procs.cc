@@ -114,8 +114,7 @@ class Memory {
 // One custom call's frame, built as XLA builds it: [token, inputs...] -> [token, outputs...].
 class Call {
  public:
-  Call(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx, int32_t kind)
-      : api_(api), ctx_(ctx) {
+  Call(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx, int32_t kind) : api_(api), ctx_(ctx) {
     add_i32("kind", kind);
     add_buffer(args_, XLA_FFI_DataType_TOKEN, nullptr, {});
     add_buffer(rets_, XLA_FFI_DataType_TOKEN, nullptr, {});
@@ -155,8 +154,12 @@ class Call {
                   arg_types.data(), args.data()};
     frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, static_cast<int64_t>(rets.size()),
                   ret_types.data(), rets.data()};
-    frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, static_cast<int64_t>(names_.size()),
-                   types_.data(), name_ptrs_.data(), values_.data()};
+    frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE,
+                   nullptr,
+                   static_cast<int64_t>(names_.size()),
+                   types_.data(),
+                   name_ptrs_.data(),
+                   values_.data()};
     XLA_FFI_Metadata_Extension extension{
         {XLA_FFI_Metadata_Extension_STRUCT_SIZE, XLA_FFI_Extension_Metadata, nullptr}, metadata};
     if (metadata != nullptr) {
@@ -217,14 +220,20 @@ void expect_ok(const std::string& answer, const std::string& what) {
 
 // The reductions and the broadcast through `handler` on `memory`'s platform; `tag` keeps the
 // names apart.
-void run_reductions(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
-                    XLA_FFI_ExecutionContext* ctx, Memory& m, int size, const std::string& tag) {
+void run_reductions(XLA_FFI_Handler* handler, const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                    Memory& m, int size, const std::string& tag) {
   {  // allreduce, sum, prescale 2 and postscale 0.25: (sum over ranks of 10 r + i) / 2
     void* x = m.make(iota(5, 10.f * rank));
     void* y = m.make(std::vector<float>(5, -1.f));
     const std::string name = tag + ".sum";
-    expect_ok(Call(api, ctx, kAllreduce).str("name", name.c_str()).i32("op", RUNRUN_OP_SUM)
-                  .f64("prescale", 2.0).f64("postscale", 0.25).in(x, {5}).out(y, {5}).run(handler),
+    expect_ok(Call(api, ctx, kAllreduce)
+                  .str("name", name.c_str())
+                  .i32("op", RUNRUN_OP_SUM)
+                  .f64("prescale", 2.0)
+                  .f64("postscale", 0.25)
+                  .in(x, {5})
+                  .out(y, {5})
+                  .run(handler),
               tag + " allreduce");
     const float ranks = 10.f * static_cast<float>(size * (size - 1) / 2);
     expect(m.read(y, 5) == iota(5, ranks / 2, static_cast<float>(size) / 2), tag + " allreduce");
@@ -235,9 +244,9 @@ void run_reductions(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
     void* b = m.make(iota(3, 3.f * rank));
     void* a_out = m.make({0.f, 0.f});
     void* b_out = m.make({0.f, 0.f, 0.f});
-    expect_ok(Call(api, ctx, kGrouped).in(a, {2}).in(b, {3}).out(a_out, {2}).out(b_out, {3})
-                  .run(handler),
-              tag + " grouped allreduce");
+    expect_ok(
+        Call(api, ctx, kGrouped).in(a, {2}).in(b, {3}).out(a_out, {2}).out(b_out, {3}).run(handler),
+        tag + " grouped allreduce");
     const float mean = static_cast<float>(size - 1) / 2;
     expect(m.read(a_out, 2) == std::vector<float>{mean, 2.f}, tag + " grouped allreduce [0]");
     expect(m.read(b_out, 3) == iota(3, 3 * mean), tag + " grouped allreduce [1]");
@@ -245,16 +254,16 @@ void run_reductions(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
   {  // broadcast from the last rank
     void* x = m.make({10.f * rank, 1.f});
     void* y = m.make({0.f, 0.f});
-    expect_ok(Call(api, ctx, kBroadcast).i32("root_rank", size - 1).in(x, {2}).out(y, {2})
-                  .run(handler),
-              tag + " broadcast");
+    expect_ok(
+        Call(api, ctx, kBroadcast).i32("root_rank", size - 1).in(x, {2}).out(y, {2}).run(handler),
+        tag + " broadcast");
     expect(m.read(y, 2) == std::vector<float>{10.f * (size - 1), 1.f}, tag + " broadcast");
   }
 }
 
 // The gathers, the reducescatter and a traced shape the data does not give, as above.
-void run_gathers(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
-                 XLA_FFI_ExecutionContext* ctx, Memory& m, int size, const std::string& tag) {
+void run_gathers(XLA_FFI_Handler* handler, const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                 Memory& m, int size, const std::string& tag) {
   const auto n = static_cast<int64_t>(size);
   {  // allgather of 2 x 3 rows per rank: the output is allocated by the runtime, then copied
     void* x = m.make(iota(6, 100.f * rank));
@@ -278,30 +287,40 @@ void run_gathers(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
     const int64_t rows = 2 * n + 1, mine = rank == 0 ? 3 : 2, first = rank == 0 ? 0 : 1 + 2 * rank;
     void* x = m.make(iota(static_cast<size_t>(rows), 0.f));
     void* y = m.make(std::vector<float>(static_cast<size_t>(mine), -1.f));
-    expect_ok(Call(api, ctx, kReducescatter).i32("op", RUNRUN_OP_SUM).in(x, {rows})
-                  .out(y, {mine}).run(handler),
+    expect_ok(Call(api, ctx, kReducescatter)
+                  .i32("op", RUNRUN_OP_SUM)
+                  .in(x, {rows})
+                  .out(y, {mine})
+                  .run(handler),
               tag + " reducescatter");
-    expect(m.read(y, static_cast<size_t>(mine)) ==
-               iota(static_cast<size_t>(mine), static_cast<float>(first * size),
-                    static_cast<float>(size)),
+    expect(m.read(y, static_cast<size_t>(mine)) == iota(static_cast<size_t>(mine),
+                                                        static_cast<float>(first * size),
+                                                        static_cast<float>(size)),
            tag + " reducescatter");
   }
   {  // a traced shape the ranks' data does not give: jit's message, on every rank
     void* x = m.make(iota(2, 0.f));
     void* y = m.make(std::vector<float>(3 * static_cast<size_t>(size), -1.f));
     const std::string name = tag + ".short";
-    const std::string error = Call(api, ctx, kAllgather).str("name", name.c_str()).in(x, {2})
-                                  .out(y, {3 * n}).run(handler);
-    expect(error.find("InvalidArgumentError: allgather '" + name + "' inside jax.jit: the "
-                      "result has shape (" + std::to_string(2 * n) + ",) but the traced program "
-                      "expects (" + std::to_string(3 * n) + ",)") == 0,
+    const std::string error = Call(api, ctx, kAllgather)
+                                  .str("name", name.c_str())
+                                  .in(x, {2})
+                                  .out(y, {3 * n})
+                                  .run(handler);
+    expect(error.find("InvalidArgumentError: allgather '" + name +
+                      "' inside jax.jit: the "
+                      "result has shape (" +
+                      std::to_string(2 * n) +
+                      ",) but the traced program "
+                      "expects (" +
+                      std::to_string(3 * n) + ",)") == 0,
            tag + " shape mismatch: got '" + error + "'");
   }
 }
 
 // Every kind through `handler` on `memory`'s platform; `tag` keeps the names apart.
-void run_every_kind(XLA_FFI_Handler* handler, const XLA_FFI_Api* api,
-                    XLA_FFI_ExecutionContext* ctx, Memory& m, int size, const std::string& tag) {
+void run_every_kind(XLA_FFI_Handler* handler, const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                    Memory& m, int size, const std::string& tag) {
   run_reductions(handler, api, ctx, m, size, tag);
   run_gathers(handler, api, ctx, m, size, tag);
 }
@@ -316,8 +335,8 @@ int main(int argc, char** argv) {
   {  // before init(): the error a script sees when it calls a jitted op too early
     XLA_FFI_ExecutionContext ctx{stream, 0};
     float x = 1.f, y = 0.f;
-    const std::string error = Call(&api, &ctx, kAllreduce).in(&x, {}).out(&y, {}).run(
-        &xla_ffi_collective_cpu);
+    const std::string error =
+        Call(&api, &ctx, kAllreduce).in(&x, {}).out(&y, {}).run(&xla_ffi_collective_cpu);
     expect(error.find("NotInitializedError: allreduce inside jax.jit ran before "
                       "runrun.jax.init()") == 0,
            "before init: got '" + error + "'");
@@ -347,8 +366,11 @@ int main(int argc, char** argv) {
   {  // a device this process cannot use (the fake has 4): the error names it
     XLA_FFI_ExecutionContext far{stream, 9};
     float x = 1.f, y = 0.f;
-    const std::string error = Call(&api, &far, kAllreduce).str("name", "far").in(&x, {})
-                                  .out(&y, {}).run(&xla_ffi_collective_cuda);
+    const std::string error = Call(&api, &far, kAllreduce)
+                                  .str("name", "far")
+                                  .in(&x, {})
+                                  .out(&y, {})
+                                  .run(&xla_ffi_collective_cuda);
     expect(error.find("cuda:9") != std::string::npos, "device 9: got '" + error + "'");
   }
   {  // an op that fails after it was enqueued (shapes differ between ranks): its class and
@@ -356,8 +378,11 @@ int main(int argc, char** argv) {
     void* x = device.make(std::vector<float>(static_cast<size_t>(rank) + 2, 1.f));
     void* y = device.make(std::vector<float>(static_cast<size_t>(rank) + 2, 0.f));
     const int64_t n = rank + 2;
-    const std::string error = Call(&api, &cuda_ctx, kAllreduce).str("name", "uneven")
-                                  .in(x, {n}).out(y, {n}).run(&xla_ffi_collective_cuda);
+    const std::string error = Call(&api, &cuda_ctx, kAllreduce)
+                                  .str("name", "uneven")
+                                  .in(x, {n})
+                                  .out(y, {n})
+                                  .run(&xla_ffi_collective_cuda);
     expect(error.find("MismatchError: ") == 0 && error.find("'uneven'") != std::string::npos,
            "mismatch: got '" + error + "'");
     expect(runrun_cuda_stream() == thread_stream, "the stream was not restored after an error");
@@ -385,8 +410,8 @@ int main(int argc, char** argv) {
   {  // runrun --profile's step mark, on both platforms: a step end of its profiler
     runrun::python::profile_take();
     for (XLA_FFI_ExecutionContext* ctx : {&host_ctx, &cuda_ctx}) {
-      const std::string error = Call(&api, ctx, kAllreduce).i32("profile", 7)
-                                    .run(&xla_ffi_profile_mark);
+      const std::string error =
+          Call(&api, ctx, kAllreduce).i32("profile", 7).run(&xla_ffi_profile_mark);
       expect(error.empty(), "profile mark: " + error);
     }
     const runrun::python::ProfileBatch batch = runrun::python::profile_take();
@@ -399,8 +424,8 @@ int main(int argc, char** argv) {
     XLA_FFI_Api old = api;
     old.struct_size = offsetof(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get);
     float x = 1.f, y = 0.f;
-    const std::string error = Call(&old, &cuda_ctx, kAllreduce).in(&x, {}).out(&y, {}).run(
-        &xla_ffi_collective_cuda);
+    const std::string error =
+        Call(&old, &cuda_ctx, kAllreduce).in(&x, {}).out(&y, {}).run(&xla_ffi_collective_cuda);
     expect(error.find("has no device ordinal or stream query") != std::string::npos &&
                error.find("RUNRUN_JAX_JIT_PATH=callback") != std::string::npos,
            "old XLA FFI API: got '" + error + "'");

@@ -47,7 +47,7 @@ TEST_CASE("launcher/child_io: read_available returns what is there, never waits,
   CHECK(read_available(pipe.read_end, buffer) == "g");  // data before the end of file
   CHECK(pipe.read_end.valid());
   CHECK(read_available(pipe.read_end, buffer).empty());
-  CHECK_FALSE(pipe.read_end.valid());  // closed at the end of file
+  CHECK_FALSE(pipe.read_end.valid());                    // closed at the end of file
   CHECK(read_available(pipe.read_end, buffer).empty());  // and a closed one reads nothing
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("launcher/child_io: write_block fills a pipe beyond its default size")
 
 TEST_CASE("launcher/child_io: write_block stops when the reader is gone") {
   Pipe pipe;
-  struct sigaction ignore {}, previous {};
+  struct sigaction ignore{}, previous{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &previous);
   pipe.read_end.reset();

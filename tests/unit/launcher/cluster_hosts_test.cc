@@ -58,8 +58,8 @@ TEST_CASE("malformed Slurm host lists name the variable, the text and the fault"
   const auto err = [](const char* text) {
     return error_of([&] { expand_host_list(text, "SLURM_JOB_NODELIST"); });
   };
-  CHECK_THAT(err("n[1-3"), Catch::Contains("SLURM_JOB_NODELIST='n[1-3'") &&
-                               Catch::Contains("without its ']'"));
+  CHECK_THAT(err("n[1-3"),
+             Catch::Contains("SLURM_JOB_NODELIST='n[1-3'") && Catch::Contains("without its ']'"));
   CHECK_THAT(err("n1-3]"), Catch::Contains("without its '['"));
   CHECK_THAT(err("n[3-1]"), Catch::Contains("goes down"));
   CHECK_THAT(err("n[a-b]"), Catch::Contains("not a number"));
@@ -84,8 +84,8 @@ TEST_CASE("a Slurm allocation's hosts and slots, or nothing outside one") {
   REQUIRE(allocation.has_value());
   CHECK(allocation->slurm);
   CHECK(allocation->hosts == std::vector<HostSlots>{{"gpu01", 2}, {"gpu02", 2}, {"cpu3", 1}});
-  CHECK_THAT(allocation->source, Catch::Contains("job 77") &&
-                                     Catch::Contains("SLURM_JOB_NODELIST=gpu[01-02],cpu3"));
+  CHECK_THAT(allocation->source,
+             Catch::Contains("job 77") && Catch::Contains("SLURM_JOB_NODELIST=gpu[01-02],cpu3"));
   Environment mismatched = kAllocation;
   mismatched["SLURM_TASKS_PER_NODE"] = "2(x2)";
   CHECK_THAT(error_of([&] { slurm_allocation(mismatched); }),
@@ -112,8 +112,9 @@ TEST_CASE("a Slurm allocation's hosts and slots, or nothing outside one") {
   CHECK_FALSE(slurm_allocation(step)->inside_step);
 }
 
-TEST_CASE("runrun in an allocation: no -np takes every task, a smaller -np is allowed, one line "
-          "says what was read") {
+TEST_CASE(
+    "runrun in an allocation: no -np takes every task, a smaller -np is allowed, one line "
+    "says what was read") {
   auto parsed = parse({"python3", "train.py"}, kAllocation);
   CHECK(parsed.options.num_proc == 5);
   CHECK(parsed.options.slurm.has_value());
@@ -130,22 +131,20 @@ TEST_CASE("runrun in an allocation: no -np takes every task, a smaller -np is al
   CHECK_FALSE(parsed.options.slurm.has_value());
 }
 
-TEST_CASE("hosts of -H outside the allocation, or with more slots, are refused naming both; "
-          "the others take the allocation's names") {
+TEST_CASE(
+    "hosts of -H outside the allocation, or with more slots, are refused naming both; "
+    "the others take the allocation's names") {
   const auto allocation = *slurm_allocation(kAllocation);
   CHECK(hosts_in_allocation({{"gpu01", 2}, {"cpu3.cluster.org", 1}}, "-H x", allocation, "n") ==
         std::vector<HostSlots>{{"gpu01", 2}, {"cpu3", 1}});
   CHECK(hosts_in_allocation({{"localhost", 1}}, "-H localhost", allocation, "gpu02.c.org") ==
         std::vector<HostSlots>{{"gpu02", 1}});
   CHECK_THAT(error_of([&] {
-               hosts_in_allocation({{"gpu01", 1}, {"gpu09", 1}}, "-H gpu01,gpu09", allocation,
-                                   "n");
+               hosts_in_allocation({{"gpu01", 1}, {"gpu09", 1}}, "-H gpu01,gpu09", allocation, "n");
              }),
              Catch::Contains("host 'gpu09' of -H gpu01,gpu09 is outside the Slurm allocation of "
                              "job 77 (SLURM_JOB_NODELIST=gpu[01-02],cpu3"));
-  CHECK_THAT(error_of([&] {
-               hosts_in_allocation({{"gpu01", 8}}, "-H gpu01:8", allocation, "n");
-             }),
+  CHECK_THAT(error_of([&] { hosts_in_allocation({{"gpu01", 8}}, "-H gpu01:8", allocation, "n"); }),
              Catch::Contains("host 'gpu01' of -H gpu01:8 has 8 slots, more than the 2 of node "
                              "gpu01 in the Slurm allocation of job 77"));
 }
@@ -155,7 +154,8 @@ TEST_CASE("the MPI Operator's hostfile gives the hosts when -H and --hostfile ar
   const int fd = mkstemp(path);
   REQUIRE(fd >= 0);
   close(fd);
-  std::ofstream(path) << "job-worker-0.job-worker.ns.svc slots=2\njob-worker-1.job-worker.ns.svc slots=2\n";
+  std::ofstream(path)
+      << "job-worker-0.job-worker.ns.svc slots=2\njob-worker-1.job-worker.ns.svc slots=2\n";
   for (const char* name : {"OMPI_MCA_orte_default_hostfile", "OMPI_MCA_prte_default_hostfile"}) {
     const auto parsed = parse({"python3", "train.py"}, {{name, path}});
     CHECK(parsed.options.num_proc == 4);

@@ -67,8 +67,8 @@ TEST_CASE("option -np among option values is rewritten, inside the command it is
 }
 
 TEST_CASE("an option given twice is named, with what to do") {
-  CHECK(error_of({"-np", "2", "-H", "localhost:2", "-np", "3", "true"}).find(
-            "-np/--num-proc was given 2 times; give it once (see runrun --help)") !=
+  CHECK(error_of({"-np", "2", "-H", "localhost:2", "-np", "3", "true"})
+            .find("-np/--num-proc was given 2 times; give it once (see runrun --help)") !=
         std::string::npos);
   CHECK(error_of({"-np", "2", "--start-timeout", "3", "--start-timeout", "4", "true"})
             .find("--start-timeout was given 2 times; give it once") != std::string::npos);
@@ -87,11 +87,30 @@ TEST_CASE("hosts from -H and from --hostfile") {
 }
 
 TEST_CASE("ssh, agent, env, output, interface and mpirun options") {
-  const auto options =
-      parse({"-np", "2", "-p", "2222", "-i", "/k/id", "--rsh-agent", "my-agent", "--mpi", "-x",
-             "A", "-x", "B=2", "--output-filename", "/tmp/out", "--verbose", "--start-timeout",
-             "7", "--network-interface", "eth1", "--mpi-args", "--mca btl self,tcp", "--dry-run",
-             "prog"});
+  const auto options = parse({"-np",
+                              "2",
+                              "-p",
+                              "2222",
+                              "-i",
+                              "/k/id",
+                              "--rsh-agent",
+                              "my-agent",
+                              "--mpi",
+                              "-x",
+                              "A",
+                              "-x",
+                              "B=2",
+                              "--output-filename",
+                              "/tmp/out",
+                              "--verbose",
+                              "--start-timeout",
+                              "7",
+                              "--network-interface",
+                              "eth1",
+                              "--mpi-args",
+                              "--mca btl self,tcp",
+                              "--dry-run",
+                              "prog"});
   CHECK(options.ssh_port == 2222);
   CHECK(options.ssh_identity_file == "/k/id");
   CHECK(options.rsh_agent == "my-agent");
@@ -126,8 +145,7 @@ TEST_CASE("tunables map to their RUNRUN_* knobs") {
   CHECK(knob(options, k::kStallShutdownTime) == "120");
   CHECK(options.knob_values.size() == 7);
   CHECK(parse({"-np", "1", "x"}).knob_values.empty());
-  CHECK(knob(parse({"-np", "2", "--thread-affinity", "0,11", "x"}), k::kThreadAffinity) ==
-        "0,11");
+  CHECK(knob(parse({"-np", "2", "--thread-affinity", "0,11", "x"}), k::kThreadAffinity) == "0,11");
   CHECK(knob(parse({"-np", "4", "--hierarchical-allreduce-cross", "staging", "x"}),
              k::kHierarchicalAllreduceCross) == "staging");
 }
@@ -177,7 +195,8 @@ TEST_CASE("every command-line error names the option and the value") {
              Catch::Contains("both given"));
   CHECK_THAT(error_of({"-np", "two", "x"}), Catch::Contains("two"));
   CHECK_THAT(error_of({"-np"}), Catch::Contains("num-proc"));
-  CHECK_THAT(error_of({"--no-such-option", "x"}), Catch::Contains("unknown option '--no-such-option'"));
+  CHECK_THAT(error_of({"--no-such-option", "x"}),
+             Catch::Contains("unknown option '--no-such-option'"));
   CHECK_THAT(error_of({"-np", "2", "-q", "x"}), Catch::Contains("unknown option '-q'"));
   CHECK_THAT(error_of({"-np", "2", "-H", "a:zero", "x"}), Catch::Contains("'a:zero'"));
   CHECK_THAT(error_of({"-np", "2", "--hostfile", "/nonexistent/h", "x"}),
@@ -204,8 +223,8 @@ TEST_CASE("every command-line error names the option and the value") {
                    Catch::Contains("one non-negative integer per local rank"));
   }
   CHECK_THAT(error_of({"-np", "2", "--hierarchical-allreduce-cross", "mpi", "x"}),
-             Catch::Contains("--hierarchical-allreduce-cross 'mpi'") &&
-                 Catch::Contains("nccl") && Catch::Contains("staging"));
+             Catch::Contains("--hierarchical-allreduce-cross 'mpi'") && Catch::Contains("nccl") &&
+                 Catch::Contains("staging"));
   CHECK_THAT(error_of({"-np", "2", "--stall-check-warning-time-seconds", "x1", "x"}),
              Catch::Contains("--stall-check-warning-time-seconds"));
   CHECK_THAT(error_of({"-np", "2", "--stall-check-shutdown-time-seconds", "-5", "x"}),
@@ -230,12 +249,13 @@ TEST_CASE("horovodrun's single-dash names: -hostfile, -cb, -v, -np=N") {
   CHECK(parse({"-np", "2", "-Ha:2", "-p2222", "-xA=1", "x"}).hosts ==
         std::vector<HostSlots>{{"a", 2}});
   // The command's own words are never rewritten.
-  CHECK(parse({"-np", "1", "prog", "-hostfile", "-cb"}).command == Args{"prog", "-hostfile", "-cb"});
+  CHECK(parse({"-np", "1", "prog", "-hostfile", "-cb"}).command ==
+        Args{"prog", "-hostfile", "-cb"});
 }
 
 TEST_CASE("an unknown single-dash word is an error, never help or a cluster of short options") {
-  for (const char* word : {"-hostfilex", "-hosts", "-help", "-hx", "-verbose", "-npx", "-vx",
-                           "-cbx", "-dry-run"}) {
+  for (const char* word :
+       {"-hostfilex", "-hosts", "-help", "-hx", "-verbose", "-npx", "-vx", "-cbx", "-dry-run"}) {
     std::ostringstream out;
     CHECK_THAT(error_of({"-np", "2", word, "f", "python", "train.py"}),
                Catch::Contains("unknown option '" + std::string(word) + "'") &&
@@ -265,9 +285,9 @@ TEST_CASE("a long option may be abbreviated while the abbreviation is unambiguou
 TEST_CASE("the option --log-level takes Horovod's names in any case, as HOROVOD_LOG_LEVEL") {
   namespace k = runrun::knobs;
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"TRACE", "trace"}, {"DEBUG", "debug"},     {"INFO", "info"},   {"WARNING", "warn"},
-      {"warning", "warn"}, {"ERROR", "error"},    {"FATAL", "critical"}, {"Fatal", "critical"},
-      {"warn", "warn"},   {"critical", "critical"}, {"OFF", "off"}};
+      {"TRACE", "trace"},  {"DEBUG", "debug"},       {"INFO", "info"},      {"WARNING", "warn"},
+      {"warning", "warn"}, {"ERROR", "error"},       {"FATAL", "critical"}, {"Fatal", "critical"},
+      {"warn", "warn"},    {"critical", "critical"}, {"OFF", "off"}};
   for (const auto& [given, level] : cases) {
     CHECK(knob(parse({"-np", "1", "--log-level", given, "x"}), k::kLogLevel) == level);
   }
@@ -294,8 +314,8 @@ bool has_notice(const ParsedCommandLine& parsed, const std::string& start) {
 
 TEST_CASE("horovodrun's flags of runrun features map to runrun's variables and options") {
   namespace k = runrun::knobs;
-  auto parsed = parse_all({"-np", "2", "--no-hierarchical-allreduce", "--no-stall-check",
-                           "--tcp", "--gloo-timeout-seconds", "45", "--no-autotune",
+  auto parsed = parse_all({"-np", "2", "--no-hierarchical-allreduce", "--no-stall-check", "--tcp",
+                           "--gloo-timeout-seconds", "45", "--no-autotune",
                            "--prefix-output-with-timestamp", "x"});
   CHECK(parsed.notices.empty());
   CHECK(knob(parsed.options, k::kHierarchicalAllreduce) == "0");
@@ -312,8 +332,8 @@ TEST_CASE("horovodrun's flags of runrun features map to runrun's variables and o
   CHECK(parse({"-np", "2", "-prefix-timestamp", "x"}).timestamp_output);
   CHECK_FALSE(parse({"-np", "2", "x"}).timestamp_output);
   // A disabled stall check neither warns nor shuts down, whatever the times say (Horovod).
-  const auto stall = parse({"-np", "2", "--stall-check-warning-time-seconds", "9",
-                            "--no-stall-check", "x"});
+  const auto stall =
+      parse({"-np", "2", "--stall-check-warning-time-seconds", "9", "--no-stall-check", "x"});
   CHECK(knob(stall, k::kStallCheckTime) == "0");
   CHECK(knob(parse({"-np", "2", "--stall-check", "x"}), k::kStallCheckTime) == "<unset>");
   // --binding-args: mpirun words after runrun's --bind-to none (the last --bind-to wins).
@@ -331,12 +351,13 @@ TEST_CASE("horovodrun's flags of runrun features map to runrun's variables and o
 }
 
 TEST_CASE("horovodrun's flags of features runrun lacks are accepted with a notice") {
-  const Args flags[] = {
-      {"--hierarchical-allgather"},
-      {"--disable-cache"},                  {"--log-without-timestamp"},
-      {"--mpi-threads-disable"},
-      {"--num-nccl-streams", "2"},          {"--autotune-bayes-opt-max-samples", "30"},
-      {"--autotune-gaussian-process-noise", "0.5"}};
+  const Args flags[] = {{"--hierarchical-allgather"},
+                        {"--disable-cache"},
+                        {"--log-without-timestamp"},
+                        {"--mpi-threads-disable"},
+                        {"--num-nccl-streams", "2"},
+                        {"--autotune-bayes-opt-max-samples", "30"},
+                        {"--autotune-gaussian-process-noise", "0.5"}};
   for (const Args& flag : flags) {
     Args args = {"-np", "2"};
     args.insert(args.end(), flag.begin(), flag.end());
@@ -373,8 +394,7 @@ TEST_CASE("horovodrun's flags runrun cannot honour, and bad values, are errors s
              Catch::Contains("'-map-by' is not taken"));
   CHECK_THAT(error_of({"--gloo", "-np", "2", "--binding-args", "--bind-to core", "x"}),
              Catch::Contains("--gloo does not run"));
-  CHECK_THAT(error_of({"-np", "2", "--hierarchical-allreduce", "--no-hierarchical-allreduce",
-                       "x"}),
+  CHECK_THAT(error_of({"-np", "2", "--hierarchical-allreduce", "--no-hierarchical-allreduce", "x"}),
              Catch::Contains("both given"));
   CHECK_THAT(error_of({"-np", "2", "--stall-check", "--no-stall-check", "x"}),
              Catch::Contains("both given"));
@@ -390,12 +410,14 @@ TEST_CASE("horovodrun's flags runrun cannot honour, and bad values, are errors s
              Catch::Contains("[0, 1]") && Catch::Contains("'1.5'"));
   CHECK_THAT(error_of({"-np", "2", "--autotune-bayes-opt-max-samples", "-2", "x"}),
              Catch::Contains("--autotune-bayes-opt-max-samples"));
-  CHECK_THAT(error_of({"--min-np", "2", "--slots-per-host", "-1", "--host-discovery-script",
-                       "d", "x"}),
-             Catch::Contains("--slots-per-host must be at least 1"));
+  CHECK_THAT(
+      error_of({"--min-np", "2", "--slots-per-host", "-1", "--host-discovery-script", "d", "x"}),
+      Catch::Contains("--slots-per-host must be at least 1"));
 }
 
-TEST_CASE("the option --network-interface also gives NCCL its interfaces (NCCL_SOCKET_IFNAME), as horovodrun") {
+TEST_CASE(
+    "the option --network-interface also gives NCCL its interfaces (NCCL_SOCKET_IFNAME), as "
+    "horovodrun") {
   const auto value_of = [](const LaunchOptions& options, const std::string& name) {
     for (const auto& [variable, value] : options.knob_values) {
       if (variable == name) return value;
@@ -441,9 +463,10 @@ TEST_CASE("start and elastic timeouts: the flag, else RUNRUN_*, else HOROVOD_* (
     }
     return std::string();
   };
-  CHECK_THAT(error_with(job, {{"HOROVOD_START_TIMEOUT", "soon"}}),
-             Catch::Contains("HOROVOD_START_TIMEOUT='soon' is not a whole number of seconds >= 1") &&
-                 Catch::Contains("--start-timeout is not given"));
+  CHECK_THAT(
+      error_with(job, {{"HOROVOD_START_TIMEOUT", "soon"}}),
+      Catch::Contains("HOROVOD_START_TIMEOUT='soon' is not a whole number of seconds >= 1") &&
+          Catch::Contains("--start-timeout is not given"));
   CHECK_THAT(error_with(job, {{"RUNRUN_START_TIMEOUT", "0"}}),
              Catch::Contains("RUNRUN_START_TIMEOUT='0'"));
   CHECK_THAT(error_with(elastic, {{"HOROVOD_ELASTIC_TIMEOUT", "-1"}}),

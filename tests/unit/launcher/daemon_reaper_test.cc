@@ -32,7 +32,6 @@ pid_t start_daemon(int seconds, bool ignore_term) {
 
 int pidfd_of(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
-
 }  // namespace
 
 TEST_CASE("launcher/daemon_reaper: only Open MPI's daemons are watched") {

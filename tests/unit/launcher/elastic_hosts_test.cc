@@ -48,8 +48,9 @@ TEST_CASE("elastic host table: a failing host gets a doubling cooldown") {
   CHECK(table.record_failure(0, now) == kBlacklistMaxCooldown);
 }
 
-TEST_CASE("elastic host table: the cooldown range bounds the cooldown, a failure during a "
-          "cooldown counts once") {
+TEST_CASE(
+    "elastic host table: the cooldown range bounds the cooldown, a failure during a "
+    "cooldown counts once") {
   using std::chrono::seconds;
   ElasticHostTable table(CooldownRange{seconds(3), seconds(10)});
   table.update({{"a", 2}, {"b", 1}});
@@ -134,9 +135,9 @@ TEST_CASE("elastic options: defaults and the checks between -np, --min-np and --
 
 TEST_CASE("elastic flags on the command line: Gloo implied, conflicts refused") {
   std::ostringstream out;
-  auto parsed = parse_command_line({"-np", "4", "--min-np", "2", "-H", "a:2,b:2", "--reset-limit",
-                                    "3", "python", "train.py"},
-                                   {}, out);
+  auto parsed = parse_command_line(
+      {"-np", "4", "--min-np", "2", "-H", "a:2,b:2", "--reset-limit", "3", "python", "train.py"},
+      {}, out);
   CHECK(parsed.options.elastic.enabled);
   CHECK(parsed.options.controller == Controller::kGloo);
   CHECK(parsed.options.elastic.max_np == 4);
@@ -149,30 +150,30 @@ TEST_CASE("elastic flags on the command line: Gloo implied, conflicts refused") 
   CHECK_FALSE(parsed.options.elastic.enabled);
   CHECK_THROWS_WITH(parse_command_line({"--mpi", "--min-np", "2", "python"}, {}, out),
                     Catch::Contains("runs over Gloo only"));
-  CHECK_THROWS_WITH(parse_command_line({"--host-discovery-script", "./d.sh", "-H", "a:2",
-                                        "python"}, {}, out),
-                    Catch::Contains("--host-discovery-script gives the hosts: drop -H"));
+  CHECK_THROWS_WITH(
+      parse_command_line({"--host-discovery-script", "./d.sh", "-H", "a:2", "python"}, {}, out),
+      Catch::Contains("--host-discovery-script gives the hosts: drop -H"));
 }
 
 TEST_CASE("elastic flags: the blacklist cooldown range takes MIN MAX, checked, default 10 600") {
   std::ostringstream out;
-  auto parsed = parse_command_line({"--min-np", "2", "--blacklist-cooldown-range", "1", "5",
-                                    "python", "train.py"},
-                                   {}, out);
+  auto parsed = parse_command_line(
+      {"--min-np", "2", "--blacklist-cooldown-range", "1", "5", "python", "train.py"}, {}, out);
   CHECK(parsed.options.elastic.cooldown_min_s == 1);
   CHECK(parsed.options.elastic.cooldown_max_s == 5);
   CHECK(parsed.options.command == std::vector<std::string>{"python", "train.py"});
   parsed = parse_command_line({"--min-np", "2", "python"}, {}, out);
   CHECK(parsed.options.elastic.cooldown_min_s == 10);
   CHECK(parsed.options.elastic.cooldown_max_s == 600);
-  CHECK_THROWS_WITH(parse_command_line({"--min-np", "2", "--blacklist-cooldown-range", "5", "1",
-                                        "python"}, {}, out),
-                    Catch::Contains("1 <= MIN <= MAX, got 5 1"));
-  CHECK_THROWS_WITH(parse_command_line({"-np", "2", "--blacklist-cooldown-range", "1", "5",
-                                        "python"}, {}, out),
-                    Catch::Contains("is for elastic jobs"));
-  CHECK_FALSE(parse_command_line({"--min-np", "2", "python"}, {}, out)
-                  .options.elastic.keep_failed_hosts);
+  CHECK_THROWS_WITH(
+      parse_command_line({"--min-np", "2", "--blacklist-cooldown-range", "5", "1", "python"}, {},
+                         out),
+      Catch::Contains("1 <= MIN <= MAX, got 5 1"));
+  CHECK_THROWS_WITH(
+      parse_command_line({"-np", "2", "--blacklist-cooldown-range", "1", "5", "python"}, {}, out),
+      Catch::Contains("is for elastic jobs"));
+  CHECK_FALSE(
+      parse_command_line({"--min-np", "2", "python"}, {}, out).options.elastic.keep_failed_hosts);
   CHECK(parse_command_line({"--min-np", "2", "--keep-failed-hosts", "python"}, {}, out)
             .options.elastic.keep_failed_hosts);
   CHECK_THROWS_WITH(parse_command_line({"-np", "2", "--keep-failed-hosts", "python"}, {}, out),

@@ -8,11 +8,10 @@ using Names = std::vector<std::string>;
 using Values = std::vector<std::pair<std::string, std::string>>;
 
 TEST_CASE("secret-looking names") {
-  for (const char* name : {"AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "github_token", "DB_PASSWORD",
-                           "MYSQL_PASSWD", "GPG_PASSPHRASE", "GOOGLE_APPLICATION_CREDENTIALS",
-                           "SSH_PRIVATE_KEY", "OPENAI_API_KEY", "WANDB_APIKEY",
-                           "AWS_ACCESS_KEY_ID", "AWS_SESSION_KEY", "RUNRUN_AUTH",
-                           "Authorization"}) {
+  for (const char* name :
+       {"AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "github_token", "DB_PASSWORD", "MYSQL_PASSWD",
+        "GPG_PASSPHRASE", "GOOGLE_APPLICATION_CREDENTIALS", "SSH_PRIVATE_KEY", "OPENAI_API_KEY",
+        "WANDB_APIKEY", "AWS_ACCESS_KEY_ID", "AWS_SESSION_KEY", "RUNRUN_AUTH", "Authorization"}) {
     CHECK(looks_like_secret(name));
   }
   for (const char* name : {"PATH", "RUNRUN_FUSION_THRESHOLD", "HOME", "CUDA_VISIBLE_DEVICES",
@@ -21,8 +20,9 @@ TEST_CASE("secret-looking names") {
   }
 }
 
-TEST_CASE("search paths, the job's variables and tunables are forwarded; secrets, topology and "
-          "this host's variables are not") {
+TEST_CASE(
+    "search paths, the job's variables and tunables are forwarded; secrets, topology and "
+    "this host's variables are not") {
   const Environment env = {{"PATH", "/bin"},
                            {"LD_LIBRARY_PATH", "/lib"},
                            {"PYTHONPATH", "/py"},
@@ -37,8 +37,8 @@ TEST_CASE("search paths, the job's variables and tunables are forwarded; secrets
                            {"RUNRUN_START_TIMEOUT", "90"},
                            {"AWS_SECRET_ACCESS_KEY", "x"}};
   const auto plan = plan_forwarded_env(env, {{"RUNRUN_CYCLE_TIME_MS", "2"}}, {});
-  CHECK(plan.by_name == Names{"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
-                              "RUNRUN_LOG_LEVEL"});
+  CHECK(plan.by_name ==
+        Names{"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV", "RUNRUN_LOG_LEVEL"});
   CHECK(plan.with_value == Values{{"RUNRUN_CYCLE_TIME_MS", "2"}, {"RUNRUN_RANK_PATH", "/bin"}});
   CHECK(plan.withheld == Names{"AWS_SECRET_ACCESS_KEY", "RUNRUN_API_TOKEN"});
   CHECK(plan.hidden_values.empty());
@@ -67,16 +67,17 @@ TEST_CASE("every other variable of the job is forwarded by name, as horovodrun d
                            {"_", "/usr/bin/runrun"},
                            {"HF_TOKEN", "t"}};
   const auto plan = plan_forwarded_env(env, {}, {});
-  CHECK(plan.by_name == Names{"PATH", "HOROVOD_FUSION_THRESHOLD", "KERAS_BACKEND",
-                              "MY_APP_CONFIG", "NCCL_DEBUG", "OMP_NUM_THREADS"});
+  CHECK(plan.by_name == Names{"PATH", "HOROVOD_FUSION_THRESHOLD", "KERAS_BACKEND", "MY_APP_CONFIG",
+                              "NCCL_DEBUG", "OMP_NUM_THREADS"});
   CHECK(plan.withheld == Names{"HF_TOKEN"});
 }
 
 TEST_CASE("the interpreter's selection is forwarded: virtualenv, pyenv version, PYTHONHOME") {
-  const auto plan = plan_forwarded_env(
-      {{"PATH", "/venv/bin:/bin"}, {"VIRTUAL_ENV", "/venv"}, {"PYENV_VERSION", "3.11.7"},
-       {"PYTHONHOME", "/py"}},
-      {}, {});
+  const auto plan = plan_forwarded_env({{"PATH", "/venv/bin:/bin"},
+                                        {"VIRTUAL_ENV", "/venv"},
+                                        {"PYENV_VERSION", "3.11.7"},
+                                        {"PYTHONHOME", "/py"}},
+                                       {}, {});
   CHECK(plan.by_name == Names{"PATH", "PYTHONHOME", "VIRTUAL_ENV", "PYENV_VERSION"});
   CHECK(plan.with_value == Values{{"RUNRUN_RANK_PATH", "/venv/bin:/bin"}});
 }
@@ -95,8 +96,8 @@ TEST_CASE("unset search paths are not forwarded") {
 }
 
 TEST_CASE("user -x: by name, with a value, overriding, and secrets kept off the command line") {
-  const Environment env = {{"PATH", "/bin"}, {"NCCL_DEBUG", "INFO"}, {"RUNRUN_X", "1"},
-                           {"HF_TOKEN", "t"}};
+  const Environment env = {
+      {"PATH", "/bin"}, {"NCCL_DEBUG", "INFO"}, {"RUNRUN_X", "1"}, {"HF_TOKEN", "t"}};
   const auto plan = plan_forwarded_env(
       env, {}, {"NCCL_DEBUG", "OMP_NUM_THREADS=4", "RUNRUN_X=2", "HF_TOKEN", "MY_PASSWORD=pw"});
   CHECK(plan.by_name == Names{"PATH", "NCCL_DEBUG", "HF_TOKEN", "MY_PASSWORD"});
@@ -106,7 +107,7 @@ TEST_CASE("user -x: by name, with a value, overriding, and secrets kept off the 
 }
 
 TEST_CASE("option -x VAR for an unset VAR is an error naming it") {
-  CHECK_THROWS_WITH(plan_forwarded_env({}, {}, {"NOT_SET_ANYWHERE"}),
-                    Catch::Contains("-x NOT_SET_ANYWHERE") &&
-                        Catch::Contains("NOT_SET_ANYWHERE=value"));
+  CHECK_THROWS_WITH(
+      plan_forwarded_env({}, {}, {"NOT_SET_ANYWHERE"}),
+      Catch::Contains("-x NOT_SET_ANYWHERE") && Catch::Contains("NOT_SET_ANYWHERE=value"));
 }

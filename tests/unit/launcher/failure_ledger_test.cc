@@ -44,9 +44,10 @@ TEST_CASE("without an init failure the causes are followed as before") {
   ledger.record_failure({Kind::kExited, 1, 4});
   CHECK(ledger.culprit().rank == 1);
   const auto summary = ledger.summarize({0, 0, 0}, {"localhost"});
-  CHECK(summary.text == "rank 1 on host localhost failed with exit code 4; the other ranks were "
-                        "stopped (2 ranks failed in all; rank 0 ended first, failing because of "
-                        "rank 1)");
+  CHECK(summary.text ==
+        "rank 1 on host localhost failed with exit code 4; the other ranks were "
+        "stopped (2 ranks failed in all; rank 0 ended first, failing because of "
+        "rank 1)");
   CHECK(summary.exit_code == 4);
 }
 
@@ -79,8 +80,8 @@ TEST_CASE("a crashed rank whose host's other rank lost it too is named, not a pa
 
 TEST_CASE("partition: one side reported, the other was heard of no more") {
   // Host b's reports could not cross the cut (a remote shell over the cut link).
-  const auto partition = find_partition({{0, 2, true}, {0, 3, true}, {1, -1, false},
-                                         {1, -1, false}});
+  const auto partition =
+      find_partition({{0, 2, true}, {0, 3, true}, {1, -1, false}, {1, -1, false}});
   REQUIRE(partition);
   CHECK(partition->ranks[0] == std::vector<int>{0, 1});
   CHECK(partition->ranks[1] == std::vector<int>{2, 3});
@@ -98,8 +99,7 @@ TEST_CASE("partition: one host cut from two others, sides named by their hosts")
   CHECK(partition->hosts[0] == std::vector<int>{0, 2});
   CHECK(partition->hosts[1] == std::vector<int>{1});
   CHECK(describe_partition(*partition, kLabels)
-            .rfind("the network link between hosts a, c (ranks 0, 2) and host b (rank 1)", 0) ==
-        0);
+            .rfind("the network link between hosts a, c (ranks 0, 2) and host b (rank 1)", 0) == 0);
 }
 
 TEST_CASE("partition: what rules it out") {

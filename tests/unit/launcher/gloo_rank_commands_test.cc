@@ -44,8 +44,9 @@ TEST_CASE("option --rsh-agent replaces ssh and is called as ssh is: AGENT HOST C
              "./train"});
 }
 
-TEST_CASE("the rank environment: forwarded names with the launcher's values, then values, "
-          "hidden values and the job's entries; nothing for an unset name") {
+TEST_CASE(
+    "the rank environment: forwarded names with the launcher's values, then values, "
+    "hidden values and the job's entries; nothing for an unset name") {
   JobPlan plan = two_host_plan();
   plan.env.by_name = {"PATH", "UNSET_HERE", "MY_TOKEN"};
   plan.env.with_value = {{"RUNRUN_FUSION_THRESHOLD", "1048576"}};

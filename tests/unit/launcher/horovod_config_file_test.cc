@@ -170,12 +170,12 @@ TEST_CASE("option --config-file: Horovod's settings become the flags of the same
   std::string notices;
   for (const auto& notice : parsed.notices) notices += notice + "\n";
   CHECK(knob(parsed, k::kTimelineMarkCycles.env_name) == "1");
-  for (const char* said : {"--hierarchical-allgather accepted",
-                           "--mpi-threads-disable accepted", "--num-nccl-streams 2 accepted",
-                           "--autotune-bayes-opt-max-samples accepted",
-                           "--autotune-gaussian-process-noise accepted",
-                           "'library_options.ccl_bgt_affinity' is not a setting horovodrun reads",
-                           "'logging.hide_timestamp' is not a setting horovodrun reads"}) {
+  for (const char* said :
+       {"--hierarchical-allgather accepted", "--mpi-threads-disable accepted",
+        "--num-nccl-streams 2 accepted", "--autotune-bayes-opt-max-samples accepted",
+        "--autotune-gaussian-process-noise accepted",
+        "'library_options.ccl_bgt_affinity' is not a setting horovodrun reads",
+        "'logging.hide_timestamp' is not a setting horovodrun reads"}) {
     CHECK_THAT(notices, Catch::Contains(said));
   }
   CHECK(parsed.notices.size() == 7);
@@ -194,8 +194,8 @@ TEST_CASE("option --config-file: the command line wins wherever it stands, as in
   CHECK(knob(parsed, k::kLogLevel.env_name) == "error");
   CHECK(knob(parsed, k::kCycleTimeMs.env_name) == "10");  // not on the command line: the file's
   // --no-autotune: the autotune section counts for nothing.
-  const auto no_autotune = parse_all({"-np", "2", "--config-file", file.path(), "--no-autotune",
-                                      "x"});
+  const auto no_autotune =
+      parse_all({"-np", "2", "--config-file", file.path(), "--no-autotune", "x"});
   CHECK(knob(no_autotune, k::kAutotune.env_name) == "0");
   CHECK(knob(no_autotune, k::kAutotuneLog.env_name) == "<unset>");
 }

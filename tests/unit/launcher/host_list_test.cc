@@ -59,8 +59,8 @@ TEST_CASE("malformed hostfile lines name file, line number and line") {
   CHECK_THAT(err("a slots=2\nb slots=x\n"),
              Catch::Contains("hostfile hosts.txt line 2 'b slots=x'") &&
                  Catch::Contains("positive integer"));
-  CHECK_THAT(err("a max_slots=2"), Catch::Contains("line 1") &&
-                                       Catch::Contains("unknown attribute 'max_slots=2'"));
+  CHECK_THAT(err("a max_slots=2"),
+             Catch::Contains("line 1") && Catch::Contains("unknown attribute 'max_slots=2'"));
   CHECK_THAT(err("a:2 slots=3"), Catch::Contains("slots given twice"));
   CHECK_THAT(err("\n\nb:0"), Catch::Contains("line 3"));
   CHECK_THAT(err("# only a comment\n"), Catch::Contains("lists no host"));

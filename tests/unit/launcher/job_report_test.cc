@@ -126,8 +126,9 @@ TEST_CASE("launcher/job_report: a silent rank stopped by the launcher is named")
   record.silent_rank_host = "b";
   const JobReport report = job_report(record);
   CHECK(report.exit_code == kExitLauncherFailure);
-  CHECK(report.text == "runrun: rank 3 on host b stopped answering (stopped or hung) and was "
-                       "stopped with the other ranks\n");
+  CHECK(report.text ==
+        "runrun: rank 3 on host b stopped answering (stopped or hung) and was "
+        "stopped with the other ranks\n");
   CHECK(report.mpirun_output == MpirunOutput::kNone);
 }
 

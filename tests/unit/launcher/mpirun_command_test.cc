@@ -21,12 +21,35 @@ TEST_CASE("single host, not root: the minimal command") {
   LaunchOptions options;
   options.num_proc = 2;
   options.command = {"python", "-c", "print(1)"};
-  CHECK(build_mpirun_command(options, basic_plan()) ==
-        Args{"/usr/bin/mpirun", "--noprefix", "-np", "2", "-H", "localhost:2", "--bind-to",
-             "none", "--map-by", "slot", "--tag-output", "--mca", "oob_tcp_keepalive_time", "10",
-             "--mca", "oob_tcp_keepalive_intvl", "5", "--mca", "oob_tcp_keepalive_probes", "2",
-             "-x", "PATH", "/opt/bin/runrun",
-             "--rank-shim", "2", "--", "python", "-c", "print(1)"});
+  CHECK(build_mpirun_command(options, basic_plan()) == Args{"/usr/bin/mpirun",
+                                                            "--noprefix",
+                                                            "-np",
+                                                            "2",
+                                                            "-H",
+                                                            "localhost:2",
+                                                            "--bind-to",
+                                                            "none",
+                                                            "--map-by",
+                                                            "slot",
+                                                            "--tag-output",
+                                                            "--mca",
+                                                            "oob_tcp_keepalive_time",
+                                                            "10",
+                                                            "--mca",
+                                                            "oob_tcp_keepalive_intvl",
+                                                            "5",
+                                                            "--mca",
+                                                            "oob_tcp_keepalive_probes",
+                                                            "2",
+                                                            "-x",
+                                                            "PATH",
+                                                            "/opt/bin/runrun",
+                                                            "--rank-shim",
+                                                            "2",
+                                                            "--",
+                                                            "python",
+                                                            "-c",
+                                                            "print(1)"});
 }
 
 TEST_CASE("every translated option in its place") {
@@ -44,17 +67,55 @@ TEST_CASE("every translated option in its place") {
   plan.hosts = {{"a", 4}, {"b", 2}};
   plan.env.by_name = {"PATH", "RUNRUN_LOG_LEVEL"};
   plan.env.with_value = {{"RUNRUN_FUSION_THRESHOLD", "1048576"}, {"OMP_NUM_THREADS", "1"}};
-  CHECK(build_mpirun_command(options, plan) ==
-        Args{"/usr/bin/mpirun", "--allow-run-as-root", "--noprefix", "-np", "6", "-H", "a:4,b:2",
-             "--bind-to", "none", "--map-by", "slot", "--tag-output",
-             "--mca", "plm_rsh_agent", "/t/agent.sh",
-             "--mca", "plm_rsh_args", "-p 2222 -i '/k/id rsa'",
-             "--mca", "btl_tcp_if_include", "10.1.0.0/24", "--mca", "oob_tcp_if_include",
-             "10.1.0.0/24", "--mca", "oob_tcp_keepalive_time", "1", "--mca",
-             "oob_tcp_keepalive_intvl", "1", "--mca", "oob_tcp_keepalive_probes", "1",
-             "-x", "PATH", "-x", "RUNRUN_LOG_LEVEL", "-x", "RUNRUN_FUSION_THRESHOLD=1048576",
-             "-x", "OMP_NUM_THREADS=1", "--mca", "btl", "self,tcp",
-             "/opt/bin/runrun", "--rank-shim", "4,2", "--", "./train"});
+  CHECK(build_mpirun_command(options, plan) == Args{"/usr/bin/mpirun",
+                                                    "--allow-run-as-root",
+                                                    "--noprefix",
+                                                    "-np",
+                                                    "6",
+                                                    "-H",
+                                                    "a:4,b:2",
+                                                    "--bind-to",
+                                                    "none",
+                                                    "--map-by",
+                                                    "slot",
+                                                    "--tag-output",
+                                                    "--mca",
+                                                    "plm_rsh_agent",
+                                                    "/t/agent.sh",
+                                                    "--mca",
+                                                    "plm_rsh_args",
+                                                    "-p 2222 -i '/k/id rsa'",
+                                                    "--mca",
+                                                    "btl_tcp_if_include",
+                                                    "10.1.0.0/24",
+                                                    "--mca",
+                                                    "oob_tcp_if_include",
+                                                    "10.1.0.0/24",
+                                                    "--mca",
+                                                    "oob_tcp_keepalive_time",
+                                                    "1",
+                                                    "--mca",
+                                                    "oob_tcp_keepalive_intvl",
+                                                    "1",
+                                                    "--mca",
+                                                    "oob_tcp_keepalive_probes",
+                                                    "1",
+                                                    "-x",
+                                                    "PATH",
+                                                    "-x",
+                                                    "RUNRUN_LOG_LEVEL",
+                                                    "-x",
+                                                    "RUNRUN_FUSION_THRESHOLD=1048576",
+                                                    "-x",
+                                                    "OMP_NUM_THREADS=1",
+                                                    "--mca",
+                                                    "btl",
+                                                    "self,tcp",
+                                                    "/opt/bin/runrun",
+                                                    "--rank-shim",
+                                                    "4,2",
+                                                    "--",
+                                                    "./train"});
 }
 
 TEST_CASE("ssh identity alone goes through plm_rsh_args") {
@@ -72,9 +133,9 @@ TEST_CASE("mpirun's daemons notice a cut link within two thirds of the peer time
     REQUIRE(args.size() == 9);
     return std::stoi(args[2]) + std::stoi(args[5]) * std::stoi(args[8]);
   };
-  CHECK(lifeline_keepalive_args(30, {}) ==
-        Args{"--mca", "oob_tcp_keepalive_time", "10", "--mca", "oob_tcp_keepalive_intvl", "5",
-             "--mca", "oob_tcp_keepalive_probes", "2"});
+  CHECK(lifeline_keepalive_args(30, {}) == Args{"--mca", "oob_tcp_keepalive_time", "10", "--mca",
+                                                "oob_tcp_keepalive_intvl", "5", "--mca",
+                                                "oob_tcp_keepalive_probes", "2"});
   for (int timeout : {3, 4, 6, 10, 30, 120, 600}) {
     INFO("RUNRUN_PEER_TIMEOUT=" << timeout);
     CHECK(seconds_to_notice(lifeline_keepalive_args(timeout, {})) < timeout);

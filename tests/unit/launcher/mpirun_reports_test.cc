@@ -6,8 +6,7 @@ using namespace runrun::launcher;
 
 TEST_CASE("mpirun's crash report is recognized by its first and last lines and signal") {
   const std::vector<std::string> report = {
-      "[vm:15935] *** Process received signal ***",
-      "[vm:15935] Signal: Segmentation fault (11)",
+      "[vm:15935] *** Process received signal ***", "[vm:15935] Signal: Segmentation fault (11)",
       "[vm:15935] [ 1] /lib/x86_64-linux-gnu/libpmix.so.2(PMIx_Finalize+0x703)[0x7f1494a50e83]",
       "[vm:15935] *** End of error message ***"};
   CHECK(starts_crash_report(report[0]));
@@ -21,9 +20,11 @@ TEST_CASE("mpirun's crash report is recognized by its first and last lines and s
 
 TEST_CASE("the node of a daemon mpirun lost") {
   const std::vector<std::string> box = {
-      "ORTE has lost communication with a remote daemon.", "",
+      "ORTE has lost communication with a remote daemon.",
+      "",
       "  HNP daemon   : [[15802,0],0] on node vm",
-      "  Remote daemon: [[15802,0],2] on node ns2", "",
+      "  Remote daemon: [[15802,0],2] on node ns2",
+      "",
       "This is usually due to either a failure of the TCP network"};
   CHECK(lost_daemon_node(box) == std::optional<std::string>("ns2"));
   CHECK_FALSE(lost_daemon_node({"mpirun noticed that process rank 1 with PID 7 on node a"}));

@@ -79,7 +79,8 @@ TEST_CASE("the report is rank 0's stdout; its status line sets the exit status")
       "[0]<stdout>:verdict: one pair: 9.1 Gbit/s\n"
       "[0]<stdout>:runrun-check-network: status below-minimum link-gbit 9.5\n";
   const auto output = parse_network_check_output(captured);
-  CHECK(output.report == Args{"runrun --check-network: 2 host(s)", "verdict: one pair: 9.1 Gbit/s"});
+  CHECK(output.report ==
+        Args{"runrun --check-network: 2 host(s)", "verdict: one pair: 9.1 Gbit/s"});
   CHECK(output.below_minimum);
   CHECK(output.link_gbit == 9.5);
   CHECK(!parse_network_check_output("[0]<stdout>:runrun-check-network: status ok\n").below_minimum);

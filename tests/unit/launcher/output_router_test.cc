@@ -46,15 +46,15 @@ TEST_CASE("tags are rewritten, markers taken out, partial reads joined") {
                                                        {RankEvent::Kind::kExited, 0, 3}});
   router.finish();
   CHECK(read_stream(out) == "[0]<stdout>:hello\n[1]<stdout>:world\n");
-  CHECK(read_stream(err) ==
-        "[0]<stderr>:50%\nmpirun says something\n[1]<stderr>:no newline\n");
+  CHECK(read_stream(err) == "[0]<stderr>:50%\nmpirun says something\n[1]<stderr>:no newline\n");
   CHECK(router.take_events().empty());
   std::fclose(out);
   std::fclose(err);
 }
 
-TEST_CASE("a rank's own pipes (runrun --gloo): untagged bytes, several lines per read, markers "
-          "and a '[' that is not a tag") {
+TEST_CASE(
+    "a rank's own pipes (runrun --gloo): untagged bytes, several lines per read, markers "
+    "and a '[' that is not a tag") {
   std::FILE* out = std::tmpfile();
   std::FILE* err = std::tmpfile();
   OutputRouter router(out, err, "", 2);
@@ -86,7 +86,7 @@ TEST_CASE("option --output-filename: per-rank files, zero-padded, created for ev
   CHECK(read_file(dir + "/rank.03/stdout") == "three\n");
   CHECK(read_file(dir + "/rank.03/stderr").empty());
   CHECK(read_file(dir + "/rank.11/stderr") == "eleven\n");
-  struct stat info {};
+  struct stat info{};
   CHECK(stat((dir + "/rank.00/stdout").c_str(), &info) == 0);
   CHECK(read_stream(out) == "[3]<stdout>:three\n");
   std::fclose(out);
@@ -113,9 +113,10 @@ TEST_CASE("mpirun's job-end boxes are held back, other boxes shown, held ones re
   const std::string job_end = rule +
                               "\nPrimary job  terminated normally, but 1 process returned\n"
                               "a non-zero exit code. Per user-direction, the job has been "
-                              "aborted.\n" + rule + "\n";
-  const std::string other = rule + "\nORTE was unable to reliably start one or more daemons.\n" +
-                            rule + "\n";
+                              "aborted.\n" +
+                              rule + "\n";
+  const std::string other =
+      rule + "\nORTE was unable to reliably start one or more daemons.\n" + rule + "\n";
   std::FILE* out = std::tmpfile();
   std::FILE* err = std::tmpfile();
   OutputRouter router(out, err, "", 2);
@@ -136,7 +137,8 @@ TEST_CASE("mpirun's job-end boxes are held back, other boxes shown, held ones re
   std::fclose(verbose_err);
 }
 
-TEST_CASE("option --prefix-output-with-timestamp: rank lines begin with the time, as horovodrun's") {
+TEST_CASE(
+    "option --prefix-output-with-timestamp: rank lines begin with the time, as horovodrun's") {
   char dir_template[] = "/tmp/runrun_router_XXXXXX";
   const std::string dir = mkdtemp(dir_template);
   std::FILE* out = std::tmpfile();
@@ -148,10 +150,10 @@ TEST_CASE("option --prefix-output-with-timestamp: rank lines begin with the time
     router.finish();
   }
   // asctime's form: "Tue Mar  3 14:05:09 2026", then the tag.
-  const std::string time = "[A-Z][a-z]{2} [A-Z][a-z]{2} [ 1-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} "
-                           "[0-9]{4}";
-  CHECK_THAT(read_stream(out),
-             Catch::Matches(time + "\\[1\\]<stdout>:one\nmpirun's own line\n"));
+  const std::string time =
+      "[A-Z][a-z]{2} [A-Z][a-z]{2} [ 1-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} "
+      "[0-9]{4}";
+  CHECK_THAT(read_stream(out), Catch::Matches(time + "\\[1\\]<stdout>:one\nmpirun's own line\n"));
   CHECK_THAT(read_stream(err), Catch::Matches(time + "\\[0\\]<stderr>:zero\n"));
   CHECK_THAT(read_file(dir + "/rank.1/stdout"), Catch::Matches(time + "one\n"));
   std::fclose(out);
@@ -159,8 +161,9 @@ TEST_CASE("option --prefix-output-with-timestamp: rank lines begin with the time
   REQUIRE(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
 }
 
-TEST_CASE("srun --label output (a Gloo job in a Slurm allocation): labels become tags, lines "
-          "split across reads stay whole, srun's own lines stay untagged") {
+TEST_CASE(
+    "srun --label output (a Gloo job in a Slurm allocation): labels become tags, lines "
+    "split across reads stay whole, srun's own lines stay untagged") {
   std::FILE* out = std::tmpfile();
   std::FILE* err = std::tmpfile();
   OutputRouter router(out, err, "", 12, false, false, /*srun_labels=*/true);
@@ -180,13 +183,16 @@ TEST_CASE("srun --label output (a Gloo job in a Slurm allocation): labels become
 
 TEST_CASE("mpirun's lost-daemon box and its crash report are held back and kept apart") {
   const std::string rule(74, '-');
-  const std::string lost = rule + "\nORTE has lost communication with a remote daemon.\n\n"
+  const std::string lost = rule +
+                           "\nORTE has lost communication with a remote daemon.\n\n"
                            "  HNP daemon   : [[1,0],0] on node vm\n"
-                           "  Remote daemon: [[1,0],2] on node ns2\n" + rule + "\n";
-  const std::string crash = "[vm:15] *** Process received signal ***\n"
-                            "[vm:15] Signal: Segmentation fault (11)\n"
-                            "[vm:15] [ 1] libpmix.so.2(PMIx_Finalize+0x703)\n"
-                            "[vm:15] *** End of error message ***\n";
+                           "  Remote daemon: [[1,0],2] on node ns2\n" +
+                           rule + "\n";
+  const std::string crash =
+      "[vm:15] *** Process received signal ***\n"
+      "[vm:15] Signal: Segmentation fault (11)\n"
+      "[vm:15] [ 1] libpmix.so.2(PMIx_Finalize+0x703)\n"
+      "[vm:15] *** End of error message ***\n";
   std::FILE* out = std::tmpfile();
   std::FILE* err = std::tmpfile();
   OutputRouter router(out, err, "", 4);

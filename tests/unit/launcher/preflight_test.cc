@@ -68,8 +68,7 @@ TEST_CASE("network interfaces: names of this machine or CIDR blocks") {
   CHECK_NOTHROW(check_network_interfaces("eth0", interfaces));
   CHECK_NOTHROW(check_network_interfaces("lo,10.0.0.0/8,fd00::/64", interfaces));
   CHECK_THROWS_WITH(check_network_interfaces("eth9", interfaces),
-                    Catch::Contains("'eth9' is not an interface") &&
-                        Catch::Contains("lo, eth0"));
+                    Catch::Contains("'eth9' is not an interface") && Catch::Contains("lo, eth0"));
   CHECK_THROWS_WITH(check_network_interfaces("10.0.0.0/33", interfaces),
                     Catch::Contains("not a CIDR block"));
   CHECK_THROWS_WITH(check_network_interfaces("nonsense/8", interfaces),
@@ -83,9 +82,9 @@ TEST_CASE("the remote check command: ssh with options, or the agent") {
         Args{"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "h1", "true"});
   options.ssh_port = 2222;
   options.ssh_identity_file = "/k/id";
-  CHECK(remote_check_command("h1", options, 3) ==
-        Args{"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", "-p", "2222", "-i", "/k/id",
-             "h1", "true"});
+  CHECK(remote_check_command("h1", options, 3) == Args{"ssh", "-o", "BatchMode=yes", "-o",
+                                                       "ConnectTimeout=3", "-p", "2222", "-i",
+                                                       "/k/id", "h1", "true"});
   options.rsh_agent = "/t/agent.sh --quiet";
   CHECK(remote_check_command("h1", options, 3) == Args{"/t/agent.sh", "--quiet", "h1", "true"});
 }
@@ -112,9 +111,9 @@ TEST_CASE("unreachable hosts are all named with the remote shell's error") {
 }
 
 TEST_CASE("mpirun missing from PATH names the package") {
-  CHECK_THROWS_WITH(find_open_mpi_mpirun({{"PATH", "/nonexistent"}}),
-                    Catch::Contains("mpirun was not found on PATH") &&
-                        Catch::Contains("openmpi-bin"));
+  CHECK_THROWS_WITH(
+      find_open_mpi_mpirun({{"PATH", "/nonexistent"}}),
+      Catch::Contains("mpirun was not found on PATH") && Catch::Contains("openmpi-bin"));
   CHECK_THROWS_WITH(find_open_mpi_mpirun({}), Catch::Contains("openmpi-bin"));
 }
 

@@ -33,8 +33,9 @@ std::string error_of(const Args& args) {
 }  // namespace
 
 TEST_CASE("profile: --profile sets RUNRUN_PROFILE and its interval and output") {
-  const Args args{"--profile", "--profile-interval", "100", "--profile-output", "p.jsonl",
-                  "-np", "2", "python", "t.py"};
+  const Args args{
+      "--profile", "--profile-interval", "100", "--profile-output", "p.jsonl", "-np", "2", "python",
+      "t.py"};
   CHECK(variable(args, "RUNRUN_PROFILE") == "1");
   CHECK(variable(args, "RUNRUN_PROFILE_INTERVAL") == "100");
   CHECK(variable(args, "RUNRUN_PROFILE_OUTPUT") == "p.jsonl");

@@ -10,8 +10,8 @@
 using namespace runrun::launcher;
 
 TEST_CASE("any value but NUL round-trips, empty values and '=' in values included") {
-  const EnvEntries entries = {{"PATH", "/a:/b"}, {"EMPTY", ""}, {"EQ", "a=b=c"},
-                              {"LINES", "one\ntwo\n"}, {"SPACE", " x "}};
+  const EnvEntries entries = {
+      {"PATH", "/a:/b"}, {"EMPTY", ""}, {"EQ", "a=b=c"}, {"LINES", "one\ntwo\n"}, {"SPACE", " x "}};
   const std::string block = encode_environment_block(entries);
   CHECK(decode_environment_block(block) == entries);
   CHECK(decode_environment_block(encode_environment_block({})).empty());

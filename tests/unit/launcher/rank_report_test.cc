@@ -7,11 +7,10 @@
 using namespace runrun::launcher;
 
 TEST_CASE("rank events round-trip through their marker line") {
-  for (const RankEvent event : {RankEvent{RankEvent::Kind::kStarted, 0, 0},
-                                RankEvent{RankEvent::Kind::kExited, 7, 3},
-                                RankEvent{RankEvent::Kind::kSignaled, 12, 9},
-                                RankEvent{RankEvent::Kind::kStopped, 1, 143},
-                                RankEvent{RankEvent::Kind::kInitFailed, 3, 0}}) {
+  for (const RankEvent event :
+       {RankEvent{RankEvent::Kind::kStarted, 0, 0}, RankEvent{RankEvent::Kind::kExited, 7, 3},
+        RankEvent{RankEvent::Kind::kSignaled, 12, 9}, RankEvent{RankEvent::Kind::kStopped, 1, 143},
+        RankEvent{RankEvent::Kind::kInitFailed, 3, 0}}) {
     std::string line = format_rank_event(event);
     REQUIRE(line.back() == '\n');
     line.pop_back();

@@ -50,15 +50,15 @@ TEST_CASE("launcher/signal_scope: a signalfd takes the signals and the mask is r
 }
 
 TEST_CASE("launcher/signal_scope: SIGPIPE is ignored in the scope, its disposition restored") {
-  struct sigaction before {};
+  struct sigaction before{};
   sigaction(SIGPIPE, nullptr, &before);
   {
     const ScopedIgnoredSignal ignore(SIGPIPE);
-    struct sigaction now {};
+    struct sigaction now{};
     sigaction(SIGPIPE, nullptr, &now);
     CHECK(now.sa_handler == SIG_IGN);
   }
-  struct sigaction after {};
+  struct sigaction after{};
   sigaction(SIGPIPE, nullptr, &after);
   CHECK(after.sa_handler == before.sa_handler);
 }

@@ -12,15 +12,16 @@
 #include "ops/backend_factory.h"
 #include "runrun/build_config.h"
 
-TEST_CASE("make_backend: gloo outside a launcher job says how to start one; unknown names list "
-          "the built backends") {
+TEST_CASE(
+    "make_backend: gloo outside a launcher job says how to start one; unknown names list "
+    "the built backends") {
   runrun::BackendOptions options;
   options.name = "gloo";
   ::unsetenv("RUNRUN_RANK");
   if (RUNRUN_HAVE_GLOO) {
     CHECK_THROWS_AS(runrun::make_backend(options), runrun::InvalidArgumentError);
-    CHECK_THROWS_WITH(runrun::make_backend(options),
-                      Catch::Contains("RUNRUN_RANK is not set") && Catch::Contains("runrun --gloo"));
+    CHECK_THROWS_WITH(runrun::make_backend(options), Catch::Contains("RUNRUN_RANK is not set") &&
+                                                         Catch::Contains("runrun --gloo"));
   } else {
     CHECK_THROWS_AS(runrun::make_backend(options), runrun::UnsupportedError);
     CHECK_THROWS_WITH(runrun::make_backend(options),
@@ -71,7 +72,7 @@ TEST_CASE("the backend catalog (what --check-build and *_built() report) matches
     }
   };
   CHECK(creatable("gloo") == backend_built("gloo"));
-  CHECK(backend_built("nccl"));  // the data backend of CUDA tensors, loaded at run time...
+  CHECK(backend_built("nccl"));    // the data backend of CUDA tensors, loaded at run time...
   CHECK_FALSE(creatable("nccl"));  // ...which is no controller: never a make_backend name
   CHECK(backend_built("local"));
   CHECK(creatable("local"));

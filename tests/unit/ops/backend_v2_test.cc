@@ -114,12 +114,11 @@ TEST_CASE("a buffer on a device the backend cannot address: UnsupportedError nam
   const runrun::DeviceBuffer on_gpu{&value, DLDevice{kDLCUDA, 1}};
   CHECK_THROWS_AS(backend.start_allreduce(on_gpu, on_gpu, 1, DataType::kFloat32, ReduceOp::kSum),
                   runrun::UnsupportedError);
-  CHECK_THROWS_WITH(backend.start_broadcast(on_gpu, 4, 0),
-                    Catch::Contains("broadcast") && Catch::Contains("cuda:1") &&
-                        Catch::Contains("local backend"));
-  CHECK_THROWS_WITH(
-      backend.start_allgatherv(runrun::cpu_buffer(&value), 4, on_gpu, {4}),
-      Catch::Contains("allgatherv") && Catch::Contains("cuda:1"));
+  CHECK_THROWS_WITH(backend.start_broadcast(on_gpu, 4, 0), Catch::Contains("broadcast") &&
+                                                               Catch::Contains("cuda:1") &&
+                                                               Catch::Contains("local backend"));
+  CHECK_THROWS_WITH(backend.start_allgatherv(runrun::cpu_buffer(&value), 4, on_gpu, {4}),
+                    Catch::Contains("allgatherv") && Catch::Contains("cuda:1"));
   // Pinned host memory is host memory.
   const runrun::DeviceBuffer pinned{&value, DLDevice{kDLCUDAHost, 0}};
   backend.start_allreduce(pinned, pinned, 1, DataType::kFloat32, ReduceOp::kSum)->wait();

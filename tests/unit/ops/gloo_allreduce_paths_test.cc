@@ -61,7 +61,8 @@ TEST_CASE("gloo allreduce: one-step, one-segment and segmented paths give exact 
   }
 }
 
-TEST_CASE("gloo allreduce: beyond 4 ranks recursive doubling and halving-doubling give exact sums") {
+TEST_CASE(
+    "gloo allreduce: beyond 4 ranks recursive doubling and halving-doubling give exact sums") {
   // Over TCP (RUNRUN_GLOO_SHM=0, the ops.gloo.tcp.* runs) auto picks recursive doubling up to
   // 64 KiB and halving-doubling above (ops/algorithms/algorithm_choice.h); 5 and 6 ranks fold
   // into a group of 4, 8 is a power of two.

@@ -119,55 +119,59 @@ TEST_CASE("gloo backend: ranks of one host use shared memory unless it is turned
   }
 }
 
-TEST_CASE("gloo control channel: negotiation agreements and broadcasts at every size over direct and tree exchanges") {
+TEST_CASE(
+    "gloo control channel: negotiation agreements and broadcasts at every size over direct and "
+    "tree exchanges") {
   // Up to 4 ranks one direct exchange; beyond, recursive doubling, with ranks folded in and out
   // when the size is not a power of two (5, 6, 7, 9). Each rank clears its own bit and one bit
   // that only it knows: the AND keeps exactly the bits no rank cleared.
   for (int size : {2, 3, 4, 5, 6, 7, 8, 9}) {
     INFO("ranks " << size);
     auto options = runrun::testing::gloo_test_options();
-    const auto errors = runrun::testing::run_gloo_ranks_collect(size, options, [](Backend& backend) {
-      auto channel = backend.create_control_channel();
-      const int rank = backend.rank();
-      for (int round = 0; round < 3; ++round) {
-        std::vector<uint64_t> bits{~uint64_t{0}, ~uint64_t{0}};
-        bits[0] &= ~(uint64_t{1} << rank);
-        bits[1] &= ~(uint64_t{1} << (rank + round + 20));
-        channel->allreduce_and(bits);
-        uint64_t expect0 = ~uint64_t{0}, expect1 = ~uint64_t{0};
-        for (int r = 0; r < backend.size(); ++r) {
-          expect0 &= ~(uint64_t{1} << r);
-          expect1 &= ~(uint64_t{1} << (r + round + 20));
-        }
-        CHECK(bits[0] == expect0);
-        CHECK(bits[1] == expect1);
-      }
-      // Broadcasts from every root: a tree beyond 4 ranks, lengths differing by root.
-      for (int root = 0; root < backend.size(); ++root) {
-        std::string text = rank == root ? std::string(static_cast<size_t>(root) * 37 + 1, 'a' + root)
-                                        : std::string("stale");
-        channel->broadcast(text, root);
-        CHECK(text == std::string(static_cast<size_t>(root) * 37 + 1, 'a' + root));
-      }
-      // create_subgroup agrees through the element-wise minimum over the same path.
-      std::vector<int> evens;
-      for (int r = 0; r < backend.size(); r += 2) evens.push_back(r);
-      auto sub = channel->create_subgroup(evens);
-      CHECK((sub != nullptr) == (rank % 2 == 0));
-      // Members use the subgroup before anyone tears it down (a member closing its connections
-      // while another still connects would fail that one's connect), then every rank agrees
-      // once more on the parent, so no rank leaves while another is still in the subgroup.
-      if (sub) {
-        std::vector<uint64_t> member_bits{~uint64_t{0} ^ (uint64_t{1} << rank)};
-        sub->allreduce_and(member_bits);
-        uint64_t expect = ~uint64_t{0};
-        for (int r : evens) expect ^= uint64_t{1} << r;
-        CHECK(member_bits[0] == expect);
-      }
-      std::vector<uint64_t> done{1};
-      channel->allreduce_and(done);
-      CHECK(done[0] == 1);
-    });
+    const auto errors =
+        runrun::testing::run_gloo_ranks_collect(size, options, [](Backend& backend) {
+          auto channel = backend.create_control_channel();
+          const int rank = backend.rank();
+          for (int round = 0; round < 3; ++round) {
+            std::vector<uint64_t> bits{~uint64_t{0}, ~uint64_t{0}};
+            bits[0] &= ~(uint64_t{1} << rank);
+            bits[1] &= ~(uint64_t{1} << (rank + round + 20));
+            channel->allreduce_and(bits);
+            uint64_t expect0 = ~uint64_t{0}, expect1 = ~uint64_t{0};
+            for (int r = 0; r < backend.size(); ++r) {
+              expect0 &= ~(uint64_t{1} << r);
+              expect1 &= ~(uint64_t{1} << (r + round + 20));
+            }
+            CHECK(bits[0] == expect0);
+            CHECK(bits[1] == expect1);
+          }
+          // Broadcasts from every root: a tree beyond 4 ranks, lengths differing by root.
+          for (int root = 0; root < backend.size(); ++root) {
+            std::string text = rank == root
+                                   ? std::string(static_cast<size_t>(root) * 37 + 1, 'a' + root)
+                                   : std::string("stale");
+            channel->broadcast(text, root);
+            CHECK(text == std::string(static_cast<size_t>(root) * 37 + 1, 'a' + root));
+          }
+          // create_subgroup agrees through the element-wise minimum over the same path.
+          std::vector<int> evens;
+          for (int r = 0; r < backend.size(); r += 2) evens.push_back(r);
+          auto sub = channel->create_subgroup(evens);
+          CHECK((sub != nullptr) == (rank % 2 == 0));
+          // Members use the subgroup before anyone tears it down (a member closing its connections
+          // while another still connects would fail that one's connect), then every rank agrees
+          // once more on the parent, so no rank leaves while another is still in the subgroup.
+          if (sub) {
+            std::vector<uint64_t> member_bits{~uint64_t{0} ^ (uint64_t{1} << rank)};
+            sub->allreduce_and(member_bits);
+            uint64_t expect = ~uint64_t{0};
+            for (int r : evens) expect ^= uint64_t{1} << r;
+            CHECK(member_bits[0] == expect);
+          }
+          std::vector<uint64_t> done{1};
+          channel->allreduce_and(done);
+          CHECK(done[0] == 1);
+        });
     runrun::testing::rethrow_root_cause(errors);
   }
 }

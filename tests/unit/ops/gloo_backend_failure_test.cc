@@ -16,9 +16,9 @@
 using runrun::Backend;
 using runrun::DataType;
 using runrun::ReduceOp;
+using runrun::testing::gloo_test_options;
 using runrun::testing::is;
 using runrun::testing::message_of;
-using runrun::testing::gloo_test_options;
 using runrun::testing::run_gloo_ranks_collect;
 
 namespace {
@@ -57,7 +57,8 @@ TEST_CASE("gloo collective timeout: a rank that never enters turns into TimeoutE
                                         Catch::Contains("waiting for rank 1"));
   REQUIRE(errors[1]);
   CHECK(is<runrun::PeerFailureError>(errors[1]));
-  CHECK_THAT(message_of(errors[1]), Catch::Contains("barrier on rank 1") && Catch::Contains("lost rank 0"));
+  CHECK_THAT(message_of(errors[1]),
+             Catch::Contains("barrier on rank 1") && Catch::Contains("lost rank 0"));
 }
 
 TEST_CASE("gloo collective timeout: every waiting rank ends within the bound") {
@@ -92,8 +93,8 @@ TEST_CASE("gloo collective timeout: every waiting rank ends within the bound") {
       ++timeouts;
       // Usually rank 2; under heavy load a rank may still be waiting for a present peer's
       // bytes when its deadline passes, and names that one.
-      CHECK_THAT(message_of(error), Catch::Contains("timed out after 1000 ms") &&
-                                        Catch::Contains("waiting for rank"));
+      CHECK_THAT(message_of(error),
+                 Catch::Contains("timed out after 1000 ms") && Catch::Contains("waiting for rank"));
     } else {
       CHECK(is<runrun::PeerFailureError>(error));
       CHECK_THAT(message_of(error), Catch::Contains("lost rank " + std::to_string(1 - r)));
@@ -123,8 +124,7 @@ TEST_CASE("gloo abort: a blocked call and later calls throw ShutDownError, the p
       std::vector<uint64_t> bits{1};
       try {
         backend.control().allreduce_and(bits);  // rank 1 never joins the control channel
-      } catch (const runrun::ShutDownError&) {
-      }
+      } catch (const runrun::ShutDownError&) {}
       // The backend must outlive the abort() call running on the other thread.
       while (!abort_returned.load()) std::this_thread::yield();
       rank0_done = true;
@@ -138,10 +138,12 @@ TEST_CASE("gloo abort: a blocked call and later calls throw ShutDownError, the p
   CHECK(std::chrono::steady_clock::now() - start < kMustEndWithin);
   REQUIRE(errors[0]);
   CHECK(is<runrun::ShutDownError>(errors[0]));
-  CHECK_THAT(message_of(errors[0]), Catch::Contains("barrier on rank 0") && Catch::Contains("aborted"));
+  CHECK_THAT(message_of(errors[0]),
+             Catch::Contains("barrier on rank 0") && Catch::Contains("aborted"));
   REQUIRE(errors[1]);
   CHECK(is<runrun::PeerFailureError>(errors[1]));
-  CHECK_THAT(message_of(errors[1]), Catch::Contains("barrier on rank 1") && Catch::Contains("lost rank 0"));
+  CHECK_THAT(message_of(errors[1]),
+             Catch::Contains("barrier on rank 1") && Catch::Contains("lost rank 0"));
 }
 
 TEST_CASE("gloo peer failure: a rank that left is named by the survivors") {
@@ -153,7 +155,8 @@ TEST_CASE("gloo peer failure: a rank that left is named by the survivors") {
     backend.barrier();
     if (backend.rank() == 1) return;  // leaves: its backend is destroyed, connections closed
     std::vector<int32_t> values(1000, 1);
-    backend.allreduce(values.data(), values.data(), values.size(), DataType::kInt32, ReduceOp::kSum);
+    backend.allreduce(values.data(), values.data(), values.size(), DataType::kInt32,
+                      ReduceOp::kSum);
   });
   CHECK(std::chrono::steady_clock::now() - start < kMustEndWithin);
   CHECK_FALSE(errors[1]);
@@ -161,9 +164,9 @@ TEST_CASE("gloo peer failure: a rank that left is named by the survivors") {
     INFO("rank " << r);
     REQUIRE(errors[static_cast<size_t>(r)]);
     CHECK(is<runrun::PeerFailureError>(errors[static_cast<size_t>(r)]));
-    CHECK_THAT(message_of(errors[static_cast<size_t>(r)]),
-               Catch::Contains("allreduce on rank " + std::to_string(r)) &&
-                   Catch::Contains("lost rank"));
+    CHECK_THAT(
+        message_of(errors[static_cast<size_t>(r)]),
+        Catch::Contains("allreduce on rank " + std::to_string(r)) && Catch::Contains("lost rank"));
   }
 }
 

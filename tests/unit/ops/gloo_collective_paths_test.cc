@@ -31,12 +31,15 @@ void expect(bool ok, Backend& backend, const std::string& what) {
   }
 }
 
-char byte_of(int rank, size_t i) { return static_cast<char>((rank * 41 + static_cast<int>(i) * 7 + 1) & 0xff); }
+char byte_of(int rank, size_t i) {
+  return static_cast<char>((rank * 41 + static_cast<int>(i) * 7 + 1) & 0xff);
+}
 
 void check_allgatherv(Backend& backend, size_t scale) {
   const int n = backend.size();
   std::vector<size_t> bytes(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) bytes[static_cast<size_t>(r)] = r % 3 == 1 ? 0 : scale * static_cast<size_t>(r + 1) + 3;
+  for (int r = 0; r < n; ++r)
+    bytes[static_cast<size_t>(r)] = r % 3 == 1 ? 0 : scale * static_cast<size_t>(r + 1) + 3;
   const auto offsets = runrun::offsets_of(bytes);
   const size_t total = std::accumulate(bytes.begin(), bytes.end(), size_t{0});
   const auto me = static_cast<size_t>(backend.rank());
@@ -66,12 +69,15 @@ void check_broadcast(Backend& backend, size_t bytes, int root) {
   }
 }
 
-int32_t input_of(int rank, size_t i) { return (rank * 23 + static_cast<int32_t>(i % 101)) % 160 - 80; }
+int32_t input_of(int rank, size_t i) {
+  return (rank * 23 + static_cast<int32_t>(i % 101)) % 160 - 80;
+}
 
 void check_reducescatter(Backend& backend, size_t scale, bool in_place) {
   const int n = backend.size();
   std::vector<size_t> counts(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) counts[static_cast<size_t>(r)] = r % 4 == 2 ? 0 : scale + static_cast<size_t>(r);
+  for (int r = 0; r < n; ++r)
+    counts[static_cast<size_t>(r)] = r % 4 == 2 ? 0 : scale + static_cast<size_t>(r);
   const auto offsets = runrun::offsets_of(counts);
   const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
   const auto me = static_cast<size_t>(backend.rank());
@@ -84,15 +90,15 @@ void check_reducescatter(Backend& backend, size_t scale, bool in_place) {
     int32_t want = 0;
     for (int p = 0; p < n; ++p) want += input_of(p, offsets[me] + i);
     expect(out[i] == want, backend,
-           "reducescatter of " + std::to_string(total) + " elements: element " +
-               std::to_string(i) + " is " + std::to_string(out[i]) + ", expected " +
-               std::to_string(want));
+           "reducescatter of " + std::to_string(total) + " elements: element " + std::to_string(i) +
+               " is " + std::to_string(out[i]) + ", expected " + std::to_string(want));
   }
 }
 
 }  // namespace
 
-TEST_CASE("gloo collectives beyond 4 ranks: allgatherv, broadcast, reducescatter and barrier are exact") {
+TEST_CASE(
+    "gloo collectives beyond 4 ranks: allgatherv, broadcast, reducescatter and barrier are exact") {
   for (int ranks : {5, 6, 8}) {
     INFO(ranks << " ranks");
     runrun::testing::run_gloo_ranks(ranks, [](Backend& backend) {

@@ -36,9 +36,8 @@ namespace {
 
 // One thread per rank, each with its own mesh and guard over one in-memory store; returns
 // every rank's exception (nullptr where it succeeded).
-std::vector<std::exception_ptr> run_mesh_ranks(
-    int size, std::chrono::milliseconds timeout,
-    const std::function<void(Mesh&, Guard&)>& body) {
+std::vector<std::exception_ptr> run_mesh_ranks(int size, std::chrono::milliseconds timeout,
+                                               const std::function<void(Mesh&, Guard&)>& body) {
   auto store = std::make_shared<::gloo::rendezvous::HashStore>();
   std::vector<std::exception_ptr> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
@@ -66,7 +65,9 @@ char pattern(int rank, int round, size_t i) {
 
 }  // namespace
 
-TEST_CASE("gloo direct mailbox: every peer's bytes, exactly, across capacities and interleaved exchanges") {
+TEST_CASE(
+    "gloo direct mailbox: every peer's bytes, exactly, across capacities and interleaved "
+    "exchanges") {
   // Capacity 64 at first: 8 and 64 fit, 65 doubles it to 128, 1000 takes 1000, 3 and 1000
   // fit again.
   const std::vector<size_t> sizes{8, 64, 8, 65, 100, 1000, 3, 1000, 1};
@@ -77,7 +78,8 @@ TEST_CASE("gloo direct mailbox: every peer's bytes, exactly, across capacities a
       for (size_t round = 0; round < sizes.size(); ++round) {
         const size_t bytes = sizes[round];
         std::vector<char> mine(bytes);
-        for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(mesh.rank(), static_cast<int>(round), i);
+        for (size_t i = 0; i < bytes; ++i)
+          mine[i] = pattern(mesh.rank(), static_cast<int>(round), i);
         std::vector<int> seen;
         size_t wrong = 0;
         mailbox.exchange(guard, "test", guard.deadline(), mine.data(), bytes,
@@ -118,7 +120,8 @@ TEST_CASE("gloo direct mailbox: a peer gone after an exchange fails the next one
   const auto errors = run_mesh_ranks(3, 60s, [&](Mesh& mesh, Guard& guard) {
     DirectMailbox mailbox(mesh, 64);
     uint64_t word = 1;
-    mailbox.exchange(guard, "first", guard.deadline(), &word, sizeof(word), [](int, const void*) {});
+    mailbox.exchange(guard, "first", guard.deadline(), &word, sizeof(word),
+                     [](int, const void*) {});
     if (mesh.rank() == 2) {
       mesh.close();  // leaves, with the receives of the next exchange posted
       left = true;
@@ -126,7 +129,8 @@ TEST_CASE("gloo direct mailbox: a peer gone after an exchange fails the next one
     }
     while (!left.load()) std::this_thread::sleep_for(1ms);
     std::this_thread::sleep_for(50ms);  // usually seen by the device thread by now
-    mailbox.exchange(guard, "second", guard.deadline(), &word, sizeof(word), [](int, const void*) {});
+    mailbox.exchange(guard, "second", guard.deadline(), &word, sizeof(word),
+                     [](int, const void*) {});
   });
   CHECK(std::chrono::steady_clock::now() - start < 30s);
   CHECK(errors[2] == nullptr);
@@ -155,7 +159,8 @@ TEST_CASE("gloo direct mailbox: abort ends a wait on a posted receive with ShutD
   const auto errors = run_mesh_ranks(2, 120s, [&](Mesh& mesh, Guard& guard) {
     DirectMailbox mailbox(mesh, 64);
     uint64_t word = 1;
-    mailbox.exchange(guard, "first", guard.deadline(), &word, sizeof(word), [](int, const void*) {});
+    mailbox.exchange(guard, "first", guard.deadline(), &word, sizeof(word),
+                     [](int, const void*) {});
     if (mesh.rank() == 1) {  // never sends the second exchange; stays until rank 0 is done
       while (!rank0_done.load()) std::this_thread::sleep_for(1ms);
       return;

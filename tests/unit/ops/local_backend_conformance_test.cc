@@ -79,7 +79,8 @@ TEST_CASE("local backend: ranks calling different collectives all get MismatchEr
   for (const auto& error : errors) {
     REQUIRE(error);
     REQUIRE_THROWS_AS(std::rethrow_exception(error), runrun::MismatchError);
-    REQUIRE_THROWS_WITH(std::rethrow_exception(error), Catch::Contains("allreduce float32 sum") &&
-                                                           Catch::Contains("allreduce float32 max"));
+    REQUIRE_THROWS_WITH(
+        std::rethrow_exception(error),
+        Catch::Contains("allreduce float32 sum") && Catch::Contains("allreduce float32 max"));
   }
 }

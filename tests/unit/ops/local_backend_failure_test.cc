@@ -42,10 +42,13 @@ TEST_CASE("fail_rank: peers waiting on the lost rank get PeerFailureError naming
   });
   killer.join();
   for (int r = 0; r < 4; ++r) {
-    INFO("rank " << r << ": " << (errors[static_cast<size_t>(r)] ? message_of(errors[static_cast<size_t>(r)]) : "no error"));
+    INFO("rank " << r << ": "
+                 << (errors[static_cast<size_t>(r)] ? message_of(errors[static_cast<size_t>(r)])
+                                                    : "no error"));
     REQUIRE(errors[static_cast<size_t>(r)]);
     CHECK(is<runrun::PeerFailureError>(errors[static_cast<size_t>(r)]));
-    if (r != 2) CHECK_THAT(message_of(errors[static_cast<size_t>(r)]), Catch::Contains("lost rank 2"));
+    if (r != 2)
+      CHECK_THAT(message_of(errors[static_cast<size_t>(r)]), Catch::Contains("lost rank 2"));
   }
 }
 

@@ -22,8 +22,8 @@ using runrun::DataType;
 using runrun::ReduceOp;
 namespace cpu = runrun::cpu;
 
-constexpr DataType kTypes[] = {DataType::kUInt8,   DataType::kInt8,     DataType::kInt16,
-                               DataType::kInt32,   DataType::kInt64,    DataType::kFloat16,
+constexpr DataType kTypes[] = {DataType::kUInt8,    DataType::kInt8,    DataType::kInt16,
+                               DataType::kInt32,    DataType::kInt64,   DataType::kFloat16,
                                DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
                                DataType::kBool};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct};
@@ -45,15 +45,43 @@ void fill(DataType type, std::vector<unsigned char>& buffer, size_t count, uint6
     unsigned char* p = buffer.data() + i * runrun::element_size(type);
     switch (type) {
       case DataType::kUInt8:
-      case DataType::kInt8: *p = static_cast<unsigned char>(r); break;
-      case DataType::kBool: *p = (r % 3 == 0) ? 0 : static_cast<unsigned char>(1 + r % 200); break;
-      case DataType::kInt16: { const auto v = static_cast<uint16_t>(r); std::memcpy(p, &v, 2); break; }
-      case DataType::kInt32: { const auto v = static_cast<uint32_t>(r); std::memcpy(p, &v, 4); break; }
-      case DataType::kInt64: std::memcpy(p, &r, 8); break;
-      case DataType::kFloat16: { const uint16_t v = cpu::float_to_half(static_cast<float>(real)); std::memcpy(p, &v, 2); break; }
-      case DataType::kBFloat16: { const uint16_t v = cpu::float_to_bfloat16(static_cast<float>(real)); std::memcpy(p, &v, 2); break; }
-      case DataType::kFloat32: { const auto v = static_cast<float>(real); std::memcpy(p, &v, 4); break; }
-      case DataType::kFloat64: std::memcpy(p, &real, 8); break;
+      case DataType::kInt8:
+        *p = static_cast<unsigned char>(r);
+        break;
+      case DataType::kBool:
+        *p = (r % 3 == 0) ? 0 : static_cast<unsigned char>(1 + r % 200);
+        break;
+      case DataType::kInt16: {
+        const auto v = static_cast<uint16_t>(r);
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case DataType::kInt32: {
+        const auto v = static_cast<uint32_t>(r);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DataType::kInt64:
+        std::memcpy(p, &r, 8);
+        break;
+      case DataType::kFloat16: {
+        const uint16_t v = cpu::float_to_half(static_cast<float>(real));
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case DataType::kBFloat16: {
+        const uint16_t v = cpu::float_to_bfloat16(static_cast<float>(real));
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case DataType::kFloat32: {
+        const auto v = static_cast<float>(real);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DataType::kFloat64:
+        std::memcpy(p, &real, 8);
+        break;
     }
   }
 }
@@ -61,10 +89,14 @@ void fill(DataType type, std::vector<unsigned char>& buffer, size_t count, uint6
 template <typename T>
 T scalar(T a, T b, ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return static_cast<T>(a + b);
-    case ReduceOp::kMin: return b < a ? b : a;
-    case ReduceOp::kMax: return a < b ? b : a;
-    default: return static_cast<T>(a * b);
+    case ReduceOp::kSum:
+      return static_cast<T>(a + b);
+    case ReduceOp::kMin:
+      return b < a ? b : a;
+    case ReduceOp::kMax:
+      return a < b ? b : a;
+    default:
+      return static_cast<T>(a * b);
   }
 }
 
@@ -77,9 +109,11 @@ void reference_int(unsigned char* acc, const unsigned char* in, ReduceOp op) {
   std::memcpy(&b, in, sizeof(T));
   T result;
   if (op == ReduceOp::kSum) {
-    result = static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(a)) + static_cast<uint64_t>(static_cast<int64_t>(b)));
+    result = static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(a)) +
+                            static_cast<uint64_t>(static_cast<int64_t>(b)));
   } else if (op == ReduceOp::kProduct) {
-    result = static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(a)) * static_cast<uint64_t>(static_cast<int64_t>(b)));
+    result = static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(a)) *
+                            static_cast<uint64_t>(static_cast<int64_t>(b)));
   } else {
     result = scalar(a, b, op);
   }
@@ -88,11 +122,16 @@ void reference_int(unsigned char* acc, const unsigned char* in, ReduceOp op) {
 
 void reference(DataType type, unsigned char* acc, const unsigned char* in, ReduceOp op) {
   switch (type) {
-    case DataType::kUInt8: return reference_int<uint8_t>(acc, in, op);
-    case DataType::kInt8: return reference_int<int8_t>(acc, in, op);
-    case DataType::kInt16: return reference_int<int16_t>(acc, in, op);
-    case DataType::kInt32: return reference_int<int32_t>(acc, in, op);
-    case DataType::kInt64: return reference_int<int64_t>(acc, in, op);
+    case DataType::kUInt8:
+      return reference_int<uint8_t>(acc, in, op);
+    case DataType::kInt8:
+      return reference_int<int8_t>(acc, in, op);
+    case DataType::kInt16:
+      return reference_int<int16_t>(acc, in, op);
+    case DataType::kInt32:
+      return reference_int<int32_t>(acc, in, op);
+    case DataType::kInt64:
+      return reference_int<int64_t>(acc, in, op);
     case DataType::kBool: {
       const bool a = *acc != 0;
       const bool b = *in != 0;
@@ -144,12 +183,15 @@ TEST_CASE("reduce_into matches a scalar reference for every dtype, op and count"
         fill(type, acc, count, 1);
         fill(type, in, count, 2);
         std::vector<unsigned char> expected = acc;
-        for (size_t i = 0; i < count; ++i) reference(type, &expected[i * esize], &in[i * esize], op);
+        for (size_t i = 0; i < count; ++i)
+          reference(type, &expected[i * esize], &in[i * esize], op);
         cpu::reduce_into(acc.data(), in.data(), count, type, op);
         INFO("dtype " << runrun::data_type_name(type) << " op " << runrun::reduce_op_name(op)
                       << " count " << count);
         size_t first = 0;
-        while (first < count && std::memcmp(&acc[first * esize], &expected[first * esize], esize) == 0) ++first;
+        while (first < count &&
+               std::memcmp(&acc[first * esize], &expected[first * esize], esize) == 0)
+          ++first;
         INFO("first difference at element " << first);
         REQUIRE(first == count);
       }
@@ -199,8 +241,8 @@ TEST_CASE("copy_bytes copies exactly, at every relative alignment and around its
   };
   unsigned char* src_base = aligned(source);
   unsigned char* dst_base = aligned(target);
-  for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{2047}, size_t{2048},
-                       size_t{2049}, size_t{4096 + 37}, size_t{65536 + 5}}) {
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{2047}, size_t{2048}, size_t{2049},
+                       size_t{4096 + 37}, size_t{65536 + 5}}) {
     for (size_t src_offset : {size_t{0}, size_t{1}, size_t{16}, size_t{48}}) {
       for (size_t dst_offset = 0; dst_offset < 64; ++dst_offset) {
         std::fill(target.begin(), target.end(), 0x5a);
@@ -263,9 +305,11 @@ TEST_CASE("scale_buffer: integers truncate toward zero through double (Horovod),
   std::vector<uint8_t> u8{10, 200};
   cpu::scale_buffer(u8.data(), u8.size(), DataType::kUInt8, -1.0);
   CHECK(u8 == std::vector<uint8_t>{0, 0});
-  std::vector<int64_t> i64{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), 7};
+  std::vector<int64_t> i64{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+                           7};
   cpu::scale_buffer(i64.data(), i64.size(), DataType::kInt64, 4.0);
-  CHECK(i64 == std::vector<int64_t>{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), 28});
+  CHECK(i64 == std::vector<int64_t>{std::numeric_limits<int64_t>::max(),
+                                    std::numeric_limits<int64_t>::min(), 28});
   std::vector<int32_t> nan_scaled{5};
   cpu::scale_buffer(nan_scaled.data(), 1, DataType::kInt32, NAN);
   CHECK(nan_scaled[0] == 0);
@@ -309,5 +353,6 @@ TEST_CASE("divide_buffer: truncating integer division, float division") {
   CHECK(bf16[0] == cpu::float_to_bfloat16(1.0f / 3.0f));
   uint8_t flag = 1;
   CHECK_THROWS_AS(cpu::divide_buffer(&flag, 1, DataType::kBool, 2), runrun::InvalidArgumentError);
-  CHECK_THROWS_AS(cpu::divide_buffer(f32.data(), 1, DataType::kFloat32, 0), runrun::InvalidArgumentError);
+  CHECK_THROWS_AS(cpu::divide_buffer(f32.data(), 1, DataType::kFloat32, 0),
+                  runrun::InvalidArgumentError);
 }

@@ -55,9 +55,9 @@ std::vector<char> data_of(int rank, size_t bytes, size_t salt) {
 // (mod 64), so copies between it and the page-aligned slots, and between ranks' buffers, take
 // every relative alignment that copy_bytes (ops/cpu/copy_bytes.h) tells apart.
 // `only`, when set, restricts the dtypes.
-std::string check_every_allreduce(
-    shm::Group& group, std::function<std::vector<size_t>(size_t)> counts_of = nullptr,
-    size_t shift = 0, std::function<bool(DataType)> only = nullptr) {
+std::string check_every_allreduce(shm::Group& group,
+                                  std::function<std::vector<size_t>(size_t)> counts_of = nullptr,
+                                  size_t shift = 0, std::function<bool(DataType)> only = nullptr) {
   if (!counts_of) {
     counts_of = [&group](size_t esize) {
       return std::vector<size_t>{group.capacity() / esize + 1, 5003, 3 * group.capacity() + 7};
@@ -166,9 +166,8 @@ TEST_CASE("shm allreduce, ranks as threads: both algorithms give the rank-order 
       INFO("single_copy " << single_copy << ", " << size << " ranks");
       const TemporaryFolder folder("runrun-shm-allreduce");
       FileBoard board(folder.path());
-      expect_clean_ranks(size, [&](int rank) {
-        return connect_and_check(board, rank, size, single_copy);
-      });
+      expect_clean_ranks(
+          size, [&](int rank) { return connect_and_check(board, rank, size, single_copy); });
     }
   }
 }
@@ -233,10 +232,9 @@ TEST_CASE("shm allreduce from misaligned buffers: rank-order bits around the cop
       expect_clean_ranks(size, [&](int rank) {
         auto group = connect_large(board, rank, size, single_copy);
         const auto counts = [&](size_t esize) {
-          return std::vector<size_t>{
-              shm::kOneStepBytes / esize + 1,
-              (size_t{64} << 10) * static_cast<size_t>(size) / esize + 2051,
-              group->capacity() / esize + 1021};
+          return std::vector<size_t>{shm::kOneStepBytes / esize + 1,
+                                     (size_t{64} << 10) * static_cast<size_t>(size) / esize + 2051,
+                                     group->capacity() / esize + 1021};
         };
         const auto some = [](DataType type) {
           return type == DataType::kInt8 || type == DataType::kFloat16 ||

@@ -32,9 +32,9 @@
 using runrun::DataType;
 using runrun::ReduceOp;
 using runrun::testing::FileBoard;
-using runrun::testing::TemporaryFolder;
 using runrun::testing::is;
 using runrun::testing::message_of;
+using runrun::testing::TemporaryFolder;
 namespace shm = runrun::shm;
 
 namespace {
@@ -53,9 +53,8 @@ shm::GroupOptions small_options(std::chrono::milliseconds timeout) {
 }
 
 // Connects `size` groups under one key, one per thread, and runs `body` on each.
-std::vector<std::exception_ptr> run_group_threads(
-    int size, const shm::GroupOptions& options,
-    const std::function<void(shm::Group&)>& body) {
+std::vector<std::exception_ptr> run_group_threads(int size, const shm::GroupOptions& options,
+                                                  const std::function<void(shm::Group&)>& body) {
   const TemporaryFolder folder("runrun-shm-test");
   FileBoard board(folder.path());
   std::vector<std::exception_ptr> errors(static_cast<size_t>(size));
@@ -123,15 +122,15 @@ TEST_CASE("shm segment: the creator's destructor unlinks a name nobody unlinked"
 
 TEST_CASE("shm group: the name is unlinked as soon as every member mapped it") {
   std::vector<std::string> names(3);
-  const auto errors = run_group_threads(3, small_options(std::chrono::seconds(30)),
-                                        [&](shm::Group& group) {
-    names[static_cast<size_t>(group.rank())] = group.segment_name();
-    shm::barrier(group);  // every rank returned from connect
-    CHECK_FALSE(in_dev_shm(group.segment_name()));
-    int32_t value = group.rank() + 1;
-    shm::allreduce(group, &value, 1, DataType::kInt32, ReduceOp::kSum);
-    CHECK(value == 6);
-  });
+  const auto errors =
+      run_group_threads(3, small_options(std::chrono::seconds(30)), [&](shm::Group& group) {
+        names[static_cast<size_t>(group.rank())] = group.segment_name();
+        shm::barrier(group);  // every rank returned from connect
+        CHECK_FALSE(in_dev_shm(group.segment_name()));
+        int32_t value = group.rank() + 1;
+        shm::allreduce(group, &value, 1, DataType::kInt32, ReduceOp::kSum);
+        CHECK(value == 6);
+      });
   for (const auto& error : errors) {
     if (error) FAIL(message_of(error));
   }
@@ -195,7 +194,10 @@ TEST_CASE_METHOD(WaitSetup,
     limits.costly_after = std::chrono::hours(1);
     limits.deadline = Clock::now() + std::chrono::milliseconds(300);
     int calls = 0;
-    limits.peer_died = [&] { ++calls; return true; };
+    limits.peer_died = [&] {
+      ++calls;
+      return true;
+    };
     CHECK(shm::wait_for(word, waiters, 1, limits) == shm::WaitOutcome::kTimedOut);
     CHECK(calls == 0);
   }
@@ -262,17 +264,17 @@ TEST_CASE("shm group: a peer leaving mid-step is named by every waiting rank, wh
     left = true;
   });
   const auto start = Clock::now();
-  const auto errors = run_group_threads(4, small_options(std::chrono::hours(1)),
-                                        [&](shm::Group& group) {
-    shm::barrier(group);
-    if (group.rank() == 2) {
-      rank2 = &group;  // never takes the second barrier: the aborter makes it leave
-      while (!left.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return;
-    }
-    ++waiting;
-    shm::barrier(group);
-  });
+  const auto errors =
+      run_group_threads(4, small_options(std::chrono::hours(1)), [&](shm::Group& group) {
+        shm::barrier(group);
+        if (group.rank() == 2) {
+          rank2 = &group;  // never takes the second barrier: the aborter makes it leave
+          while (!left.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          return;
+        }
+        ++waiting;
+        shm::barrier(group);
+      });
   aborter.join();
   CHECK(Clock::now() - start < kMustEndWithin);
   for (int r : {0, 1, 3}) {
@@ -294,51 +296,53 @@ TEST_CASE("shm group: abort ends a blocked step with ShutDownError; the peer see
     rank0.load()->abort();
   });
   const auto start = Clock::now();
-  const auto errors = run_group_threads(2, small_options(std::chrono::hours(1)),
-                                        [&](shm::Group& group) {
-    if (group.rank() == 0) {
-      rank0 = &group;
-      try {
-        shm::barrier(group);  // rank 1 is not there yet
-      } catch (const runrun::ShutDownError&) {
-        rank0_done = true;
-        throw;
-      }
-    } else {
-      while (!rank0_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      shm::barrier(group);
-    }
-  });
+  const auto errors =
+      run_group_threads(2, small_options(std::chrono::hours(1)), [&](shm::Group& group) {
+        if (group.rank() == 0) {
+          rank0 = &group;
+          try {
+            shm::barrier(group);  // rank 1 is not there yet
+          } catch (const runrun::ShutDownError&) {
+            rank0_done = true;
+            throw;
+          }
+        } else {
+          while (!rank0_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          shm::barrier(group);
+        }
+      });
   aborter.join();
   CHECK(Clock::now() - start < kMustEndWithin);
   REQUIRE(errors[0]);
   CHECK(is<runrun::ShutDownError>(errors[0]));
-  CHECK_THAT(message_of(errors[0]), Catch::Contains("barrier on rank 0") && Catch::Contains("aborted"));
+  CHECK_THAT(message_of(errors[0]),
+             Catch::Contains("barrier on rank 0") && Catch::Contains("aborted"));
   REQUIRE(errors[1]);
   CHECK(is<runrun::PeerFailureError>(errors[1]));
-  CHECK_THAT(message_of(errors[1]), Catch::Contains("barrier on rank 1") && Catch::Contains("lost rank 0"));
+  CHECK_THAT(message_of(errors[1]),
+             Catch::Contains("barrier on rank 1") && Catch::Contains("lost rank 0"));
 }
 
 TEST_CASE("shm group: the collective timeout names the missing rank; the group stays broken") {
   std::atomic<bool> rank0_done{false};
-  const auto errors = run_group_threads(2, small_options(std::chrono::milliseconds(200)),
-                                        [&](shm::Group& group) {
-    if (group.rank() == 1) {
-      while (!rank0_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return;
-    }
-    std::vector<float> values(5000, 1.0f);  // pipelined: several steps
-    try {
-      shm::allreduce(group, values.data(), values.size(), DataType::kFloat32, ReduceOp::kSum);
-    } catch (const runrun::TimeoutError& e) {
-      CHECK_THAT(e.what(), Catch::Contains("allreduce on rank 0") &&
-                               Catch::Contains("timed out after 200 ms") &&
-                               Catch::Contains("waiting for rank 1"));
-      rank0_done = true;
-      shm::barrier(group);  // broken: throws again
-    }
-    rank0_done = true;
-  });
+  const auto errors =
+      run_group_threads(2, small_options(std::chrono::milliseconds(200)), [&](shm::Group& group) {
+        if (group.rank() == 1) {
+          while (!rank0_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          return;
+        }
+        std::vector<float> values(5000, 1.0f);  // pipelined: several steps
+        try {
+          shm::allreduce(group, values.data(), values.size(), DataType::kFloat32, ReduceOp::kSum);
+        } catch (const runrun::TimeoutError& e) {
+          CHECK_THAT(e.what(), Catch::Contains("allreduce on rank 0") &&
+                                   Catch::Contains("timed out after 200 ms") &&
+                                   Catch::Contains("waiting for rank 1"));
+          rank0_done = true;
+          shm::barrier(group);  // broken: throws again
+        }
+        rank0_done = true;
+      });
   REQUIRE(errors[0]);
   CHECK(is<runrun::TimeoutError>(errors[0]));
   CHECK_THAT(message_of(errors[0]), Catch::Contains("barrier on rank 0") &&
@@ -373,8 +377,8 @@ TEST_CASE("shm group over real processes: a killed peer is named at once, nothin
   waitpid(child, &status, 0);
   CHECK(Clock::now() - start < kMustEndWithin);
   CHECK_THAT(message, Catch::Contains("barrier on rank 0") &&
-                          Catch::Contains("lost rank 1: its process (pid " +
-                                          std::to_string(child) + ") died"));
+                          Catch::Contains("lost rank 1: its process (pid " + std::to_string(child) +
+                                          ") died"));
   group.reset();
   CHECK_FALSE(in_dev_shm(name));
 }
@@ -400,8 +404,8 @@ TEST_CASE("shm group over real processes: a peer dead before the step began is n
     message = e.what();
   }
   CHECK(Clock::now() - start < kMustEndWithin);
-  CHECK_THAT(message, Catch::Contains("lost rank 1: its process (pid " + std::to_string(child) +
-                                      ") died"));
+  CHECK_THAT(message,
+             Catch::Contains("lost rank 1: its process (pid " + std::to_string(child) + ") died"));
 }
 
 TEST_CASE("shm group over real processes: a stopped peer ends at the deadline, naming it") {
@@ -425,59 +429,65 @@ TEST_CASE("shm group over real processes: a stopped peer ends at the deadline, n
   kill(child, SIGKILL);
   int status = 0;
   waitpid(child, &status, 0);
-  CHECK_THAT(message, Catch::Contains("timed out after 500 ms") && Catch::Contains("waiting for rank 1"));
+  CHECK_THAT(message,
+             Catch::Contains("timed out after 500 ms") && Catch::Contains("waiting for rank 1"));
   CHECK_FALSE(shm::segment_exists_with_prefix(std::string(shm::kSegmentPrefix) +
                                               std::to_string(getpid()) + "-"));
 }
 
 TEST_CASE("shm collectives: pieces larger than a slot, every op, same bits on every rank") {
-  const auto errors = run_group_threads(3, small_options(std::chrono::seconds(60)),
-                                        [&](shm::Group& group) {
-    const int r = group.rank();
-    // allreduce of 10000 floats (40 KB: ten 4 KiB pieces); values whose sum depends on order.
-    std::vector<float> values(10000);
-    for (size_t i = 0; i < values.size(); ++i) values[i] = 1.0f / static_cast<float>(i + 1 + r * 7);
-    shm::allreduce(group, values.data(), values.size(), DataType::kFloat32, ReduceOp::kSum);
-    std::vector<float> first(values.size());
-    if (r == 0) first = values;
-    shm::broadcast(group, first.data(), first.size() * sizeof(float), 0);
-    CHECK(std::memcmp(first.data(), values.data(), values.size() * sizeof(float)) == 0);
-    // allgatherv of unequal blocks, larger than a slot.
-    const std::vector<size_t> lengths{5000, 0, 9001};
-    std::string mine(lengths[static_cast<size_t>(r)], static_cast<char>('a' + r));
-    std::string all(14001, '?');
-    shm::allgatherv(group, mine.data(), mine.size(), all.data(), lengths);
-    CHECK(all == std::string(5000, 'a') + std::string(9001, 'c'));
-    // alltoallv: rank r sends (p + 1) * 3000 bytes of 'r' to rank p.
-    std::vector<size_t> send, recv;
-    for (int p = 0; p < 3; ++p) {
-      send.push_back(static_cast<size_t>(p + 1) * 3000);
-      recv.push_back(static_cast<size_t>(r + 1) * 3000);
-    }
-    std::string out(static_cast<size_t>(r + 1) * 9000, '?');
-    std::string in;
-    for (int p = 0; p < 3; ++p) in += std::string(send[static_cast<size_t>(p)], static_cast<char>('0' + r));
-    shm::alltoallv(group, in.data(), send, out.data(), recv);
-    std::string expected;
-    for (int p = 0; p < 3; ++p) expected += std::string(recv[static_cast<size_t>(p)], static_cast<char>('0' + p));
-    CHECK(out == expected);
-    // reducescatter in place, blocks larger than a slot's share.
-    std::vector<int64_t> counts{1500, 2, 4000};
-    std::vector<int64_t> data(5502);
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<int64_t>(i) * (r + 1);
-    shm::reducescatter(group, data.data(), data.data(), {1500, 2, 4000}, DataType::kInt64, ReduceOp::kSum);
-    const size_t offset = r == 0 ? 0 : (r == 1 ? 1500 : 1502);
-    for (size_t i = 0; i < static_cast<size_t>(counts[static_cast<size_t>(r)]); ++i) {
-      if (data[i] != static_cast<int64_t>(offset + i) * 6) FAIL("reducescatter element " << i);
-    }
-    // Strings for the control channel: longer than a slot, one empty.
-    const std::string text = r == 1 ? std::string() : std::string(7000 + r, static_cast<char>('x' + r));
-    const auto strings = shm::allgather_strings(group, "strings", text);
-    REQUIRE(strings.size() == 3);
-    CHECK(strings[0] == std::string(7000, 'x'));
-    CHECK(strings[1].empty());
-    CHECK(strings[2] == std::string(7002, 'z'));
-  });
+  const auto errors =
+      run_group_threads(3, small_options(std::chrono::seconds(60)), [&](shm::Group& group) {
+        const int r = group.rank();
+        // allreduce of 10000 floats (40 KB: ten 4 KiB pieces); values whose sum depends on order.
+        std::vector<float> values(10000);
+        for (size_t i = 0; i < values.size(); ++i)
+          values[i] = 1.0f / static_cast<float>(i + 1 + r * 7);
+        shm::allreduce(group, values.data(), values.size(), DataType::kFloat32, ReduceOp::kSum);
+        std::vector<float> first(values.size());
+        if (r == 0) first = values;
+        shm::broadcast(group, first.data(), first.size() * sizeof(float), 0);
+        CHECK(std::memcmp(first.data(), values.data(), values.size() * sizeof(float)) == 0);
+        // allgatherv of unequal blocks, larger than a slot.
+        const std::vector<size_t> lengths{5000, 0, 9001};
+        std::string mine(lengths[static_cast<size_t>(r)], static_cast<char>('a' + r));
+        std::string all(14001, '?');
+        shm::allgatherv(group, mine.data(), mine.size(), all.data(), lengths);
+        CHECK(all == std::string(5000, 'a') + std::string(9001, 'c'));
+        // alltoallv: rank r sends (p + 1) * 3000 bytes of 'r' to rank p.
+        std::vector<size_t> send, recv;
+        for (int p = 0; p < 3; ++p) {
+          send.push_back(static_cast<size_t>(p + 1) * 3000);
+          recv.push_back(static_cast<size_t>(r + 1) * 3000);
+        }
+        std::string out(static_cast<size_t>(r + 1) * 9000, '?');
+        std::string in;
+        for (int p = 0; p < 3; ++p)
+          in += std::string(send[static_cast<size_t>(p)], static_cast<char>('0' + r));
+        shm::alltoallv(group, in.data(), send, out.data(), recv);
+        std::string expected;
+        for (int p = 0; p < 3; ++p)
+          expected += std::string(recv[static_cast<size_t>(p)], static_cast<char>('0' + p));
+        CHECK(out == expected);
+        // reducescatter in place, blocks larger than a slot's share.
+        std::vector<int64_t> counts{1500, 2, 4000};
+        std::vector<int64_t> data(5502);
+        for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<int64_t>(i) * (r + 1);
+        shm::reducescatter(group, data.data(), data.data(), {1500, 2, 4000}, DataType::kInt64,
+                           ReduceOp::kSum);
+        const size_t offset = r == 0 ? 0 : (r == 1 ? 1500 : 1502);
+        for (size_t i = 0; i < static_cast<size_t>(counts[static_cast<size_t>(r)]); ++i) {
+          if (data[i] != static_cast<int64_t>(offset + i) * 6) FAIL("reducescatter element " << i);
+        }
+        // Strings for the control channel: longer than a slot, one empty.
+        const std::string text =
+            r == 1 ? std::string() : std::string(7000 + r, static_cast<char>('x' + r));
+        const auto strings = shm::allgather_strings(group, "strings", text);
+        REQUIRE(strings.size() == 3);
+        CHECK(strings[0] == std::string(7000, 'x'));
+        CHECK(strings[1].empty());
+        CHECK(strings[2] == std::string(7002, 'z'));
+      });
   for (const auto& error : errors) {
     if (error) FAIL(message_of(error));
   }

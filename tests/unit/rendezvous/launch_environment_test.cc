@@ -18,10 +18,14 @@ std::string error_of(const EnvironmentMap& env) {
 }
 
 EnvironmentMap torchrun(int rank) {
-  return {{"WORLD_SIZE", "4"},          {"RANK", std::to_string(rank)},
-          {"LOCAL_RANK", std::to_string(rank % 2)}, {"LOCAL_WORLD_SIZE", "2"},
-          {"GROUP_RANK", std::to_string(rank / 2)}, {"MASTER_ADDR", "10.0.0.1"},
-          {"MASTER_PORT", "29500"},     {"TORCHELASTIC_RUN_ID", "abc"}};
+  return {{"WORLD_SIZE", "4"},
+          {"RANK", std::to_string(rank)},
+          {"LOCAL_RANK", std::to_string(rank % 2)},
+          {"LOCAL_WORLD_SIZE", "2"},
+          {"GROUP_RANK", std::to_string(rank / 2)},
+          {"MASTER_ADDR", "10.0.0.1"},
+          {"MASTER_PORT", "29500"},
+          {"TORCHELASTIC_RUN_ID", "abc"}};
 }
 
 EnvironmentMap srun_task(int rank, const std::string& step = "0") {
@@ -58,8 +62,9 @@ TEST_CASE("runrun's launcher and mpirun come first, whatever else is set") {
   CHECK(detect_launch(mpirun).backend == "mpi");
 }
 
-TEST_CASE("torchrun's variables form a Gloo job with rank 0 serving at MASTER_ADDR on a port of "
-          "its own") {
+TEST_CASE(
+    "torchrun's variables form a Gloo job with rank 0 serving at MASTER_ADDR on a port of "
+    "its own") {
   const auto plan = detect_launch(torchrun(3));
   CHECK(plan.kind == LaunchKind::kTorchrun);
   CHECK(plan.backend == "gloo");
@@ -95,7 +100,8 @@ TEST_CASE("torchrun's variables form a Gloo job with rank 0 serving at MASTER_AD
   const auto second = for_initialization(plan, 1);
   CHECK(second.job_identity != plan.job_identity);
   CHECK(second.rendezvous_port != plan.rendezvous_port);
-  CHECK(for_initialization(detect_launch(torchrun(0)), 1).rendezvous_port == second.rendezvous_port);
+  CHECK(for_initialization(detect_launch(torchrun(0)), 1).rendezvous_port ==
+        second.rendezvous_port);
   CHECK(for_initialization(plan, 0).job_identity == plan.job_identity);
   // The user's port, address and secret win.
   auto chosen = torchrun(0);
@@ -110,8 +116,9 @@ TEST_CASE("torchrun's variables form a Gloo job with rank 0 serving at MASTER_AD
   CHECK_THAT(chosen_plan.description, Catch::Contains("authenticated by RUNRUN_RENDEZVOUS_SECRET"));
 }
 
-TEST_CASE("torchrun's variables that say 'several ranks' but cannot form a job are an error "
-          "naming what was read, never a job of one") {
+TEST_CASE(
+    "torchrun's variables that say 'several ranks' but cannot form a job are an error "
+    "naming what was read, never a job of one") {
   auto env = torchrun(1);
   env.erase("MASTER_ADDR");
   CHECK_THAT(error_of(env), Catch::Contains("MASTER_ADDR is not set") &&
@@ -141,8 +148,10 @@ TEST_CASE("torchrun's variables that say 'several ranks' but cannot form a job a
 }
 
 TEST_CASE("Kubeflow Trainer's PET_* variables without torchrun: one process per node") {
-  const EnvironmentMap env = {{"PET_NNODES", "3"}, {"PET_NODE_RANK", "2"},
-                              {"PET_MASTER_ADDR", "job-node-0-0.job"}, {"PET_MASTER_PORT", "29400"},
+  const EnvironmentMap env = {{"PET_NNODES", "3"},
+                              {"PET_NODE_RANK", "2"},
+                              {"PET_MASTER_ADDR", "job-node-0-0.job"},
+                              {"PET_MASTER_PORT", "29400"},
                               {"PET_NPROC_PER_NODE", "1"}};
   const auto plan = detect_launch(env);
   CHECK(plan.kind == LaunchKind::kTorchrun);
@@ -151,12 +160,13 @@ TEST_CASE("Kubeflow Trainer's PET_* variables without torchrun: one process per 
   CHECK(plan.rendezvous_host == "job-node-0-0.job");
   auto several = env;
   several["PET_NPROC_PER_NODE"] = "4";
-  CHECK_THAT(error_of(several), Catch::Contains("PET_NPROC_PER_NODE='4'") &&
-                                    Catch::Contains("torchrun"));
+  CHECK_THAT(error_of(several),
+             Catch::Contains("PET_NPROC_PER_NODE='4'") && Catch::Contains("torchrun"));
 }
 
-TEST_CASE("an srun task without an MPI plugin forms the step's job, rank 0 serving on the first "
-          "node; with one, MPI forms it") {
+TEST_CASE(
+    "an srun task without an MPI plugin forms the step's job, rank 0 serving on the first "
+    "node; with one, MPI forms it") {
   const auto plan = detect_launch(srun_task(3));
   CHECK(plan.kind == LaunchKind::kSlurmStep);
   CHECK(plan.backend == "gloo");
@@ -164,14 +174,15 @@ TEST_CASE("an srun task without an MPI plugin forms the step's job, rank 0 servi
   CHECK(plan.size == 4);  // the step's tasks, not the job's
   CHECK(plan.host_id == "node 1");
   CHECK(plan.rendezvous_host == "node07");
-  CHECK_THAT(plan.description, Catch::Contains("job 4242.0") &&
-                                   Catch::Contains("SLURM_STEP_NUM_TASKS=4"));
+  CHECK_THAT(plan.description,
+             Catch::Contains("job 4242.0") && Catch::Contains("SLURM_STEP_NUM_TASKS=4"));
   // Two steps of one job, or two jobs, never share a rendezvous identity (nor, mostly, a port).
   CHECK(detect_launch(srun_task(3, "1")).job_identity != plan.job_identity);
   CHECK(detect_launch(srun_task(3, "1")).rendezvous_port != plan.rendezvous_port);
   CHECK(direct_launch_secret(plan, {}).hex() !=
         direct_launch_secret(detect_launch(srun_task(3, "1")), {}).hex());
-  CHECK(direct_launch_secret(plan, {}).hex() == direct_launch_secret(detect_launch(srun_task(0)), {}).hex());
+  CHECK(direct_launch_secret(plan, {}).hex() ==
+        direct_launch_secret(detect_launch(srun_task(0)), {}).hex());
   const auto user = JobSecret::from_hex(std::string(64, 'b'), "test");
   CHECK(direct_launch_secret(plan, user).hex() != direct_launch_secret(plan, {}).hex());
 

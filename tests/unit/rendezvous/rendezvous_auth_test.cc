@@ -181,9 +181,9 @@ TEST_CASE("a rank reads the secret from its environment once, removes it and kee
   RendezvousClient again(client_options_from_environment());
   CHECK(again.get(0, "k") == "v");
   CHECK(std::getenv(runrun::env::kRendezvousSecret) == nullptr);
-  CHECK_THROWS_WITH(JobSecret::from_hex("not-hex", runrun::env::kRendezvousSecret),
-                    Catch::Contains("RUNRUN_RENDEZVOUS_SECRET is malformed") &&
-                        !Catch::Contains("not-hex"));
+  CHECK_THROWS_WITH(
+      JobSecret::from_hex("not-hex", runrun::env::kRendezvousSecret),
+      Catch::Contains("RUNRUN_RENDEZVOUS_SECRET is malformed") && !Catch::Contains("not-hex"));
   ::unsetenv(runrun::env::kRendezvousAddr);
   ::unsetenv(runrun::env::kRendezvousPort);
   ::unsetenv(runrun::env::kRendezvousSecret);

@@ -58,8 +58,7 @@ TEST_CASE("a server that never comes up fails the client within its bound", "[re
   CHECK(std::chrono::steady_clock::now() - start < 15s);  // bounded, not a timing assertion
 }
 
-TEST_CASE("stopping the server ends a parked wait with a lost-connection error",
-          "[rendezvous]") {
+TEST_CASE("stopping the server ends a parked wait with a lost-connection error", "[rendezvous]") {
   const JobSecret secret = JobSecret::generate();
   RendezvousServer server(secret, ServerOptions{});
   RendezvousClient client(options_for(server.port(), secret, 20s));

@@ -131,10 +131,14 @@ class Reader {
     for (int k = 0; k < 4; ++k) {
       char h = text_[pos_++];
       code <<= 4;
-      if (h >= '0' && h <= '9') code |= static_cast<unsigned>(h - '0');
-      else if (h >= 'a' && h <= 'f') code |= static_cast<unsigned>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') code |= static_cast<unsigned>(h - 'A' + 10);
-      else fail("bad hex digit in \\u escape");
+      if (h >= '0' && h <= '9')
+        code |= static_cast<unsigned>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        code |= static_cast<unsigned>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        code |= static_cast<unsigned>(h - 'A' + 10);
+      else
+        fail("bad hex digit in \\u escape");
     }
     return code;
   }
@@ -161,16 +165,34 @@ class Reader {
     if (pos_ >= text_.size()) fail("unterminated escape");
     char e = text_[pos_++];
     switch (e) {
-      case '"': out.push_back('"'); return;
-      case '\\': out.push_back('\\'); return;
-      case '/': out.push_back('/'); return;
-      case 'b': out.push_back('\b'); return;
-      case 'f': out.push_back('\f'); return;
-      case 'n': out.push_back('\n'); return;
-      case 'r': out.push_back('\r'); return;
-      case 't': out.push_back('\t'); return;
-      case 'u': break;
-      default: fail(std::string("bad escape \\") + e);
+      case '"':
+        out.push_back('"');
+        return;
+      case '\\':
+        out.push_back('\\');
+        return;
+      case '/':
+        out.push_back('/');
+        return;
+      case 'b':
+        out.push_back('\b');
+        return;
+      case 'f':
+        out.push_back('\f');
+        return;
+      case 'n':
+        out.push_back('\n');
+        return;
+      case 'r':
+        out.push_back('\r');
+        return;
+      case 't':
+        out.push_back('\t');
+        return;
+      case 'u':
+        break;
+      default:
+        fail(std::string("bad escape \\") + e);
     }
     unsigned code = hex4();
     if (code >= 0xD800 && code <= 0xDBFF) {

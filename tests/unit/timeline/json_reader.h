@@ -17,8 +17,8 @@ struct JsonValue {
   Kind kind = Kind::kNull;
   bool boolean = false;
   double number = 0;
-  std::string text;                        // kString
-  std::vector<JsonValue> items;            // kArray
+  std::string text;                         // kString
+  std::vector<JsonValue> items;             // kArray
   std::map<std::string, JsonValue> fields;  // kObject (duplicate keys are an error)
 
   bool has(const std::string& key) const { return fields.count(key) != 0; }

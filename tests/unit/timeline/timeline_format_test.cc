@@ -106,8 +106,10 @@ TEST_CASE("python's json module accepts the trace") {
   timeline.begin("a\"b\\c\nd", "ALLREDUCE", {{"x", "\x02\xC3\xA9"}});
   timeline.end("a\"b\\c\nd", "ALLREDUCE");
   timeline.stop();
-  std::string command = "timeout 60 python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); "
-                        "sys.exit(0 if e[-1][\"ph\"]==\"E\" else 3)' '" + path.str() + "'";
+  std::string command =
+      "timeout 60 python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); "
+      "sys.exit(0 if e[-1][\"ph\"]==\"E\" else 3)' '" +
+      path.str() + "'";
   CHECK(std::system(command.c_str()) == 0);
 }
 

@@ -115,8 +115,8 @@ TEST_CASE("cost of an event, active and inactive", "[.perf]") {
       timeline.begin(tensor, "ALLREDUCE");
       timeline.end(tensor, "ALLREDUCE");
     }
-    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
-               .count() / kEvents;
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+           kEvents;
   };
   Timeline inactive;
   double off = measure(inactive);

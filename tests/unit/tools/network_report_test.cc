@@ -60,7 +60,8 @@ TEST_CASE("with three hosts, one slow host makes two slow pairs: the host is nam
 }
 
 TEST_CASE("no outlier: the range is given") {
-  CHECK(verdict(three_hosts(9.1, 8.0, 9.5)) == "no outlier: every pair between 8.00 and 9.50 Gbit/s");
+  CHECK(verdict(three_hosts(9.1, 8.0, 9.5)) ==
+        "no outlier: every pair between 8.00 and 9.50 Gbit/s");
   NetworkCheck one;
   one.hosts = {"a"};
   CHECK_THAT(verdict(one), Catch::StartsWith("one host"));

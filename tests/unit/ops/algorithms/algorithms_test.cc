@@ -54,13 +54,14 @@ void check_exact(Allreduce allreduce, DataType type, ReduceOp op, int ranks, siz
     T want = static_cast<T>(value_of(0, i));
     for (int r = 1; r < ranks; ++r) {
       const T v = static_cast<T>(value_of(r, i));
-      want = op == ReduceOp::kSum ? static_cast<T>(want + v) : op == ReduceOp::kMin ? std::min(want, v)
-                                                                                     : std::max(want, v);
+      want = op == ReduceOp::kSum   ? static_cast<T>(want + v)
+             : op == ReduceOp::kMin ? std::min(want, v)
+                                    : std::max(want, v);
     }
     for (int r = 0; r < ranks; ++r) {
       if (results[static_cast<size_t>(r)][i] != want) {
-        FAIL("rank " << r << " of " << ranks << ", count " << count << ", element " << i
-                     << ": got " << results[static_cast<size_t>(r)][i] << ", want " << want);
+        FAIL("rank " << r << " of " << ranks << ", count " << count << ", element " << i << ": got "
+                     << results[static_cast<size_t>(r)][i] << ", want " << want);
       }
     }
   }
@@ -74,13 +75,15 @@ int log2_floor(int n) {
 
 }  // namespace
 
-TEST_CASE("ops/algorithms: recursive doubling and halving-doubling give exact sums, minima and maxima at 1-17 ranks") {
+TEST_CASE(
+    "ops/algorithms: recursive doubling and halving-doubling give exact sums, minima and maxima at "
+    "1-17 ranks") {
   for (Allreduce allreduce : {&runrun::algorithms::allreduce_recursive_doubling,
                               &runrun::algorithms::allreduce_halving_doubling}) {
     for (int ranks : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17}) {
-      for (size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, static_cast<size_t>(ranks - 1),
-                           static_cast<size_t>(ranks), static_cast<size_t>(ranks + 1), size_t{37},
-                           size_t{1000}}) {
+      for (size_t count :
+           {size_t{0}, size_t{1}, size_t{2}, size_t{3}, static_cast<size_t>(ranks - 1),
+            static_cast<size_t>(ranks), static_cast<size_t>(ranks + 1), size_t{37}, size_t{1000}}) {
         INFO(ranks << " ranks, " << count << " elements");
         check_exact<int32_t>(allreduce, DataType::kInt32, ReduceOp::kSum, ranks, count);
         check_exact<float>(allreduce, DataType::kFloat32, ReduceOp::kSum, ranks, count);
@@ -123,7 +126,9 @@ TEST_CASE("ops/algorithms: every rank ends with the same bits where the order of
   }
 }
 
-TEST_CASE("ops/algorithms: at 64, 256 and 1024 ranks a 4-byte recursive doubling takes log2 N steps of one message") {
+TEST_CASE(
+    "ops/algorithms: at 64, 256 and 1024 ranks a 4-byte recursive doubling takes log2 N steps of "
+    "one message") {
   for (int ranks : {64, 256, 1000, 1024}) {
     const auto counts = run_in_process(ranks, [&](InProcessTransport& transport) {
       int32_t value = transport.rank();
@@ -145,7 +150,9 @@ TEST_CASE("ops/algorithms: at 64, 256 and 1024 ranks a 4-byte recursive doubling
   }
 }
 
-TEST_CASE("ops/algorithms: at 64, 256 and 1024 ranks halving-doubling sends 2 (N-1)/N of the buffer in 2 log2 N steps") {
+TEST_CASE(
+    "ops/algorithms: at 64, 256 and 1024 ranks halving-doubling sends 2 (N-1)/N of the buffer in 2 "
+    "log2 N steps") {
   for (int ranks : {64, 256, 1024}) {
     const size_t count = static_cast<size_t>(ranks) * 4;  // 16 bytes per block
     const auto counts = run_in_process(ranks, [&](InProcessTransport& transport) {
@@ -165,7 +172,8 @@ TEST_CASE("ops/algorithms: at 64, 256 and 1024 ranks halving-doubling sends 2 (N
     for (const RankCounts& rank : counts) {
       CHECK(rank.steps == 2 * steps);
       CHECK(rank.messages == 2 * steps);
-      CHECK(rank.bytes == 2 * (count * 4) * static_cast<size_t>(ranks - 1) / static_cast<size_t>(ranks));
+      CHECK(rank.bytes ==
+            2 * (count * 4) * static_cast<size_t>(ranks - 1) / static_cast<size_t>(ranks));
     }
   }
 }

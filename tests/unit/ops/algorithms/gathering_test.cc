@@ -44,14 +44,19 @@ int ceil_log2(int n) {
 }
 
 // Byte i of rank r's block: differs between ranks and positions.
-char byte_of(int rank, size_t i) { return static_cast<char>((rank * 37 + static_cast<int>(i) * 11 + 5) & 0xff); }
+char byte_of(int rank, size_t i) {
+  return static_cast<char>((rank * 37 + static_cast<int>(i) * 11 + 5) & 0xff);
+}
 
 // Block sizes of a world of `ranks`: uneven, some empty ("shape" picks one of several).
 std::vector<size_t> block_bytes(int ranks, int shape) {
   std::vector<size_t> bytes(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     const auto i = static_cast<size_t>(r);
-    bytes[i] = shape == 0 ? 1 : shape == 1 ? (i * 7 + 3) % 13 : shape == 2 ? (i % 3 == 1 ? 0 : 1000 + i) : 0;
+    bytes[i] = shape == 0   ? 1
+               : shape == 1 ? (i * 7 + 3) % 13
+               : shape == 2 ? (i % 3 == 1 ? 0 : 1000 + i)
+                            : 0;
   }
   return bytes;
 }
@@ -123,13 +128,16 @@ runrun::algorithms::Reduction int_sum() {
 }
 
 // Element i of rank r's input (every block of it).
-int32_t input_of(int rank, size_t i) { return (rank * 29 + static_cast<int32_t>(i % 97)) % 150 - 75; }
+int32_t input_of(int rank, size_t i) {
+  return (rank * 29 + static_cast<int32_t>(i % 97)) % 150 - 75;
+}
 
 using Reducescatter = void (*)(runrun::algorithms::StepTransport&, char*,
                                const std::vector<size_t>&, const runrun::algorithms::Reduction&,
                                char*);
 
-void check_reducescatter(Reducescatter reducescatter, int ranks, const std::vector<size_t>& counts) {
+void check_reducescatter(Reducescatter reducescatter, int ranks,
+                         const std::vector<size_t>& counts) {
   const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
   const auto starts = runrun::offsets_of(counts);
   std::vector<std::vector<int32_t>> results(static_cast<size_t>(ranks));
@@ -141,8 +149,9 @@ void check_reducescatter(Reducescatter reducescatter, int ranks, const std::vect
     reducescatter(transport, reinterpret_cast<char*>(work.data()), counts, int_sum(),
                   reinterpret_cast<char*>(scratch.data()));
     const auto at = starts[static_cast<size_t>(me)];
-    results[static_cast<size_t>(me)].assign(work.begin() + static_cast<long>(at),
-                                            work.begin() + static_cast<long>(at + counts[static_cast<size_t>(me)]));
+    results[static_cast<size_t>(me)].assign(
+        work.begin() + static_cast<long>(at),
+        work.begin() + static_cast<long>(at + counts[static_cast<size_t>(me)]));
   });
   for (int r = 0; r < ranks; ++r) {
     const auto at = starts[static_cast<size_t>(r)];
@@ -159,7 +168,8 @@ void check_reducescatter(Reducescatter reducescatter, int ranks, const std::vect
 
 }  // namespace
 
-TEST_CASE("ops/algorithms: Bruck's and the ring allgather deliver every block exactly at 1-17 ranks") {
+TEST_CASE(
+    "ops/algorithms: Bruck's and the ring allgather deliver every block exactly at 1-17 ranks") {
   for (Allgather allgather : {&bruck, &ring}) {
     for (int ranks : kSmallWorlds) {
       for (int shape : {0, 1, 2, 3}) {
@@ -170,7 +180,9 @@ TEST_CASE("ops/algorithms: Bruck's and the ring allgather deliver every block ex
   }
 }
 
-TEST_CASE("ops/algorithms: the binomial tree and scatter-allgather broadcasts reach every rank from every root") {
+TEST_CASE(
+    "ops/algorithms: the binomial tree and scatter-allgather broadcasts reach every rank from "
+    "every root") {
   for (Broadcast broadcast : {&runrun::algorithms::broadcast_binomial_tree,
                               &runrun::algorithms::broadcast_scatter_allgather}) {
     for (int ranks : kSmallWorlds) {
@@ -185,7 +197,9 @@ TEST_CASE("ops/algorithms: the binomial tree and scatter-allgather broadcasts re
   }
 }
 
-TEST_CASE("ops/algorithms: the ring and recursive-doubling reducescatters give every rank its exact block") {
+TEST_CASE(
+    "ops/algorithms: the ring and recursive-doubling reducescatters give every rank its exact "
+    "block") {
   for (Reducescatter reducescatter : {&runrun::algorithms::reducescatter_ring,
                                       &runrun::algorithms::reducescatter_recursive_doubling}) {
     for (int ranks : kSmallWorlds) {
@@ -213,7 +227,9 @@ TEST_CASE("ops/algorithms: the dissemination barrier lets no rank out before eve
   }
 }
 
-TEST_CASE("ops/algorithms: at 64, 256 and 1024 ranks the logarithmic algorithms take ceil(log2 N) steps") {
+TEST_CASE(
+    "ops/algorithms: at 64, 256 and 1024 ranks the logarithmic algorithms take ceil(log2 N) "
+    "steps") {
   for (int ranks : {64, 256, 1000, 1024}) {
     INFO(ranks << " ranks");
     const int steps = ceil_log2(ranks);
@@ -252,7 +268,9 @@ TEST_CASE("ops/algorithms: at 64, 256 and 1024 ranks the logarithmic algorithms 
   }
 }
 
-TEST_CASE("ops/algorithms: at 64 and 256 ranks the rings send (N-1)/N of the buffer in N-1 steps, a broadcast's root at most twice it") {
+TEST_CASE(
+    "ops/algorithms: at 64 and 256 ranks the rings send (N-1)/N of the buffer in N-1 steps, a "
+    "broadcast's root at most twice it") {
   for (int ranks : {64, 256}) {
     INFO(ranks << " ranks");
     const auto n = static_cast<size_t>(ranks);

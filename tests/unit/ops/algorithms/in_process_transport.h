@@ -54,10 +54,9 @@ class InProcessWorld {
     box.messages.erase(key);
     lock.unlock();
     if (message.size() != bytes) {
-      throw std::runtime_error("rank " + std::to_string(to) + " expected " +
-                               std::to_string(bytes) + " bytes from rank " +
-                               std::to_string(from) + " in step " + std::to_string(step) +
-                               ", got " + std::to_string(message.size()));
+      throw std::runtime_error("rank " + std::to_string(to) + " expected " + std::to_string(bytes) +
+                               " bytes from rank " + std::to_string(from) + " in step " +
+                               std::to_string(step) + ", got " + std::to_string(message.size()));
     }
     std::memcpy(data, message.data(), bytes);
   }
