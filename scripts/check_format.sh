@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Why: the C++ style by machine (.clang-format at the root; docs/architecture.md, "Style
 # gates"): lists the files clang-format would change and how many lines, with the pinned
-# clang-format from PyPI (scripts/install_deps.sh). Not yet a failing gate: the tree is
-# formatted once in a commit of its own, after which CI may run it with --strict.
+# clang-format from PyPI (scripts/install_deps.sh). ctest layout.cpp_format runs it with
+# --strict over the tree (formatted once, in a commit of its own: 425f229); to format a file:
+# clang-format -i --style=file FILE.
 # Usage: scripts/check_format.sh [--strict] [FILE...]  (default: every tracked .cc/.h/.cu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+STYLE="file:$PWD/.clang-format"  # also for files outside the tree (the checker's own test)
 STRICT=0
 if [ "${1:-}" = "--strict" ]; then STRICT=1; shift; fi
 PYTHON="${PYTHON:-python3}"
@@ -19,7 +21,7 @@ if (($#)); then files=("$@"); else mapfile -t files < <(git ls-files '*.cc' '*.h
 changed=0
 lines=0
 for f in "${files[@]}"; do
-  n=$("$CLANG_FORMAT" --style=file "$f" | diff "$f" - | grep -c '^>' || true)
+  n=$("$CLANG_FORMAT" --style="$STYLE" "$f" | diff "$f" - | grep -c '^>' || true)
   if [ "$n" -gt 0 ]; then
     echo "$f: $n line(s) would change"
     changed=$((changed + 1))

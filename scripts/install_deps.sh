@@ -76,7 +76,7 @@ fi
 "$PYTHON" -c "import pybind11" 2>/dev/null || need_pip+=(pybind11)
 "$PYTHON" -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-core)
 # The style gates (docs/architecture.md, "Style gates"): ruff and lizard run in ctest (label
-# layout); clang-format is scripts/check_format.sh's, a report for now, not a gate.
+# layout), and so does scripts/check_format.sh, clang-format's.
 "$PYTHON" -m ruff --version 2>/dev/null | grep -qx "ruff 0.17.5" || need_pip+=("ruff==0.17.5")
 "$PYTHON" -c "import lizard; assert lizard.version == '1.24.3'" 2>/dev/null || need_pip+=("lizard==1.24.3")
 "$PYTHON" -c "from importlib.metadata import version; assert version('clang-format') == '23.1.3'" 2>/dev/null || need_pip+=("clang-format==23.1.3")
