@@ -19,18 +19,6 @@ SKIPPED_DIRS = re.compile(r"^(\..*|build.*|__pycache__|node_modules)$")
 # Files not held to the gates, each with its reason. Only generated or vendored files belong
 # here; real code that fails a gate is split instead.
 EXCLUDED = {}
-# Test programs whose one long function is not split yet (debt, issue 41 point 5): held to the
-# file and header gates, not to the function gates. Each entry may only shrink; library code
-# has none. (path, function name): why it is still here.
-FUNCTION_DEBT = {
-    ("tests/integration/launcher/topology_probe.cc", "main"): "a probe program in one main",
-    ("tests/perf/per_tensor_cost.py", "main"): "a benchmark's option branches",
-    ("tests/perf/profile_overhead.py", "markers_only"): "a benchmark with a nested jitted step",
-    ("tests/unit/gpu/cuda_staging_procs.cc", "main"): "a GPU test program, run only on a GPU",
-    ("tests/unit/gpu/cuda_staging_test.cc", "runrun::run_every_op"): "every op against a fake "
-    "CUDA runtime in one function",
-    ("tests/unit/gpu/xla_ffi_procs.cc", "main"): "a test program built only with jaxlib's headers",
-}
 
 WHY = re.compile(r"(^|\s)Why:")
 THREADING = re.compile(r"(^|\s)(Thread-safety|Threading contract|Threading):")
@@ -86,8 +74,6 @@ def header_problems(relative, lines):
 def function_problems(lizard, path, relative):
     problems = []
     for function in lizard.analyze_file(path).function_list:
-        if (relative, function.name) in FUNCTION_DEBT:
-            continue
         where = f"{relative}:{function.start_line}: {function.name}"
         if function.length > MAX_FUNCTION_LINES:
             problems.append(f"{where} is {function.length} lines long (limit "

@@ -227,13 +227,8 @@ def print_machine_state(sides, yard, enqueue, total, as_json):
               f"synchronized {row['total_ms_fast_state']:7.3f} ms", flush=True)
 
 
-def main():
-    args = parse_args()
-    hvd.init()
-    with_dist = not args.no_torch_distributed
-    if with_dist:
-        init_torch_gloo(120)
-    elements = max(1, parse_bytes(args.bytes) // 4)
+def all_sides(args, elements, with_dist):
+    """Every side to run: (sides, outputs, reset)."""
     sides, outputs, reset = make_sides(args.count, elements)
     if not with_dist:
         del sides["torch.distributed"]
@@ -242,18 +237,22 @@ def main():
         extra, extra_outputs = framework_sides(args.adapters, args.count, elements, names)
         sides.update(extra)
         outputs.update(extra_outputs)
-    size = hvd.size()
-    for name, run in sides.items():  # correctness first: each side sums ones over the ranks
+    return sides, outputs, reset
+
+
+def check_results(sides, outputs, reset, size):
+    """Correctness first: each side sums ones over the ranks; exits 1 on a wrong result."""
+    for name, run in sides.items():
         reset()
         run()
         if not all(bool((np.asarray(t) == size).all()) for t in outputs[name]):
             print(f"per_tensor_cost: wrong result of {name}", file=sys.stderr, flush=True)
             sys.exit(1)
-    enqueue = {k: [] for k in sides}
-    total = {k: [] for k in sides}
-    rounds = {k: [] for k in sides}
-    cpu = {k: [] for k in sides}
-    yard = {k: [] for k in sides}
+
+
+def time_blocks(args, sides, reset, with_dist):
+    """The timed blocks, sides alternating: per side, lists enqueue, total, rounds, cpu, yard."""
+    series = {m: {k: [] for k in sides} for m in ("enqueue", "total", "rounds", "cpu", "yard")}
     order = list(sides)
     for block in range(args.warmup + args.iters):
         for k in order[block % len(order):] + order[:block % len(order)]:
@@ -266,42 +265,69 @@ def main():
             done = time.perf_counter()
             cpu_used = time.process_time() - cpu_before
             if rounds_before is not None and k != "torch.distributed":
-                rounds[k].append(negotiation_rounds() - rounds_before)
+                series["rounds"][k].append(negotiation_rounds() - rounds_before)
             if block >= args.warmup:
-                enqueue[k].append(largest((enqueued - start) / args.count * 1e6, with_dist))
-                total[k].append(largest((done - start) * 1e3, with_dist))
-                cpu[k].append(largest(cpu_used * 1e3, with_dist))
-                yard[k].append(largest(block_yard, with_dist))
+                series["enqueue"][k].append(
+                    largest((enqueued - start) / args.count * 1e6, with_dist))
+                series["total"][k].append(largest((done - start) * 1e3, with_dist))
+                series["cpu"][k].append(largest(cpu_used * 1e3, with_dist))
+                series["yard"][k].append(largest(block_yard, with_dist))
+    return series
+
+
+def side_row(k, series, warmup):
+    """One side's medians and minima over the timed blocks."""
+    enqueue, total, rounds = series["enqueue"], series["total"], series["rounds"]
+    yard, cpu = series["yard"], series["cpu"]
+    row = {"side": k,
+           "enqueue_us_per_tensor": statistics.median(enqueue[k]),
+           "enqueue_us_per_tensor_min": min(enqueue[k]),
+           "total_ms": statistics.median(total[k]), "total_ms_min": min(total[k]),
+           "cpu_ms": statistics.median(cpu[k])}
+    # The block's time in yardstick iterations: comparable across the host's states
+    # (as far as the slow state slows everything alike; see yardstick_ns).
+    row["total_yardsticks"] = statistics.median(
+        t * 1e6 / y for t, y in zip(total[k], yard[k]))
+    if rounds[k]:
+        timed = rounds[k][warmup:] or rounds[k]
+        row.update(rounds=statistics.median(timed), rounds_max=max(timed))
+    return row
+
+
+def print_results(args, sides, series, size, elements):
+    run = {"op": "run", "backend": hvd.mpi_enabled() and "mpi" or "gloo", "ranks": size,
+           "count": args.count, "bytes": elements * 4}
+    print(json.dumps(run) if args.json else
+          f"per_tensor_cost: {size} ranks over {run['backend']}, {args.count} x "
+          f"{elements * 4} B float32 sum, median (min) over {args.iters} blocks")
+    for k in sides:
+        row = side_row(k, series, args.warmup)
+        text_rounds = (f"   rounds {row['rounds']:g} (max {row['rounds_max']})"
+                       if "rounds" in row else "")
+        print(json.dumps(row) if args.json else
+              f"{k:22s} enqueue {row['enqueue_us_per_tensor']:7.2f} us/tensor "
+              f"({row['enqueue_us_per_tensor_min']:.2f})   enqueue to all synchronized "
+              f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f})   cpu "
+              f"{row['cpu_ms']:.3f} ms{text_rounds}   = {row['total_yardsticks']:.0f} "
+              "yardstick iterations",
+              flush=True)
+
+
+def main():
+    args = parse_args()
+    hvd.init()
+    with_dist = not args.no_torch_distributed
+    if with_dist:
+        init_torch_gloo(120)
+    elements = max(1, parse_bytes(args.bytes) // 4)
+    sides, outputs, reset = all_sides(args, elements, with_dist)
+    size = hvd.size()
+    check_results(sides, outputs, reset, size)
+    series = time_blocks(args, sides, reset, with_dist)
     if hvd.rank() == 0:
-        run = {"op": "run", "backend": hvd.mpi_enabled() and "mpi" or "gloo", "ranks": size,
-               "count": args.count, "bytes": elements * 4}
-        print(json.dumps(run) if args.json else
-              f"per_tensor_cost: {size} ranks over {run['backend']}, {args.count} x "
-              f"{elements * 4} B float32 sum, median (min) over {args.iters} blocks")
-        for k in sides:
-            row = {"side": k,
-                   "enqueue_us_per_tensor": statistics.median(enqueue[k]),
-                   "enqueue_us_per_tensor_min": min(enqueue[k]),
-                   "total_ms": statistics.median(total[k]), "total_ms_min": min(total[k]),
-                   "cpu_ms": statistics.median(cpu[k])}
-            # The block's time in yardstick iterations: comparable across the host's states
-            # (as far as the slow state slows everything alike; see yardstick_ns).
-            row["total_yardsticks"] = statistics.median(
-                t * 1e6 / y for t, y in zip(total[k], yard[k]))
-            if rounds[k]:
-                timed = rounds[k][args.warmup:] or rounds[k]
-                row.update(rounds=statistics.median(timed), rounds_max=max(timed))
-            text_rounds = (f"   rounds {row['rounds']:g} (max {row['rounds_max']})"
-                           if "rounds" in row else "")
-            print(json.dumps(row) if args.json else
-                  f"{k:22s} enqueue {row['enqueue_us_per_tensor']:7.2f} us/tensor "
-                  f"({row['enqueue_us_per_tensor_min']:.2f})   enqueue to all synchronized "
-                  f"{row['total_ms']:7.3f} ms ({row['total_ms_min']:.3f})   cpu "
-                  f"{row['cpu_ms']:.3f} ms{text_rounds}   = {row['total_yardsticks']:.0f} "
-                  "yardstick iterations",
-                  flush=True)
+        print_results(args, sides, series, size, elements)
     if hvd.rank() == 0:
-        print_machine_state(sides, yard, enqueue, total, args.json)
+        print_machine_state(sides, series["yard"], series["enqueue"], series["total"], args.json)
     if with_dist:
         dist.destroy_process_group()
     hvd.shutdown()

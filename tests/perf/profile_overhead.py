@@ -99,6 +99,12 @@ def _best_difference(plain, marked, blocks=15, per_block=200):
 
 
 def markers_only(tf_threads=0, repeat=1):
+    _markers_jax(repeat)
+    _markers_tensorflow(tf_threads, repeat)
+
+
+def _markers_jax(repeat):
+    """JAX's native markers and, as reference, the io_callback step end (one rank)."""
     import jax
     import jax.numpy as jnp
 
@@ -142,12 +148,16 @@ def markers_only(tf_threads=0, repeat=1):
                       "markers_us_per_step": extra,
                       "markers_cpu_us_per_step": _best_difference.cpu_us}), flush=True)
 
+
+def _markers_tensorflow(tf_threads, repeat):
+    """Keras on TensorFlow's step-end graph ops and, as reference, the tf.py_function end."""
     import tensorflow as tf
     if tf_threads:
         tf.config.threading.set_inter_op_parallelism_threads(tf_threads)
         tf.config.threading.set_intra_op_parallelism_threads(tf_threads)
     import keras
 
+    from runrun.common.profile import StepProfiler
     from runrun.keras._backend_ops import _TFOps
     variables = [keras.Variable(tf.ones((256, 256))) for _ in range(8)]
 

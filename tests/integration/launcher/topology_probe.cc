@@ -174,81 +174,82 @@ void steps_and_check(runrun_runtime* rt, const runrun_topology& t, int steps) {
   die("fail_in_allreduce", "the allreduce succeeded");
 }
 
-int main(int argc, char** argv) {
+namespace {
+
+struct Options {
   int exit_rank = -1, exit_code = 0, shutdown_rank = -1, stop_rank = -1, stop_wait_s = 0;
   bool ready_and_wait = false, allreduce_loop = false, chatter = false;
   int steps = 0;
+};
+
+Options parse_options(int argc, char** argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--exit-rank") == 0 && i + 2 < argc) {
-      exit_rank = std::atoi(argv[i + 1]);
-      exit_code = std::atoi(argv[i + 2]);
+      o.exit_rank = std::atoi(argv[i + 1]);
+      o.exit_code = std::atoi(argv[i + 2]);
       i += 2;
     } else if (std::strcmp(argv[i], "--shutdown-exit-rank") == 0 && i + 2 < argc) {
-      shutdown_rank = std::atoi(argv[i + 1]);
-      exit_code = std::atoi(argv[i + 2]);
+      o.shutdown_rank = std::atoi(argv[i + 1]);
+      o.exit_code = std::atoi(argv[i + 2]);
       i += 2;
     } else if (std::strcmp(argv[i], "--stop-rank") == 0 && i + 2 < argc) {
-      stop_rank = std::atoi(argv[i + 1]);
-      stop_wait_s = std::atoi(argv[i + 2]);
+      o.stop_rank = std::atoi(argv[i + 1]);
+      o.stop_wait_s = std::atoi(argv[i + 2]);
       i += 2;
     } else if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
-      steps = std::atoi(argv[++i]);
+      o.steps = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--ready-and-wait") == 0) {
-      ready_and_wait = true;
+      o.ready_and_wait = true;
     } else if (std::strcmp(argv[i], "--allreduce-loop") == 0) {
-      allreduce_loop = true;
+      o.allreduce_loop = true;
     } else if (std::strcmp(argv[i], "--chatter") == 0) {
-      chatter = true;
+      o.chatter = true;
     }
   }
-  runrun_runtime* rt = nullptr;
-  check(runrun_init(nullptr, &rt), "runrun_init");
-  runrun_topology t{};
-  check(runrun_get_topology(rt, &t), "runrun_get_topology");
-  if (ready_and_wait) {
-    std::printf("PROBE ready rank=%d\n", t.rank);
-    std::fflush(stdout);
-    if (t.rank == 0) wait_forever(rt);  // rank 0 in a collective, the others sleeping
-    for (;;) pause();
+  return o;
+}
+
+[[noreturn]] void ready_and_wait(runrun_runtime* rt, const runrun_topology& t) {
+  std::printf("PROBE ready rank=%d\n", t.rank);
+  std::fflush(stdout);
+  if (t.rank == 0) wait_forever(rt);  // rank 0 in a collective, the others sleeping
+  for (;;) pause();
+}
+
+[[noreturn]] void allreduce_loop(runrun_runtime* rt, const runrun_topology& t, bool chatter) {
+  allreduce_and_check(rt, t);
+  std::printf("PROBE looping rank=%d\n", t.rank);
+  std::fflush(stdout);
+  if (chatter) {
+    std::thread([rank = t.rank] {
+      for (long line = 1;; ++line) {
+        std::printf("PROBE chatter %ld rank=%d\n", line, rank);
+        std::fflush(stdout);
+        usleep(20000);
+      }
+    }).detach();
   }
-  if (allreduce_loop) {
+  for (;;) {
     allreduce_and_check(rt, t);
-    std::printf("PROBE looping rank=%d\n", t.rank);
-    std::fflush(stdout);
-    if (chatter) {
-      std::thread([rank = t.rank] {
-        for (long line = 1;; ++line) {
-          std::printf("PROBE chatter %ld rank=%d\n", line, rank);
-          std::fflush(stdout);
-          usleep(20000);
-        }
-      }).detach();
-    }
-    for (;;) {
-      allreduce_and_check(rt, t);
-      usleep(20000);
-    }
+    usleep(20000);
   }
-  if (stop_rank >= 0) {
-    if (t.rank == stop_rank) {
-      std::fprintf(stderr, "PROBE rank %d stops itself\n", t.rank);
-      raise(SIGSTOP);
-    } else {
-      sleep(static_cast<unsigned>(stop_wait_s));
-    }
-    runrun_shutdown(rt);  // fails (a peer is lost): the exit code stays 0 on purpose
-    runrun_destroy(rt);
-    return 0;
+}
+
+// Rank `stop_rank` stops itself; the others sleep past the peer timeout. Exit code 0 either way.
+int stop_one_rank(runrun_runtime* rt, const runrun_topology& t, int stop_rank, int stop_wait_s) {
+  if (t.rank == stop_rank) {
+    std::fprintf(stderr, "PROBE rank %d stops itself\n", t.rank);
+    raise(SIGSTOP);
+  } else {
+    sleep(static_cast<unsigned>(stop_wait_s));
   }
-  if (shutdown_rank >= 0) {
-    if (t.rank == shutdown_rank) shut_down_then_exit(rt, exit_code);
-    fail_in_allreduce(rt);
-  }
-  if (t.rank == exit_rank) {
-    std::fprintf(stderr, "PROBE rank %d exits with %d on purpose\n", t.rank, exit_code);
-    std::_Exit(exit_code);
-  }
-  if (exit_rank >= 0) wait_forever(rt);
+  runrun_shutdown(rt);  // fails (a peer is lost): the exit code stays 0 on purpose
+  runrun_destroy(rt);
+  return 0;
+}
+
+void check_launcher_environment(const runrun_topology& t) {
   const int expected[6] = {t.rank, t.size, t.local_rank, t.local_size, t.cross_rank, t.cross_size};
   const char* names[6] = {"RUNRUN_RANK",       "RUNRUN_SIZE",       "RUNRUN_LOCAL_RANK",
                           "RUNRUN_LOCAL_SIZE", "RUNRUN_CROSS_RANK", "RUNRUN_CROSS_SIZE"};
@@ -258,8 +259,9 @@ int main(int argc, char** argv) {
                           " but the runtime says " + std::to_string(expected[k]));
     }
   }
-  allreduce_and_check(rt, t);
-  steps_and_check(rt, t, steps);
+}
+
+void print_probe(const runrun_topology& t) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::printf(
@@ -269,6 +271,32 @@ int main(int argc, char** argv) {
       net_namespace().c_str(), host);
   std::printf("TOPOLOGY rank=%d homogeneous=%d\n", t.rank, t.homogeneous);
   std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+  runrun_runtime* rt = nullptr;
+  check(runrun_init(nullptr, &rt), "runrun_init");
+  runrun_topology t{};
+  check(runrun_get_topology(rt, &t), "runrun_get_topology");
+  if (o.ready_and_wait) ready_and_wait(rt, t);
+  if (o.allreduce_loop) allreduce_loop(rt, t, o.chatter);
+  if (o.stop_rank >= 0) return stop_one_rank(rt, t, o.stop_rank, o.stop_wait_s);
+  if (o.shutdown_rank >= 0) {
+    if (t.rank == o.shutdown_rank) shut_down_then_exit(rt, o.exit_code);
+    fail_in_allreduce(rt);
+  }
+  if (t.rank == o.exit_rank) {
+    std::fprintf(stderr, "PROBE rank %d exits with %d on purpose\n", t.rank, o.exit_code);
+    std::_Exit(o.exit_code);
+  }
+  if (o.exit_rank >= 0) wait_forever(rt);
+  check_launcher_environment(t);
+  allreduce_and_check(rt, t);
+  steps_and_check(rt, t, o.steps);
+  print_probe(t);
   check(runrun_shutdown(rt), "runrun_shutdown");
   runrun_destroy(rt);
   return 0;

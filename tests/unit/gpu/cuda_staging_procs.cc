@@ -67,6 +67,180 @@ std::vector<float> read(const DLTensor& t, size_t count, CUstream_st* stream) {
   return values;
 }
 
+// One rank's runtime, place and framework stream, as every op below uses them.
+struct Proc {
+  runrun_runtime* rt;
+  int rank, size, device;
+  CUstream_st* stream;
+};
+
+// allreduce, average, in place: mean of rank + i is i + (size - 1) / 2
+void allreduce_average(const Proc& c) {
+  runrun_handle* h = nullptr;
+  CudaTensor t({0.f + c.rank, 1.f + c.rank, 2.f + c.rank}, {3}, c.device, c.stream);
+  runrun_allreduce_options o = runrun_allreduce_default_options();
+  if (ok(runrun_allreduce(c.rt, "avg", &t.dl, &t.dl, &o, &h), "allreduce") && wait(h, "avg")) {
+    const float half = (c.size - 1) / 2.0f;
+    expect(read(t.dl, 3, c.stream) == std::vector<float>{half, 1 + half, 2 + half}, c.rank,
+           "allreduce average");
+  }
+  runrun_handle_release(h);
+}
+
+// allgather, uneven: rank r has r + 1 rows of one element, all equal to r
+void allgather_uneven(const Proc& c) {
+  runrun_handle* h = nullptr;
+  CudaTensor t(std::vector<float>(static_cast<size_t>(c.rank) + 1, float(c.rank)), {c.rank + 1},
+               c.device, c.stream);
+  DLManagedTensor* out = nullptr;
+  if (ok(runrun_allgather(c.rt, "gather", &t.dl, 0, &h), "allgather") && wait(h, "gather") &&
+      ok(runrun_handle_take_output(h, &out), "take_output")) {
+    std::vector<float> expected;
+    for (int r = 0; r < c.size; ++r) expected.insert(expected.end(), r + 1, float(r));
+    expect(
+        out->dl_tensor.device.device_type == kDLCUDA && out->dl_tensor.device.device_id == c.device,
+        c.rank, "allgather output device");
+    expect(read(out->dl_tensor, expected.size(), c.stream) == expected, c.rank, "allgather");
+    out->deleter(out);
+  }
+  runrun_handle_release(h);
+}
+
+// broadcast from the last rank
+void broadcast_from_last(const Proc& c) {
+  runrun_handle* h = nullptr;
+  CudaTensor t({10.f * c.rank, 1.f}, {2}, c.device, c.stream);
+  if (ok(runrun_broadcast(c.rt, "bcast", &t.dl, &t.dl, c.size - 1, 0, &h), "broadcast") &&
+      wait(h, "bcast")) {
+    expect(read(t.dl, 2, c.stream) == std::vector<float>{10.f * (c.size - 1), 1.f}, c.rank,
+           "broadcast");
+  }
+  runrun_handle_release(h);
+}
+
+// alltoall, equal splits: one row to each rank holding 100 * sender + receiver
+void alltoall_equal(const Proc& c) {
+  runrun_handle* h = nullptr;
+  std::vector<float> mine;
+  for (int p = 0; p < c.size; ++p) mine.push_back(100.f * c.rank + p);
+  CudaTensor t(mine, {c.size}, c.device, c.stream);
+  DLManagedTensor* out = nullptr;
+  if (ok(runrun_alltoall(c.rt, "a2a", &t.dl, nullptr, 0, 0, &h), "alltoall") && wait(h, "a2a") &&
+      ok(runrun_handle_take_output(h, &out), "take_output")) {
+    std::vector<float> expected;
+    for (int p = 0; p < c.size; ++p) expected.push_back(100.f * p + c.rank);
+    expect(read(out->dl_tensor, expected.size(), c.stream) == expected, c.rank, "alltoall");
+    out->deleter(out);
+  }
+  runrun_handle_release(h);
+}
+
+// reducescatter, sum: one row per rank, row p of every rank is p
+void reducescatter_sum(const Proc& c) {
+  runrun_handle* h = nullptr;
+  std::vector<float> mine;
+  for (int p = 0; p < c.size; ++p) mine.push_back(float(p));
+  CudaTensor t(mine, {c.size}, c.device, c.stream);
+  runrun_allreduce_options o = runrun_allreduce_default_options();
+  o.op = RUNRUN_OP_SUM;
+  DLManagedTensor* out = nullptr;
+  if (ok(runrun_reducescatter(c.rt, "rs", &t.dl, &o, &h), "reducescatter") && wait(h, "rs") &&
+      ok(runrun_handle_take_output(h, &out), "take_output")) {
+    expect(read(out->dl_tensor, 1, c.stream) == std::vector<float>{float(c.size * c.rank)}, c.rank,
+           "reducescatter");
+    out->deleter(out);
+  }
+  runrun_handle_release(h);
+}
+
+// Outputs the runtime allocates for a NULL output (TensorFlow's and JAX's out-of-place ops):
+// on the input's device, exact, and freed by their deleters (no cudaMallocAsync left over).
+// allreduce, sum: rank + i summed is size * i + size * (size - 1) / 2
+void allreduce_allocated(const Proc& c) {
+  runrun_handle* h = nullptr;
+  CudaTensor t({0.f + c.rank, 1.f + c.rank}, {2}, c.device, c.stream);
+  runrun_allreduce_options o = runrun_allreduce_default_options();
+  o.op = RUNRUN_OP_SUM;
+  DLManagedTensor* out = nullptr;
+  if (ok(runrun_allreduce(c.rt, "sum.alloc", &t.dl, nullptr, &o, &h), "allreduce NULL output") &&
+      wait(h, "sum.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
+    const float base = c.size * (c.size - 1) / 2.0f;
+    expect(out->dl_tensor.device.device_type == kDLCUDA &&
+               out->dl_tensor.device.device_id == c.device && out->dl_tensor.data != t.dl.data,
+           c.rank, "allreduce allocated output device");
+    expect(read(out->dl_tensor, 2, c.stream) == std::vector<float>{base, c.size + base}, c.rank,
+           "allreduce into an allocated output");
+    expect(read(t.dl, 2, c.stream) == std::vector<float>{0.f + c.rank, 1.f + c.rank}, c.rank,
+           "allreduce with an allocated output leaves its input");
+    out->deleter(out);
+  }
+  runrun_handle_release(h);
+}
+
+// broadcast from rank 0
+void broadcast_allocated(const Proc& c) {
+  runrun_handle* h = nullptr;
+  CudaTensor t({7.f + c.rank}, {1}, c.device, c.stream);
+  DLManagedTensor* out = nullptr;
+  if (ok(runrun_broadcast(c.rt, "bcast.alloc", &t.dl, nullptr, 0, 0, &h), "broadcast NULL") &&
+      wait(h, "bcast.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
+    expect(out->dl_tensor.device.device_type == kDLCUDA, c.rank, "broadcast output device");
+    expect(read(out->dl_tensor, 1, c.stream) == std::vector<float>{7.f}, c.rank,
+           "broadcast into an allocated output");
+    out->deleter(out);
+  }
+  runrun_handle_release(h);
+}
+
+// grouped allreduce (max): one output allocated, one the caller's
+void grouped_allocated(const Proc& c) {
+  runrun_handle* h = nullptr;
+  CudaTensor a({1.f * c.rank}, {1}, c.device, c.stream),
+      b({-1.f * c.rank, 2.f}, {2}, c.device, c.stream);
+  CudaTensor b_out({0.f, 0.f}, {2}, c.device, c.stream);
+  const char* names[] = {"group.a", "group.b"};
+  const DLTensor* inputs[] = {&a.dl, &b.dl};
+  const DLTensor* outputs[] = {nullptr, &b_out.dl};
+  runrun_allreduce_options o = runrun_allreduce_default_options();
+  o.op = RUNRUN_OP_MAX;
+  DLManagedTensor* out = nullptr;
+  DLManagedTensor* none = nullptr;
+  if (ok(runrun_grouped_allreduce(c.rt, names, inputs, outputs, 2, &o, &h), "grouped NULL") &&
+      wait(h, "group") && ok(runrun_handle_take_output_at(h, 0, &out), "take_output_at")) {
+    expect(read(out->dl_tensor, 1, c.stream) == std::vector<float>{float(c.size - 1)}, c.rank,
+           "grouped allreduce into an allocated output");
+    expect(read(b_out.dl, 2, c.stream) == std::vector<float>{0.f, 2.f}, c.rank,
+           "grouped allreduce into the caller's output");
+    expect(runrun_handle_take_output_at(h, 1, &none) == RUNRUN_INVALID_ARGUMENT, c.rank,
+           "no allocated output for a tensor whose output the caller passed");
+    out->deleter(out);
+  }
+  runrun_handle_release(h);
+}
+
+// a host tensor gets a host output
+void host_allocated(const Proc& c) {
+  runrun_handle* h = nullptr;
+  std::vector<float> values{1.f, 2.f};
+  int64_t shape[] = {2};
+  DLTensor host{};
+  host.data = values.data();
+  host.device = {kDLCPU, 0};
+  host.ndim = 1;
+  host.dtype = {kDLFloat, 32, 1};
+  host.shape = shape;
+  runrun_allreduce_options o = runrun_allreduce_default_options();
+  DLManagedTensor* out = nullptr;
+  if (ok(runrun_allreduce(c.rt, "host.alloc", &host, nullptr, &o, &h), "host NULL output") &&
+      wait(h, "host.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
+    const auto* data = static_cast<const float*>(out->dl_tensor.data);
+    expect(out->dl_tensor.device.device_type == kDLCPU && data[0] == 1.f && data[1] == 2.f, c.rank,
+           "host allreduce into an allocated output");
+    out->deleter(out);
+  }
+  runrun_handle_release(h);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,150 +248,19 @@ int main(int argc, char** argv) {
   if (!ok(runrun_init(argc > 1 ? argv[1] : nullptr, &rt), "runrun_init")) return 2;
   runrun_topology topo{};
   runrun_get_topology(rt, &topo);
-  const int rank = topo.rank, size = topo.size, device = topo.local_rank;
+  const int rank = topo.rank;
   CUstream_st* stream = runrun::testing::new_framework_stream();
   runrun_set_cuda_stream(stream);
-  runrun_handle* h = nullptr;
-
-  {  // allreduce, average, in place: mean of rank + i is i + (size - 1) / 2
-    CudaTensor t({0.f + rank, 1.f + rank, 2.f + rank}, {3}, device, stream);
-    runrun_allreduce_options o = runrun_allreduce_default_options();
-    if (ok(runrun_allreduce(rt, "avg", &t.dl, &t.dl, &o, &h), "allreduce") && wait(h, "avg")) {
-      const float half = (size - 1) / 2.0f;
-      expect(read(t.dl, 3, stream) == std::vector<float>{half, 1 + half, 2 + half}, rank,
-             "allreduce average");
-    }
-    runrun_handle_release(h);
-  }
-  {  // allgather, uneven: rank r has r + 1 rows of one element, all equal to r
-    CudaTensor t(std::vector<float>(static_cast<size_t>(rank) + 1, float(rank)), {rank + 1}, device,
-                 stream);
-    DLManagedTensor* out = nullptr;
-    if (ok(runrun_allgather(rt, "gather", &t.dl, 0, &h), "allgather") && wait(h, "gather") &&
-        ok(runrun_handle_take_output(h, &out), "take_output")) {
-      std::vector<float> expected;
-      for (int r = 0; r < size; ++r) expected.insert(expected.end(), r + 1, float(r));
-      expect(
-          out->dl_tensor.device.device_type == kDLCUDA && out->dl_tensor.device.device_id == device,
-          rank, "allgather output device");
-      expect(read(out->dl_tensor, expected.size(), stream) == expected, rank, "allgather");
-      out->deleter(out);
-    }
-    runrun_handle_release(h);
-  }
-  {  // broadcast from the last rank
-    CudaTensor t({10.f * rank, 1.f}, {2}, device, stream);
-    if (ok(runrun_broadcast(rt, "bcast", &t.dl, &t.dl, size - 1, 0, &h), "broadcast") &&
-        wait(h, "bcast")) {
-      expect(read(t.dl, 2, stream) == std::vector<float>{10.f * (size - 1), 1.f}, rank,
-             "broadcast");
-    }
-    runrun_handle_release(h);
-  }
-  {  // alltoall, equal splits: one row to each rank holding 100 * sender + receiver
-    std::vector<float> mine;
-    for (int p = 0; p < size; ++p) mine.push_back(100.f * rank + p);
-    CudaTensor t(mine, {size}, device, stream);
-    DLManagedTensor* out = nullptr;
-    if (ok(runrun_alltoall(rt, "a2a", &t.dl, nullptr, 0, 0, &h), "alltoall") && wait(h, "a2a") &&
-        ok(runrun_handle_take_output(h, &out), "take_output")) {
-      std::vector<float> expected;
-      for (int p = 0; p < size; ++p) expected.push_back(100.f * p + rank);
-      expect(read(out->dl_tensor, expected.size(), stream) == expected, rank, "alltoall");
-      out->deleter(out);
-    }
-    runrun_handle_release(h);
-  }
-  {  // reducescatter, sum: one row per rank, row p of every rank is p
-    std::vector<float> mine;
-    for (int p = 0; p < size; ++p) mine.push_back(float(p));
-    CudaTensor t(mine, {size}, device, stream);
-    runrun_allreduce_options o = runrun_allreduce_default_options();
-    o.op = RUNRUN_OP_SUM;
-    DLManagedTensor* out = nullptr;
-    if (ok(runrun_reducescatter(rt, "rs", &t.dl, &o, &h), "reducescatter") && wait(h, "rs") &&
-        ok(runrun_handle_take_output(h, &out), "take_output")) {
-      expect(read(out->dl_tensor, 1, stream) == std::vector<float>{float(size * rank)}, rank,
-             "reducescatter");
-      out->deleter(out);
-    }
-    runrun_handle_release(h);
-  }
-  // Outputs the runtime allocates for a NULL output (TensorFlow's and JAX's out-of-place ops):
-  // on the input's device, exact, and freed by their deleters (no cudaMallocAsync left over).
-  {  // allreduce, sum: rank + i summed is size * i + size * (size - 1) / 2
-    CudaTensor t({0.f + rank, 1.f + rank}, {2}, device, stream);
-    runrun_allreduce_options o = runrun_allreduce_default_options();
-    o.op = RUNRUN_OP_SUM;
-    DLManagedTensor* out = nullptr;
-    if (ok(runrun_allreduce(rt, "sum.alloc", &t.dl, nullptr, &o, &h), "allreduce NULL output") &&
-        wait(h, "sum.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
-      const float base = size * (size - 1) / 2.0f;
-      expect(out->dl_tensor.device.device_type == kDLCUDA &&
-                 out->dl_tensor.device.device_id == device && out->dl_tensor.data != t.dl.data,
-             rank, "allreduce allocated output device");
-      expect(read(out->dl_tensor, 2, stream) == std::vector<float>{base, size + base}, rank,
-             "allreduce into an allocated output");
-      expect(read(t.dl, 2, stream) == std::vector<float>{0.f + rank, 1.f + rank}, rank,
-             "allreduce with an allocated output leaves its input");
-      out->deleter(out);
-    }
-    runrun_handle_release(h);
-  }
-  {  // broadcast from rank 0
-    CudaTensor t({7.f + rank}, {1}, device, stream);
-    DLManagedTensor* out = nullptr;
-    if (ok(runrun_broadcast(rt, "bcast.alloc", &t.dl, nullptr, 0, 0, &h), "broadcast NULL") &&
-        wait(h, "bcast.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
-      expect(out->dl_tensor.device.device_type == kDLCUDA, rank, "broadcast output device");
-      expect(read(out->dl_tensor, 1, stream) == std::vector<float>{7.f}, rank,
-             "broadcast into an allocated output");
-      out->deleter(out);
-    }
-    runrun_handle_release(h);
-  }
-  {  // grouped allreduce (max): one output allocated, one the caller's
-    CudaTensor a({1.f * rank}, {1}, device, stream), b({-1.f * rank, 2.f}, {2}, device, stream);
-    CudaTensor b_out({0.f, 0.f}, {2}, device, stream);
-    const char* names[] = {"group.a", "group.b"};
-    const DLTensor* inputs[] = {&a.dl, &b.dl};
-    const DLTensor* outputs[] = {nullptr, &b_out.dl};
-    runrun_allreduce_options o = runrun_allreduce_default_options();
-    o.op = RUNRUN_OP_MAX;
-    DLManagedTensor* out = nullptr;
-    DLManagedTensor* none = nullptr;
-    if (ok(runrun_grouped_allreduce(rt, names, inputs, outputs, 2, &o, &h), "grouped NULL") &&
-        wait(h, "group") && ok(runrun_handle_take_output_at(h, 0, &out), "take_output_at")) {
-      expect(read(out->dl_tensor, 1, stream) == std::vector<float>{float(size - 1)}, rank,
-             "grouped allreduce into an allocated output");
-      expect(read(b_out.dl, 2, stream) == std::vector<float>{0.f, 2.f}, rank,
-             "grouped allreduce into the caller's output");
-      expect(runrun_handle_take_output_at(h, 1, &none) == RUNRUN_INVALID_ARGUMENT, rank,
-             "no allocated output for a tensor whose output the caller passed");
-      out->deleter(out);
-    }
-    runrun_handle_release(h);
-  }
-  {  // a host tensor gets a host output
-    std::vector<float> values{1.f, 2.f};
-    int64_t shape[] = {2};
-    DLTensor host{};
-    host.data = values.data();
-    host.device = {kDLCPU, 0};
-    host.ndim = 1;
-    host.dtype = {kDLFloat, 32, 1};
-    host.shape = shape;
-    runrun_allreduce_options o = runrun_allreduce_default_options();
-    DLManagedTensor* out = nullptr;
-    if (ok(runrun_allreduce(rt, "host.alloc", &host, nullptr, &o, &h), "host NULL output") &&
-        wait(h, "host.alloc") && ok(runrun_handle_take_output(h, &out), "take_output")) {
-      const auto* data = static_cast<const float*>(out->dl_tensor.data);
-      expect(out->dl_tensor.device.device_type == kDLCPU && data[0] == 1.f && data[1] == 2.f, rank,
-             "host allreduce into an allocated output");
-      out->deleter(out);
-    }
-    runrun_handle_release(h);
-  }
+  const Proc c{rt, rank, topo.size, topo.local_rank, stream};
+  allreduce_average(c);
+  allgather_uneven(c);
+  broadcast_from_last(c);
+  alltoall_equal(c);
+  reducescatter_sum(c);
+  allreduce_allocated(c);
+  broadcast_allocated(c);
+  grouped_allocated(c);
+  host_allocated(c);
   cudaStreamSynchronize(stream);  // the deleters' cudaFreeAsync ran
   expect(fake_cuda_async_allocations() >= 6 &&
              fake_cuda_async_allocations() == fake_cuda_async_frees(),

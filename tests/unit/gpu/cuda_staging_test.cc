@@ -99,25 +99,32 @@ void check_bytes(const Bytes& got, const Bytes& expected, DataType type, const s
   if (got != expected) throw std::runtime_error("wrong result: " + describe(type, what));
 }
 
-// Every op on CUDA tensors of `type` on one rank; throws naming the first wrong result.
-void run_every_op(int rank, Runtime& runtime, DataType type) {
-  const int size = runtime.topology().size;
-  Framework fw(rank);
-  const bool is_bool = type == DataType::kBool;
-  const std::string tag = std::string(data_type_name(type)) + ".";
-  auto small = [&](int r, size_t i) -> int64_t {  // |sum| stays tiny in every dtype
+// Every op on CUDA tensors of one type on one rank; each throws naming the first wrong result.
+struct EveryOp {
+  EveryOp(int rank_in, Runtime& runtime_in, DataType type_in)
+      : rank(rank_in), runtime(runtime_in), type(type_in) {}
+
+  int rank;
+  Runtime& runtime;
+  DataType type;
+  int size = runtime.topology().size;
+  Framework fw{rank};
+  bool is_bool = type == DataType::kBool;
+  std::string tag = std::string(data_type_name(type)) + ".";
+  static constexpr size_t n = 7;
+
+  int64_t small(int r, size_t i) const {  // |sum| stays tiny in every dtype
     return is_bool ? static_cast<int64_t>((static_cast<size_t>(r) + i) % 3 == 0)
                    : static_cast<int64_t>((static_cast<size_t>(r) * 3 + i) % 5);
-  };
-  const size_t n = 7;
-  auto values_of = [&](int r) {
+  }
+  std::vector<int64_t> values_of(int r) const {
     std::vector<int64_t> v(n);
     for (size_t i = 0; i < n; ++i) v[i] = small(r, i);
     return v;
-  };
+  }
 
   // Allreduce, sum, in place (bool: logical or).
-  {
+  void allreduce_sum_in_place() {
     auto t = fw.tensor(type, {static_cast<int64_t>(n)}, values_of(rank));
     testing::require_ok(*runtime.allreduce(tag + "sum", t.view, t.view,
                                            AllreduceOptions{ReduceOp::kSum, 1.0, 1.0, 0}));
@@ -128,8 +135,8 @@ void run_every_op(int rank, Runtime& runtime, DataType type) {
     }
     check_bytes(fw.read(t.view), encode(type, expected), type, "allreduce sum in place");
   }
-  if (!is_bool) {
-    // Out of place with prescale 2 and postscale 0.5: the sum again, exactly.
+  // Out of place with prescale 2 and postscale 0.5: the sum again, exactly.
+  void allreduce_scaled_and_average() {
     auto in = fw.tensor(type, {static_cast<int64_t>(n)}, values_of(rank));
     auto out = fw.tensor(type, {static_cast<int64_t>(n)}, std::vector<int64_t>(n, 0));
     testing::require_ok(*runtime.allreduce(tag + "scaled", in.view, out.view,
@@ -152,7 +159,7 @@ void run_every_op(int rank, Runtime& runtime, DataType type) {
     check_bytes(fw.read(avg.view), encode(type, expected_avg), type, "average");
   }
   // Two tensors in one group: fused into one bucket, staged together.
-  {
+  void grouped_max() {
     auto a = fw.tensor(type, {3}, {small(rank, 0), small(rank, 1), small(rank, 2)});
     auto b = fw.tensor(type, {2}, {small(rank, 3), small(rank, 4)});
     testing::require_ok(*runtime.grouped_allreduce({tag + "group.a", tag + "group.b"},
@@ -168,7 +175,7 @@ void run_every_op(int rank, Runtime& runtime, DataType type) {
     check_bytes(fw.read(b.view), encode(type, {max_of(3), max_of(4)}), type, "grouped max b");
   }
   // Allgather with uneven first dimensions: rank r has r + 1 rows of 2.
-  {
+  void allgather_uneven() {
     std::vector<int64_t> mine;
     for (int row = 0; row <= rank; ++row) {
       mine.push_back(small(rank, static_cast<size_t>(row)));
@@ -191,14 +198,14 @@ void run_every_op(int rank, Runtime& runtime, DataType type) {
     check_bytes(fw.read(out->view()), encode(type, expected), type, "allgather");
   }
   // Broadcast from rank 1, out of place.
-  {
+  void broadcast_out_of_place() {
     auto in = fw.tensor(type, {static_cast<int64_t>(n)}, values_of(rank));
     auto out = fw.tensor(type, {static_cast<int64_t>(n)}, std::vector<int64_t>(n, 0));
     testing::require_ok(*runtime.broadcast(tag + "broadcast", in.view, out.view, 1, 0));
     check_bytes(fw.read(out.view), encode(type, values_of(1)), type, "broadcast");
   }
   // Alltoall with splits: rank r sends p + 1 rows to rank p; a row is (sender, receiver).
-  {
+  void alltoall_with_splits() {
     std::vector<int64_t> mine, splits;
     for (int p = 0; p < size; ++p) {
       splits.push_back(p + 1);
@@ -227,7 +234,7 @@ void run_every_op(int rank, Runtime& runtime, DataType type) {
     }
   }
   // Reducescatter (sum) with uneven rows: 2 * size + 1 rows of one element.
-  if (!is_bool) {
+  void reducescatter_uneven() {
     const int64_t rows = 2 * size + 1;
     std::vector<int64_t> mine(static_cast<size_t>(rows));
     for (size_t i = 0; i < mine.size(); ++i) mine[i] = small(rank, i);
@@ -248,6 +255,17 @@ void run_every_op(int rank, Runtime& runtime, DataType type) {
     }
     check_bytes(fw.read(out->view()), encode(type, expected), type, "reducescatter");
   }
+};
+
+void run_every_op(int rank, Runtime& runtime, DataType type) {
+  EveryOp op(rank, runtime, type);
+  op.allreduce_sum_in_place();
+  if (!op.is_bool) op.allreduce_scaled_and_average();
+  op.grouped_max();
+  op.allgather_uneven();
+  op.broadcast_out_of_place();
+  op.alltoall_with_splits();
+  if (!op.is_bool) op.reducescatter_uneven();
 }
 
 constexpr DataType kTypes[] = {DataType::kUInt8,    DataType::kInt8,    DataType::kInt16,

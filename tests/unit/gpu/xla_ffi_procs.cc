@@ -325,6 +325,89 @@ void run_every_kind(XLA_FFI_Handler* handler, const XLA_FFI_Api* api, XLA_FFI_Ex
   run_gathers(handler, api, ctx, m, size, tag);
 }
 
+// Before init(): the error a script sees when it calls a jitted op too early.
+void check_before_init(const XLA_FFI_Api* api, CUstream_st* stream) {
+  XLA_FFI_ExecutionContext ctx{stream, 0};
+  float x = 1.f, y = 0.f;
+  const std::string error =
+      Call(api, &ctx, kAllreduce).in(&x, {}).out(&y, {}).run(&xla_ffi_collective_cpu);
+  expect(error.find("NotInitializedError: allreduce inside jax.jit ran before "
+                    "runrun.jax.init()") == 0,
+         "before init: got '" + error + "'");
+}
+
+// A device this process cannot use (the fake has 4): the error names it.
+void check_far_device(const XLA_FFI_Api* api, CUstream_st* stream) {
+  XLA_FFI_ExecutionContext far{stream, 9};
+  float x = 1.f, y = 0.f;
+  const std::string error = Call(api, &far, kAllreduce)
+                                .str("name", "far")
+                                .in(&x, {})
+                                .out(&y, {})
+                                .run(&xla_ffi_collective_cuda);
+  expect(error.find("cuda:9") != std::string::npos, "device 9: got '" + error + "'");
+}
+
+// An op that fails after it was enqueued (shapes differ between ranks): its class and message,
+// and the thread's own stream back.
+void check_failed_op(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* cuda_ctx, Memory& device,
+                     CUstream_st* thread_stream) {
+  void* x = device.make(std::vector<float>(static_cast<size_t>(rank) + 2, 1.f));
+  void* y = device.make(std::vector<float>(static_cast<size_t>(rank) + 2, 0.f));
+  const int64_t n = rank + 2;
+  const std::string error = Call(api, cuda_ctx, kAllreduce)
+                                .str("name", "uneven")
+                                .in(x, {n})
+                                .out(y, {n})
+                                .run(&xla_ffi_collective_cuda);
+  expect(error.find("MismatchError: ") == 0 && error.find("'uneven'") != std::string::npos,
+         "mismatch: got '" + error + "'");
+  expect(runrun_cuda_stream() == thread_stream, "the stream was not restored after an error");
+}
+
+// Registration: each target reports this build's API version and no traits (not command
+// buffer compatible: a CUDA graph must never capture a handler that blocks on its peers).
+void check_registration(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* cuda_ctx) {
+  for (XLA_FFI_Handler* handler :
+       {&xla_ffi_collective_cpu, &xla_ffi_collective_cuda, &xla_ffi_profile_mark}) {
+    XLA_FFI_Metadata metadata{};
+    metadata.struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
+    metadata.traits = ~0u;
+    const std::string error = Call(api, cuda_ctx, kAllreduce).run(handler, &metadata);
+    expect(error.empty() && metadata.traits == 0 &&
+               metadata.api_version.major_version == XLA_FFI_API_MAJOR &&
+               metadata.api_version.minor_version == XLA_FFI_API_MINOR,
+           "metadata: '" + error + "', traits " + std::to_string(metadata.traits));
+  }
+}
+
+// runrun --profile's step mark, on both platforms: a step end of its profiler.
+void check_profile_mark(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* host_ctx,
+                        XLA_FFI_ExecutionContext* cuda_ctx) {
+  runrun::python::profile_take();
+  for (XLA_FFI_ExecutionContext* ctx : {host_ctx, cuda_ctx}) {
+    const std::string error =
+        Call(api, ctx, kAllreduce).i32("profile", 7).run(&xla_ffi_profile_mark);
+    expect(error.empty(), "profile mark: " + error);
+  }
+  const runrun::python::ProfileBatch batch = runrun::python::profile_take();
+  expect(batch.records.size() == 2 && batch.records[0].profiler == 7 &&
+             batch.records[0].kind == 1 && batch.records[1].profiler == 7,
+         "profile mark: " + std::to_string(batch.records.size()) + " records");
+}
+
+// An XLA whose FFI API predates the device-ordinal query: what to do, not a crash.
+void check_old_api(const XLA_FFI_Api& api, XLA_FFI_ExecutionContext* cuda_ctx) {
+  XLA_FFI_Api old = api;
+  old.struct_size = offsetof(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get);
+  float x = 1.f, y = 0.f;
+  const std::string error =
+      Call(&old, cuda_ctx, kAllreduce).in(&x, {}).out(&y, {}).run(&xla_ffi_collective_cuda);
+  expect(error.find("has no device ordinal or stream query") != std::string::npos &&
+             error.find("RUNRUN_JAX_JIT_PATH=callback") != std::string::npos,
+         "old XLA FFI API: got '" + error + "'");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -332,15 +415,7 @@ int main(int argc, char** argv) {
   (void)argv;
   XLA_FFI_Api api = fake_api();
   CUstream_st* stream = runrun::testing::new_framework_stream();
-  {  // before init(): the error a script sees when it calls a jitted op too early
-    XLA_FFI_ExecutionContext ctx{stream, 0};
-    float x = 1.f, y = 0.f;
-    const std::string error =
-        Call(&api, &ctx, kAllreduce).in(&x, {}).out(&y, {}).run(&xla_ffi_collective_cpu);
-    expect(error.find("NotInitializedError: allreduce inside jax.jit ran before "
-                      "runrun.jax.init()") == 0,
-           "before init: got '" + error + "'");
-  }
+  check_before_init(&api, stream);
   runrun_runtime* rt = nullptr;
   if (runrun_init("gloo", &rt) != RUNRUN_OK) {
     std::fprintf(stderr, "runrun_init failed: %s\n", runrun_last_error());
@@ -363,30 +438,8 @@ int main(int argc, char** argv) {
   run_every_kind(&xla_ffi_collective_cuda, &api, &cuda_ctx, device, topo.size, "cuda");
   expect(runrun_cuda_stream() == thread_stream, "the thread's CUDA stream was not restored");
 
-  {  // a device this process cannot use (the fake has 4): the error names it
-    XLA_FFI_ExecutionContext far{stream, 9};
-    float x = 1.f, y = 0.f;
-    const std::string error = Call(&api, &far, kAllreduce)
-                                  .str("name", "far")
-                                  .in(&x, {})
-                                  .out(&y, {})
-                                  .run(&xla_ffi_collective_cuda);
-    expect(error.find("cuda:9") != std::string::npos, "device 9: got '" + error + "'");
-  }
-  {  // an op that fails after it was enqueued (shapes differ between ranks): its class and
-     // message, and the thread's own stream back
-    void* x = device.make(std::vector<float>(static_cast<size_t>(rank) + 2, 1.f));
-    void* y = device.make(std::vector<float>(static_cast<size_t>(rank) + 2, 0.f));
-    const int64_t n = rank + 2;
-    const std::string error = Call(&api, &cuda_ctx, kAllreduce)
-                                  .str("name", "uneven")
-                                  .in(x, {n})
-                                  .out(y, {n})
-                                  .run(&xla_ffi_collective_cuda);
-    expect(error.find("MismatchError: ") == 0 && error.find("'uneven'") != std::string::npos,
-           "mismatch: got '" + error + "'");
-    expect(runrun_cuda_stream() == thread_stream, "the stream was not restored after an error");
-  }
+  check_far_device(&api, stream);
+  check_failed_op(&api, &cuda_ctx, device, thread_stream);
   // Every output the runtime allocated on the device was freed, after its copy, on the stream.
   cudaStreamSynchronize(stream);
   expect(fake_cuda_async_allocations() >= 4 &&  // allgather, alltoall, reducescatter, short
@@ -394,42 +447,9 @@ int main(int argc, char** argv) {
          "device outputs freed: " + std::to_string(fake_cuda_async_allocations()) +
              " cudaMallocAsync, " + std::to_string(fake_cuda_async_frees()) + " freed");
 
-  // Registration: each target reports this build's API version and no traits (not command
-  // buffer compatible: a CUDA graph must never capture a handler that blocks on its peers).
-  for (XLA_FFI_Handler* handler :
-       {&xla_ffi_collective_cpu, &xla_ffi_collective_cuda, &xla_ffi_profile_mark}) {
-    XLA_FFI_Metadata metadata{};
-    metadata.struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
-    metadata.traits = ~0u;
-    const std::string error = Call(&api, &cuda_ctx, kAllreduce).run(handler, &metadata);
-    expect(error.empty() && metadata.traits == 0 &&
-               metadata.api_version.major_version == XLA_FFI_API_MAJOR &&
-               metadata.api_version.minor_version == XLA_FFI_API_MINOR,
-           "metadata: '" + error + "', traits " + std::to_string(metadata.traits));
-  }
-  {  // runrun --profile's step mark, on both platforms: a step end of its profiler
-    runrun::python::profile_take();
-    for (XLA_FFI_ExecutionContext* ctx : {&host_ctx, &cuda_ctx}) {
-      const std::string error =
-          Call(&api, ctx, kAllreduce).i32("profile", 7).run(&xla_ffi_profile_mark);
-      expect(error.empty(), "profile mark: " + error);
-    }
-    const runrun::python::ProfileBatch batch = runrun::python::profile_take();
-    expect(batch.records.size() == 2 && batch.records[0].profiler == 7 &&
-               batch.records[0].kind == 1 && batch.records[1].profiler == 7,
-           "profile mark: " + std::to_string(batch.records.size()) + " records");
-  }
-
-  {  // an XLA whose FFI API predates the device-ordinal query: what to do, not a crash
-    XLA_FFI_Api old = api;
-    old.struct_size = offsetof(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get);
-    float x = 1.f, y = 0.f;
-    const std::string error =
-        Call(&old, &cuda_ctx, kAllreduce).in(&x, {}).out(&y, {}).run(&xla_ffi_collective_cuda);
-    expect(error.find("has no device ordinal or stream query") != std::string::npos &&
-               error.find("RUNRUN_JAX_JIT_PATH=callback") != std::string::npos,
-           "old XLA FFI API: got '" + error + "'");
-  }
+  check_registration(&api, &cuda_ctx);
+  check_profile_mark(&api, &host_ctx, &cuda_ctx);
+  check_old_api(api, &cuda_ctx);
 
   runrun_shutdown(rt);
   runrun::python::xla_ffi_detach(rt);
