@@ -4,9 +4,9 @@
 // store, not gloo's connectFullMesh's N-1 lists of N-1 (docs/scaling.md). The backend moves bytes
 // over it with gloo's public point-to-point API (unbound buffers), never with gloo's algorithm
 // library: that is what lets abort() wake a blocked wait (UnboundBuffer::abortWait*), which gloo's
-// algorithms cannot do from outside in gloo 0.5 (and Debian's libgloo-dev ships no header for the
-// tcp internals). Threading contract: context()/next_slot() on the owning backend's driving thread;
-// close() from any thread while the mesh is alive.
+// algorithms cannot do from outside in gloo 0.5.
+// Threading contract: context(), next_slot() and next_preposted_slot() on the owning backend's
+// driving thread; close() from any thread while the mesh is alive.
 
 #include <chrono>
 #include <cstdint>
